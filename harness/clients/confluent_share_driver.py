@@ -1,0 +1,127 @@
+"""Share-consumer driver for confluent-kafka's `ShareConsumer`, run as its own process.
+
+    python -m harness.clients.confluent_share_driver '<json config>'
+
+Config keys: `bootstrap`, `group`, `topics`, `behaviour` (`accept-implicit`:
+implicit mode, each batch accepted by the commit_sync that follows the poll;
+`accept-explicit`: explicit ACCEPT of every record then commit_sync),
+`client_config` (extra librdkafka properties), `poll_timeout` (seconds).
+
+Prints one JSON operation per line on stdout (`{"type","f","value"}`, see
+`harness.history.schema`); reads commands on stdin: `close` closes the
+consumer cleanly and exits. It must print only what really happened: a
+commit that raised is `info` (unknown), never `ok`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import AcknowledgeType, KafkaException, ShareConsumer
+
+BEHAVIOURS = ("accept-implicit", "accept-explicit")
+_out_lock = threading.Lock()
+
+
+def emit(type_: str, f: str, value: Any = None) -> None:
+    with _out_lock:
+        sys.stdout.write(json.dumps({"type": type_, "f": f, "value": value}, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+
+def _error_text(err: Any) -> str | None:
+    if err is None:
+        return None
+    if isinstance(err, KafkaException) and err.args:
+        err = err.args[0]
+    name = getattr(err, "name", None)
+    return f"{name()}: {err.str()}" if callable(name) else str(err)
+
+
+def _on_commit(offsets: dict, exc: Any) -> None:
+    parts = [{"topic": tp.topic, "partition": tp.partition, "offsets": sorted(offs)}
+             for tp, offs in offsets.items()]
+    emit("ok", "callback", {"partitions": parts, "error": _error_text(exc)})
+
+
+def run(config: dict[str, Any], stop: threading.Event) -> None:
+    behaviour = config["behaviour"]
+    explicit = behaviour == "accept-explicit"
+    props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
+             "share.acknowledgement.mode": "explicit" if explicit else "implicit",
+             **config.get("client_config", {})}
+    consumer = ShareConsumer(props)
+    consumer.set_acknowledgement_commit_callback(_on_commit)
+    consumer.subscribe(config["topics"])
+    emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version()[0],
+                         "librdkafka": confluent_kafka.libversion()[0], "behaviour": behaviour})
+    timeout = float(config.get("poll_timeout", 0.5))
+    while not stop.is_set():
+        try:
+            messages = consumer.poll(timeout)
+        except KafkaException as exc:
+            emit("info", "error", {"code": exc.args[0].code(), "message": _error_text(exc)})
+            continue
+        records = []
+        for msg in messages:
+            if msg.error() is not None:
+                emit("info", "error", {"code": msg.error().code(), "message": _error_text(msg.error())})
+                continue
+            records.append(msg)
+        if not records:
+            continue
+        emit("ok", "poll", {"records": [
+            {"id": (m.value() or b"").decode(errors="replace"), "topic": m.topic(), "partition": m.partition(),
+             "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
+        if explicit:
+            for msg in records:
+                consumer.acknowledge(msg, AcknowledgeType.ACCEPT)
+        emit("ok", "acknowledge", {"records": [
+            {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": "ACCEPT"}
+            for m in records]})
+        commit(consumer)
+    emit("invoke", "close", {})
+    try:
+        consumer.close()
+        emit("ok", "close", {})
+    except KafkaException as exc:
+        emit("info", "close", {"error": _error_text(exc)})
+
+
+def commit(consumer: ShareConsumer) -> None:
+    """commit_sync with per-partition results; an exception makes the outcome unknown."""
+    emit("invoke", "commit", {})
+    try:
+        results = consumer.commit_sync(30.0)
+    except KafkaException as exc:
+        emit("info", "commit", {"error": _error_text(exc)})
+        return
+    emit("ok", "commit", {"results": [
+        {"topic": tp.topic, "partition": tp.partition, "error": _error_text(err)}
+        for tp, err in results.items()]})
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    for line in sys.stdin:
+        if line.strip() == "close":
+            break
+    stop.set()  # "close" or EOF (the harness went away): close cleanly
+
+
+def main(argv: list[str]) -> int:
+    config = json.loads(argv[1])
+    if config.get("behaviour") not in BEHAVIOURS:
+        print(f"unknown behaviour {config.get('behaviour')!r}: use one of {', '.join(BEHAVIOURS)}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
+    run(config, stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,81 @@
+"""The harness's side of a share-consumer driver: start it, feed its events into the history.
+
+A driver is a separate process (so faults can kill and pause it for real) that
+prints one JSON operation per line. Lines that are not JSON are kept in the
+driver's log and recorded as `info` errors: never dropped, never trusted.
+Drivers must be started from the main thread (the parent-death signal is tied
+to the thread that forks).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.history.store import HistoryWriter
+from harness.procs import ManagedProcess, spawn
+
+
+class ConsumerDriver:
+    """One share consumer in its own process, recording into `history` as `name`."""
+
+    module = "harness.clients.confluent_share_driver"
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path) -> None:
+        self.name = name
+        self.config = config
+        self.history = history
+        self.log_path = log_dir / f"{name}.log"
+        self.proc: ManagedProcess | None = None
+        self._reader: threading.Thread | None = None
+        self.closed = threading.Event()
+
+    def start(self) -> None:
+        args = [sys.executable, "-m", self.module, json.dumps(self.config)]
+        self.proc = spawn(self.name, args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
+        self._reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.popen.stdout is not None
+        for raw in self.proc.popen.stdout:
+            line = raw.decode(errors="replace").strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+                op = self.history.append(self.name, event["type"], event["f"], event.get("value"))
+            except (ValueError, KeyError, TypeError):
+                self.history.append(self.name, "info", "error",
+                                    {"code": None, "message": f"unparsable driver output: {line[:200]}"})
+                continue
+            if op.f == "close" and op.type != "invoke":
+                self.closed.set()
+        self.closed.set()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.alive()
+
+    def close(self, timeout: float = 30.0) -> int | None:
+        """Ask the driver to close its consumer cleanly; kill it if it does not exit in time."""
+        if self.proc is None:
+            return None
+        if self.proc.alive():
+            try:
+                assert self.proc.popen.stdin is not None
+                self.proc.popen.stdin.write(b"close\n")
+                self.proc.popen.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+            try:
+                self.proc.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.history.append("harness", "info", "close", {"driver": self.name, "error": f"no exit within {timeout}s; killed"})
+        code = self.proc.kill()
+        if self._reader is not None:
+            self._reader.join(5)
+        return code

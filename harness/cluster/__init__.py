@@ -1,0 +1,1 @@
+"""Clusters: the `Cluster` protocol, optional capabilities, and the backends."""

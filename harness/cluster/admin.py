@@ -1,0 +1,37 @@
+"""Admin operations the harness performs on any cluster: topics and share-group configs.
+
+Kept apart from `Cluster` (lifecycle) and `ClusterInspector` (read-only queries).
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   NewTopic, ResourceType)
+
+
+def create_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
+                 configs: dict[str, str] | None = None, timeout: float = 30.0) -> None:
+    """Create `name`; an existing topic is an error (tests need a fresh one)."""
+    futures = admin.create_topics([NewTopic(name, partitions, replication_factor, config=configs or {})],
+                                  request_timeout=timeout, operation_timeout=timeout)
+    futures[name].result()
+
+
+def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
+                 timeout: float = 30.0) -> None:
+    """Create `name` unless it exists already."""
+    try:
+        create_topic(admin, name, partitions, replication_factor, timeout=timeout)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+
+
+def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str],
+                      timeout: float = 30.0) -> None:
+    """Set dynamic group configs (e.g. share.auto.offset.reset) on share group `group_id`."""
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+    resource = ConfigResource(ResourceType.GROUP, group_id, incremental_configs=entries)
+    for future in admin.incremental_alter_configs([resource], request_timeout=timeout).values():
+        future.result()

@@ -1,0 +1,88 @@
+"""Read-only questions about a cluster, answered through the Admin API.
+
+Which broker leads a topic-partition, which broker is a share group's group
+coordinator, which broker is the share coordinator of a share-partition (the
+leader of the `__share_group_state` partition that holds its state). The
+partition formulas are Kafka's own: `Utils.abs(groupId.hashCode()) % n`
+(GroupCoordinatorService.partitionFor) and `Utils.abs("group:topicId:partition"
+.hashCode()) % n` (ShareCoordinatorService.partitionFor). Works for any backend.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaException, TopicCollection
+from confluent_kafka.admin import AdminClient
+
+OFFSETS_TOPIC = "__consumer_offsets"
+SHARE_STATE_TOPIC = "__share_group_state"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's `String.hashCode()` (UTF-16 code units, 32-bit overflow)."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def kafka_abs(value: int) -> int:
+    """Kafka's `Utils.abs`: Integer.MIN_VALUE maps to 0."""
+    return 0 if value == -(1 << 31) else abs(value)
+
+
+def group_partition(group_id: str, partitions: int) -> int:
+    return kafka_abs(java_string_hash(group_id)) % partitions
+
+
+def share_state_partition(group_id: str, topic_id: str, partition: int, partitions: int) -> int:
+    return kafka_abs(java_string_hash(f"{group_id}:{topic_id}:{partition}")) % partitions
+
+
+class ClusterInspector:
+    """Admin-API queries; never changes the cluster."""
+
+    def __init__(self, bootstrap_servers: str, timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        self.admin = AdminClient({"bootstrap.servers": bootstrap_servers,
+                                  "socket.timeout.ms": int(timeout * 1000)})
+
+    def broker_ids(self) -> list[int]:
+        """Brokers currently registered (and fenced-out ones excluded) as the cluster reports."""
+        desc = self.admin.describe_cluster(request_timeout=self.timeout).result()
+        return sorted(node.id for node in desc.nodes)
+
+    def describe(self, topic: str):
+        """TopicDescription of `topic` (raises KafkaException if unknown)."""
+        futures = self.admin.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)
+        return futures[topic].result()
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        """Id of the leader of topic-partition, or None while it has none."""
+        for p in self.describe(topic).partitions:
+            if p.id == partition:
+                return p.leader.id if p.leader is not None and p.leader.id >= 0 else None
+        raise KafkaException(f"{topic} has no partition {partition}")
+
+    def isr_of(self, topic: str, partition: int) -> list[int]:
+        for p in self.describe(topic).partitions:
+            if p.id == partition:
+                return sorted(n.id for n in p.isr)
+        raise KafkaException(f"{topic} has no partition {partition}")
+
+    def all_led(self, topic: str, min_isr: int = 1) -> bool:
+        """True if every partition of `topic` has a leader and at least `min_isr` in-sync replicas."""
+        parts = self.describe(topic).partitions
+        return bool(parts) and all(p.leader is not None and p.leader.id >= 0 and len(p.isr) >= min_isr
+                                   for p in parts)
+
+    def group_coordinator(self, group_id: str) -> int | None:
+        """The broker coordinating share group `group_id` (leader of its __consumer_offsets partition)."""
+        n = len(self.describe(OFFSETS_TOPIC).partitions)
+        return self.leader_of(OFFSETS_TOPIC, group_partition(group_id, n))
+
+    def share_coordinator(self, group_id: str, topic: str, partition: int) -> int | None:
+        """The share coordinator of share-partition (group, topic, partition)."""
+        topic_id = str(self.describe(topic).topic_id)
+        n = len(self.describe(SHARE_STATE_TOPIC).partitions)
+        return self.leader_of(SHARE_STATE_TOPIC, share_state_partition(group_id, topic_id, partition, n))

@@ -1,0 +1,327 @@
+"""The local-process backend: each Kafka node a `java ... kafka.Kafka` process on loopback.
+
+Phases of `start`: resolve jars -> start Toxiproxy -> allocate ports and create
+one proxy per directed link -> render configs -> format storage (StorageTool)
+-> start nodes -> wait until every broker is registered and a share group can
+consume a record. `close` stops nodes and Toxiproxy and deletes data dirs
+(logs stay in the run directory).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import shutil
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cluster.inspect import ClusterInspector
+from harness.cluster.readiness import wait_share_consumable
+from harness.errors import HarnessError
+from harness.kafka import config as kconfig
+from harness.kafka.jars import KafkaDistribution, resolve
+from harness.kafka.versions import check_supported
+from harness.paths import cache_dir
+from harness.ports import allocate
+from harness.procs import REAPER, ManagedProcess, spawn
+from harness.proxy.links import Link, LinkMap
+from harness.wait import wait_until
+
+
+@dataclass(frozen=True)
+class LocalClusterSpec:
+    """How to build a local cluster. Brokers are 1..brokers; separate controllers follow."""
+
+    version: str
+    brokers: int = 3
+    controllers: int = 0  # 0: every broker is also a controller (combined mode)
+    heap_mb: int = 512
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    internal_partitions: int = 5
+    base_port: int | None = None
+    kafka_home: str | None = None
+    broker_overrides: dict[str, str] = field(default_factory=dict)
+    start_timeout: float = 90.0
+
+    def validate(self) -> None:
+        if self.brokers < 1:
+            raise HarnessError(f"invalid broker count {self.brokers}: use 1 or more")
+        if not 1 <= self.replication_factor <= self.brokers:
+            raise HarnessError(f"invalid replication factor {self.replication_factor}: use 1..{self.brokers} (the broker count)")
+        if not 1 <= self.min_insync_replicas <= self.replication_factor:
+            raise HarnessError(f"invalid min.insync.replicas {self.min_insync_replicas}: use 1..{self.replication_factor}")
+        if self.heap_mb < 128:
+            raise HarnessError(f"invalid heap {self.heap_mb} MB: use 128 or more")
+
+
+@dataclass
+class _Node:
+    node_id: int
+    roles: tuple[str, ...]
+    home: Path
+    config: Path
+    proc: ManagedProcess | None = None
+
+
+class LocalCluster:
+    """A real KRaft cluster of local JVM processes, every link behind Toxiproxy."""
+
+    def __init__(self, spec: LocalClusterSpec, run_dir: Path) -> None:
+        spec.validate()
+        if not spec.kafka_home:
+            check_supported(spec.version)
+        self.spec = spec
+        self.run_dir = run_dir
+        self.version = spec.version
+        self._nodes: dict[int, _Node] = {}
+        self._links = LinkMap([])
+        self._proxy = None  # ToxiproxyServer
+        self._toxi = None  # ToxiproxyClient
+        self._dist: KafkaDistribution | None = None
+        self._inspector: ClusterInspector | None = None
+
+    # ---- Cluster -------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{kconfig.HOST}:{self._links.client(b).listen_port}" for b in self.broker_ids)
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return [n for n, node in sorted(self._nodes.items()) if "broker" in node.roles]
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return [n for n, node in sorted(self._nodes.items()) if "controller" in node.roles]
+
+    @property
+    def inspector(self) -> ClusterInspector:
+        if self._inspector is None:
+            self._inspector = ClusterInspector(self.bootstrap_servers)
+        return self._inspector
+
+    @property
+    def links(self) -> LinkMap:
+        return self._links
+
+    @property
+    def distribution(self) -> KafkaDistribution:
+        assert self._dist is not None, "cluster not started"
+        return self._dist
+
+    def start(self) -> None:
+        """Bring the cluster up; on any failure, release everything and re-raise."""
+        try:
+            self._dist = resolve(self.spec.version, cache_dir(), self.spec.kafka_home)
+            self.version = self._dist.version
+            check_supported(self.version)
+            self._start_proxies()
+            self._prepare_nodes()
+            self._format_all()
+            for node_id in sorted(self._nodes):
+                self.start_node(node_id, wait=False)
+            self.wait_ready()
+        except BaseException:
+            self.close()
+            raise
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Every broker registered, and a share group consumes a record."""
+        timeout = timeout or self.spec.start_timeout
+        want = self.broker_ids
+        wait_until(lambda: self.inspector.broker_ids() == want, timeout=timeout,
+                   what=f"brokers {want} to register", interval=0.2,
+                   fatal=self._dead_node, diagnostics=self._log_tails)
+        wait_share_consumable(self.bootstrap_servers, self.inspector, timeout=timeout,
+                              replication_factor=self.spec.replication_factor,
+                              fatal=self._dead_node, diagnostics=self._log_tails)
+
+    def close(self) -> None:
+        """Stop every node and Toxiproxy, delete data dirs. Safe to call twice."""
+        procs = [n.proc for n in self._nodes.values() if n.proc is not None]
+        for proc in procs:
+            proc.signal(signal.SIGCONT)
+            proc.signal(signal.SIGTERM)
+        with ThreadPoolExecutor(max_workers=max(1, len(procs))) as pool:
+            list(pool.map(lambda p: p.stop(timeout=10), procs))
+        if self._proxy is not None:
+            self._proxy.stop()
+        for node in self._nodes.values():
+            data = node.home / "data"
+            shutil.rmtree(data, ignore_errors=True)
+            REAPER.forget_dir(data)
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        dest.mkdir(parents=True, exist_ok=True)
+        copied = []
+        for node in self._nodes.values():
+            src = node.home / "logs" / "server.log"
+            if src.exists():
+                target = dest / f"n{node.node_id}-server.log"
+                if src.resolve() != target.resolve():
+                    shutil.copyfile(src, target)
+                copied.append(target)
+        return copied
+
+    # ---- Killable / Pausable ---------------------------------------------
+    def start_node(self, node_id: int, wait: bool = True) -> None:
+        node = self._nodes[node_id]
+        if node.proc is not None and node.proc.alive():
+            return
+        logs = node.home / "logs"
+        cmd = ["java", f"-Xms{self.spec.heap_mb}m", f"-Xmx{self.spec.heap_mb}m", "-XX:+UseG1GC",
+               "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
+               f"-Dlog4j2.configurationFile={node.home / 'log4j2.properties'}", f"-Dkafka.logs.dir={logs}",
+               "-cp", self.distribution.classpath, "kafka.Kafka", str(node.config)]
+        node.proc = spawn(f"n{node_id}", cmd, log_path=logs / "stdout.log", cwd=node.home)
+        if wait:
+            want = self.broker_ids
+            wait_until(lambda: self.inspector.broker_ids() == want, timeout=self.spec.start_timeout,
+                       what=f"node {node_id} to rejoin", interval=0.2,
+                       fatal=self._dead_node, diagnostics=self._log_tails)
+
+    def stop_node(self, node_id: int) -> None:
+        proc = self._nodes[node_id].proc
+        if proc is not None:
+            proc.stop(timeout=30)
+
+    def kill_node(self, node_id: int) -> None:
+        proc = self._nodes[node_id].proc
+        if proc is not None:
+            proc.kill()
+
+    def restart_node(self, node_id: int) -> None:
+        self.stop_node(node_id)
+        self.start_node(node_id)
+
+    def node_alive(self, node_id: int) -> bool:
+        proc = self._nodes[node_id].proc
+        return proc is not None and proc.alive()
+
+    def node_pid(self, node_id: int) -> int | None:
+        proc = self._nodes[node_id].proc
+        return proc.pid if proc is not None and proc.alive() else None
+
+    def pause_node(self, node_id: int) -> None:
+        proc = self._nodes[node_id].proc
+        if proc is not None:
+            proc.signal(signal.SIGSTOP)
+
+    def resume_node(self, node_id: int) -> None:
+        proc = self._nodes[node_id].proc
+        if proc is not None:
+            proc.signal(signal.SIGCONT)
+
+    # ---- Partitionable ---------------------------------------------------
+    def cut(self, link_name: str) -> None:
+        self._links.get(*link_name.split("->"))
+        self._toxi.cut(link_name)
+
+    def heal(self, link_name: str) -> None:
+        self._toxi.heal(link_name)
+
+    def heal_all(self) -> None:
+        self._toxi.reset()
+
+    @property
+    def toxiproxy(self):
+        """The typed Toxiproxy client (for toxics beyond cut/heal)."""
+        return self._toxi
+
+    # ---- internals ---------------------------------------------------------
+    def _start_proxies(self) -> None:
+        from harness.proxy.client import ToxiproxyClient
+        from harness.proxy.server import ToxiproxyServer, find_or_build_toxiproxy
+
+        binary = find_or_build_toxiproxy(cache_dir())
+        self._proxy = ToxiproxyServer(spawn=lambda argv, log: spawn("toxiproxy", argv, log_path=log))
+        port = allocate(1, self.spec.base_port)[0]
+        (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        self._proxy.start(binary, port=port, log_path=self.run_dir / "logs" / "toxiproxy.log")
+        self._toxi = ToxiproxyClient(self._proxy.api_url)
+
+    def _prepare_nodes(self) -> None:
+        b, c = self.spec.brokers, self.spec.controllers
+        roles = {i: ("broker", "controller") if c == 0 else ("broker",) for i in range(1, b + 1)}
+        roles.update({i: ("controller",) for i in range(b + 1, b + c + 1)})
+        brokers = [i for i, r in roles.items() if "broker" in r]
+        controllers = [i for i, r in roles.items() if "controller" in r]
+        base = None if self.spec.base_port is None else self.spec.base_port + 1
+        need = len(brokers) * (1 + len(brokers)) + len(controllers)
+        links_needed = len(brokers) + len(brokers) * (len(brokers) - 1) + sum(
+            1 for i in roles for j in controllers if i != j)
+        ports = iter(allocate(need + links_needed, base))
+        real = {i: kconfig.NodePorts(
+            client=next(ports) if i in brokers else None,
+            peers={k: next(ports) for k in brokers} if i in brokers else {},
+            controller=next(ports) if i in controllers else None) for i in roles}
+        links: list[Link] = []
+        for j in brokers:
+            links.append(Link("client", f"n{j}", next(ports), real[j].client))
+            links += [Link(f"n{i}", f"n{j}", next(ports), real[j].peers[i]) for i in brokers if i != j]
+        for j in controllers:
+            links += [Link(f"n{i}", f"c{j}", next(ports), real[j].controller) for i in roles if i != j]
+        self._links = LinkMap(links)
+        for link in links:
+            self._toxi.create_proxy(link.name, f"{kconfig.HOST}:{link.listen_port}",
+                                    f"{kconfig.HOST}:{link.upstream_port}")
+        for i, node_roles in roles.items():
+            self._nodes[i] = self._write_node(i, node_roles, real, brokers, controllers)
+
+    def _write_node(self, i: int, roles: tuple[str, ...], real: dict[int, kconfig.NodePorts],
+                    brokers: list[int], controllers: list[int]) -> _Node:
+        home = self.run_dir / "nodes" / f"n{i}"
+        (home / "logs").mkdir(parents=True, exist_ok=True)
+        (home / "data").mkdir(parents=True, exist_ok=True)
+        REAPER.register_dir(home / "data")
+        is_broker = "broker" in roles
+        cfg = kconfig.NodeConfig(
+            node_id=i, roles=roles, ports=real[i], data_dir=home / "data",
+            advertised_client=self._links.client(i).listen_port if is_broker else None,
+            advertised_peers={k: (real[i].peers[k] if k == i else self._links.broker(k, i).listen_port)
+                              for k in brokers} if is_broker else {},
+            voters={j: (real[j].controller if j == i else self._links.controller(i, j).listen_port)
+                    for j in controllers},
+            replication_factor=self.spec.replication_factor,
+            min_insync_replicas=self.spec.min_insync_replicas,
+            internal_partitions=self.spec.internal_partitions,
+            overrides=dict(self.spec.broker_overrides))
+        config = home / "server.properties"
+        config.write_text(kconfig.render(cfg, self.distribution.profile))
+        (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
+        return _Node(i, roles, home, config)
+
+    def _format_all(self) -> None:
+        cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
+        features = [arg for f in self.distribution.profile.format_features() for arg in ("--feature", f)]
+
+        def fmt(node: _Node) -> None:
+            cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", self.distribution.classpath,
+                   "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(node.config), *features]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+            if proc.returncode != 0:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise HarnessError(f"formatting storage of node {node.node_id} failed: {tail[0]}")
+
+        with ThreadPoolExecutor(max_workers=len(self._nodes)) as pool:
+            list(pool.map(fmt, self._nodes.values()))
+
+    def _dead_node(self) -> str | None:
+        for node in self._nodes.values():
+            if node.proc is not None and not node.proc.alive():
+                return f"node {node.node_id} exited with code {node.proc.exit_code()} (see {node.home / 'logs'})"
+        return None
+
+    def _log_tails(self) -> str:
+        parts = []
+        for node in self._nodes.values():
+            log = node.home / "logs" / "server.log"
+            if log.exists():
+                lines = [l for l in log.read_text(errors="replace").splitlines() if " ERROR " in l][-3:]
+                parts += [f"  n{node.node_id}| {l[:300]}" for l in lines]
+        return "\n".join(parts)

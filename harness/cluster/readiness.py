@@ -1,0 +1,62 @@
+"""Readiness: a cluster is ready when a share group really consumes a record.
+
+Broker registration is necessary but not sufficient: the group coordinator,
+the share coordinator and `__share_group_state` must all work. So the probe
+creates a topic, produces one record with acks=all, and polls a fresh share
+group (auto offset reset earliest) until that record is delivered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable
+
+from confluent_kafka import Producer, ShareConsumer
+
+from harness.cluster.admin import ensure_topic, set_group_configs
+from harness.cluster.inspect import ClusterInspector
+from harness.wait import wait_until
+
+READY_TOPIC = "__ksh_ready"
+
+
+def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
+                          replication_factor: int, fatal: Callable[[], str | None] | None = None,
+                          diagnostics: Callable[[], str] | None = None) -> None:
+    """Block until a share consumer receives a freshly produced record; return nothing else."""
+    wait_until(lambda: _try_create(inspector, replication_factor), timeout=timeout,
+               what=f"topic {READY_TOPIC} to be created", interval=0.3, fatal=fatal, diagnostics=diagnostics)
+    wait_until(lambda: inspector.all_led(READY_TOPIC, min_isr=replication_factor), timeout=timeout,
+               what=f"{READY_TOPIC} to have a leader and a full ISR", interval=0.2, fatal=fatal,
+               diagnostics=diagnostics)
+    group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
+    wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
+               what=f"group config of {group}", interval=0.3, fatal=fatal, diagnostics=diagnostics)
+    token = uuid.uuid4().hex.encode()
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    producer.produce(READY_TOPIC, token)
+    if producer.flush(timeout) != 0:
+        raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        consumer.subscribe([READY_TOPIC])
+
+        def received() -> bool:
+            return any(m.error() is None and m.value() == token for m in consumer.poll(0.5))
+
+        wait_until(received, timeout=timeout, what="a share group to consume a record",
+                   interval=0.0, fatal=fatal, diagnostics=diagnostics)
+    finally:
+        consumer.close()
+
+
+
+def _try_create(inspector: ClusterInspector, rf: int) -> bool:
+    ensure_topic(inspector.admin, READY_TOPIC, 1, rf, timeout=inspector.timeout)
+    return True
+
+
+def _try_group_config(inspector: ClusterInspector, group: str) -> bool:
+    set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest"},
+                      timeout=inspector.timeout)
+    return True

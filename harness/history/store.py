@@ -1,0 +1,68 @@
+"""Writing a history while a run goes on (thread-safe, line-buffered), and reading it back."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.errors import HarnessError
+from harness.history.schema import Op
+
+
+class HistoryWriter:
+    """Append-only JSONL history; assigns `index` and monotonic `time` to each operation.
+
+    Every op is flushed as it is written, so a history survives a crash of the
+    harness up to the last complete line. Must not reorder operations.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "a", buffering=1, encoding="utf-8")
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic_ns()
+        self._next = 0
+        self._ops: list[Op] = []
+
+    def append(self, process: str, type_: str, f: str, value: Any = None) -> Op:
+        with self._lock:
+            op = Op(self._next, time.monotonic_ns() - self._t0, process, type_, f, value)
+            self._next += 1
+            self._ops.append(op)
+            self._file.write(json.dumps(op.to_json(), separators=(",", ":")) + "\n")
+        return op
+
+    def ops(self) -> list[Op]:
+        """A snapshot of the operations written so far."""
+        with self._lock:
+            return list(self._ops)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+
+def read_history(path: Path) -> list[Op]:
+    """Read a JSONL history; a malformed line is a one-line error naming file and line."""
+    if not path.exists():
+        raise HarnessError(f"history file {path} does not exist: pass the history.jsonl of a run")
+    ops: list[Op] = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                ops.append(Op.from_json(json.loads(line)))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise HarnessError(f"malformed history {path} line {lineno}: {exc}") from None
+    return ops
+
+
+def iter_ops(ops: list[Op], f: str | None = None, type_: str | None = None) -> Iterator[Op]:
+    for op in ops:
+        if (f is None or op.f == f) and (type_ is None or op.type == type_):
+            yield op

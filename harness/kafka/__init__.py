@@ -1,0 +1,1 @@
+"""Getting Kafka: version profiles, jars (Maven Central or KAFKA_HOME), server.properties."""

@@ -1,0 +1,127 @@
+"""Rendering `server.properties` for one node of a local cluster, with a listener per link.
+
+Listeners of a node:
+- `CLIENT`: where clients connect; advertised at the Toxiproxy proxy `client->n<id>`.
+- `B<k>` for every broker k: where broker k connects for replication and
+  coordinator RPCs. Broker k's `inter.broker.listener.name` is `B<k>`, so every
+  peer advertises `B<k>` at the proxy `n<k>->n<id>`; a node's own `B<id>` is
+  advertised directly (nothing dials it through a proxy).
+- `CONTROLLER` on controller nodes. Each node lists the voters at the proxies
+  `n<id>->c<voter>` (its own voter entry is direct), so node -> controller
+  links can be cut one by one.
+Keys are rendered sorted so two runs' configs can be diffed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.kafka.versions import BROKER_CONFIGS, VersionProfile
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class NodePorts:
+    """The real (non-proxied) ports a node binds."""
+
+    client: int | None
+    peers: dict[int, int]  # broker k -> port of listener B<k>
+    controller: int | None
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Everything needed to render one node's server.properties."""
+
+    node_id: int
+    roles: tuple[str, ...]  # ("broker",), ("controller",) or both
+    ports: NodePorts
+    advertised_client: int | None  # proxy port client->n<id>
+    advertised_peers: dict[int, int]  # broker k -> proxy port n<k>->n<id> (own id: real port)
+    voters: dict[int, int]  # controller id -> port this node dials (proxy, or real for itself)
+    data_dir: Path
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    internal_partitions: int = 5
+    overrides: dict[str, str] = field(default_factory=dict)
+
+
+#: Broker settings the harness always uses, chosen so that faults and limits
+#: are reached in seconds; a spec's overrides win over these.
+TEST_DEFAULTS = {
+    "group.initial.rebalance.delay.ms": "0",
+    BROKER_CONFIGS["min_session_timeout"]: "6000",
+    BROKER_CONFIGS["session_timeout"]: "10000",
+    BROKER_CONFIGS["min_heartbeat_interval"]: "1000",
+    BROKER_CONFIGS["heartbeat_interval"]: "1000",
+    BROKER_CONFIGS["min_lock_duration"]: "1000",
+    "auto.create.topics.enable": "false",
+    "num.network.threads": "2",
+    "num.io.threads": "4",
+    "log.flush.interval.messages": "9223372036854775807",
+}
+
+
+def render(node: NodeConfig, profile: VersionProfile) -> str:
+    """server.properties text for `node` (sorted keys)."""
+    props: dict[str, str] = {
+        "node.id": str(node.node_id),
+        "process.roles": ",".join(node.roles),
+        "log.dirs": str(node.data_dir),
+        "controller.listener.names": "CONTROLLER",
+        "controller.quorum.voters": ",".join(f"{cid}@{HOST}:{port}" for cid, port in sorted(node.voters.items())),
+    }
+    listeners, advertised, protocols = [], [], {"CONTROLLER": "PLAINTEXT"}
+    if "broker" in node.roles:
+        assert node.ports.client is not None and node.advertised_client is not None
+        listeners.append(f"CLIENT://{HOST}:{node.ports.client}")
+        advertised.append(f"CLIENT://{HOST}:{node.advertised_client}")
+        protocols["CLIENT"] = "PLAINTEXT"
+        for peer, port in sorted(node.ports.peers.items()):
+            listeners.append(f"B{peer}://{HOST}:{port}")
+            advertised.append(f"B{peer}://{HOST}:{node.advertised_peers[peer]}")
+            protocols[f"B{peer}"] = "PLAINTEXT"
+        props["inter.broker.listener.name"] = f"B{node.node_id}"
+    if "controller" in node.roles:
+        assert node.ports.controller is not None
+        listeners.append(f"CONTROLLER://{HOST}:{node.ports.controller}")
+    props["listeners"] = ",".join(listeners)
+    if advertised:
+        props["advertised.listeners"] = ",".join(advertised)
+    props["listener.security.protocol.map"] = ",".join(f"{k}:{v}" for k, v in sorted(protocols.items()))
+    rf, isr, parts = str(node.replication_factor), str(node.min_insync_replicas), str(node.internal_partitions)
+    props.update({
+        "default.replication.factor": rf,
+        "min.insync.replicas": isr,
+        "offsets.topic.replication.factor": rf,
+        "offsets.topic.num.partitions": parts,
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": isr,
+        "transaction.state.log.num.partitions": parts,
+        BROKER_CONFIGS["state_rf"]: rf,
+        BROKER_CONFIGS["state_min_isr"]: isr,
+        BROKER_CONFIGS["state_partitions"]: parts,
+    })
+    props.update(TEST_DEFAULTS)
+    props.update(profile.broker_share_config())
+    props.update(node.overrides)
+    return "".join(f"{key}={props[key]}\n" for key in sorted(props))
+
+
+def render_log4j2(log_dir: Path) -> str:
+    """A log4j2 properties config: INFO to `<log_dir>/server.log`, noisy loggers at WARN."""
+    return f"""status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log_dir}/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+"""

@@ -1,0 +1,133 @@
+"""Kafka broker jars: resolved from Maven Central with `mvn`, or taken from KAFKA_HOME.
+
+The Maven path writes a tiny POM that depends on `org.apache.kafka:kafka_2.13`
+at runtime scope plus log4j2 (api, core and the SLF4J 1.x binding Kafka uses),
+copies the resolved jars into `<cache>/kafka/<version>/libs` and marks the
+directory complete. A complete cache is reused as is: nothing is downloaded again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.kafka.versions import KNOWN_VERSIONS, VersionProfile, parse_version, profile_for
+
+LOG4J_VERSION = "2.25.3"
+_COMPLETE = ".complete"
+
+
+@dataclass(frozen=True)
+class KafkaDistribution:
+    """A set of jars that can run `kafka.Kafka` and `kafka.tools.StorageTool`."""
+
+    version: str
+    libs: Path
+    source: str  # "maven" or "KAFKA_HOME"
+
+    @property
+    def classpath(self) -> str:
+        return os.pathsep.join(str(p) for p in sorted(self.libs.glob("*.jar")))
+
+    @property
+    def profile(self) -> VersionProfile:
+        return profile_for(self.version)
+
+
+def require_tool(name: str, fix: str) -> str:
+    """Path of executable `name`, or a one-line error naming the fix."""
+    path = shutil.which(name)
+    if path is None:
+        raise HarnessError(f"`{name}` not found on PATH: {fix}")
+    return path
+
+
+def resolve(version: str, cache: Path, kafka_home: str | None = None) -> KafkaDistribution:
+    """Jars for `version`: from `kafka_home` if given, else the Maven cache (filled on first use)."""
+    require_tool("java", "install a Java 17+ JDK (e.g. apt-get install openjdk-17-jdk-headless)")
+    if kafka_home:
+        return from_kafka_home(Path(kafka_home))
+    profile_for(version)  # unknown lines fail before any download
+    target = cache / "kafka" / version
+    if (target / _COMPLETE).exists():
+        return KafkaDistribution(version, target / "libs", "maven")
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be resolving the same version
+        if not (target / _COMPLETE).exists():
+            _download(version, target)
+    return KafkaDistribution(version, target / "libs", "maven")
+
+
+def from_kafka_home(home: Path) -> KafkaDistribution:
+    """An unpacked Apache Kafka distribution; its version is read from its core jar."""
+    libs = home / "libs"
+    cores = sorted(libs.glob("kafka_2.13-*.jar"))
+    cores = [p for p in cores if not re.search(r"-(test|sources|javadoc)", p.name)]
+    if not cores:
+        raise HarnessError(f"KAFKA_HOME={home} has no libs/kafka_2.13-<version>.jar: point it at an unpacked Kafka distribution")
+    version = cores[0].name[len("kafka_2.13-"):-len(".jar")]
+    parse_version(version)
+    return KafkaDistribution(version, libs, "KAFKA_HOME")
+
+
+def render_pom(version: str, profile: VersionProfile) -> str:
+    """The POM whose runtime dependencies are exactly what a broker needs."""
+    exclusions = "".join(
+        f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+        for g, a in profile.maven_exclusions)
+    deps = [("org.apache.kafka", "kafka_2.13", version, exclusions)] + [
+        ("org.apache.logging.log4j", a, LOG4J_VERSION, "")
+        for a in ("log4j-api", "log4j-core", "log4j-slf4j-impl")]
+    body = "\n".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
+        f"<scope>runtime</scope>{'<exclusions>' + x + '</exclusions>' if x else ''}</dependency>"
+        for g, a, v, x in deps)
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>kafka-share-harness</groupId><artifactId>kafka-jars</artifactId><version>{version}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{body}
+  </dependencies>
+</project>
+"""
+
+
+def _download(version: str, target: Path) -> None:
+    mvn = require_tool("mvn", "install Apache Maven 3.8+ (e.g. apt-get install maven) or set KAFKA_HOME")
+    with tempfile.TemporaryDirectory(prefix="ksh-mvn-") as tmp:
+        pom = Path(tmp) / "pom.xml"
+        pom.write_text(render_pom(version, profile_for(version)))
+        out = Path(tmp) / "libs"
+        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={out}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise HarnessError(_mvn_failure(version, proc.stdout + proc.stderr))
+        if not list(out.glob("kafka_2.13-*.jar")):
+            raise HarnessError(f"mvn resolved no kafka_2.13 jar for Kafka {version}: check ~/.m2 settings")
+        final = target / "libs"
+        if final.exists():
+            shutil.rmtree(final)
+        shutil.move(str(out), final)
+    (target / _COMPLETE).write_text(version + "\n")
+
+
+def _mvn_failure(version: str, output: str) -> str:
+    if "Could not find artifact org.apache.kafka:kafka_2.13" in output:
+        return (f"Kafka {version} is not on Maven Central: choose a released version "
+                f"(known: {', '.join(KNOWN_VERSIONS[-4:])})")
+    missing = re.search(r"Could not find artifact (\S+)", output)
+    if missing:
+        return f"mvn could not resolve {missing[1]} for Kafka {version}: the release is incomplete on Maven Central; use KAFKA_HOME"
+    errors = [line for line in output.splitlines() if "ERROR" in line]
+    first = errors[0].replace("[ERROR]", "").strip() if errors else output.strip()[-300:]
+    return f"mvn failed to resolve Kafka {version} ({first}): check network access to Maven Central"

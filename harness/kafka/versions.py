@@ -1,0 +1,132 @@
+"""Version profiles: what differs between Apache Kafka release lines for share groups.
+
+Every entry was checked against the release's own jars/sources on Maven Central
+(`GroupConfig`, `ShareGroupConfig`, `GroupCoordinatorConfig`, `ShareVersion`):
+
+| line | share groups enabled by                                   | group-level configs added                 |
+|------|------------------------------------------------------------|-------------------------------------------|
+| 4.0  | `group.coordinator.rebalance.protocols=...,share` + `unstable.api.versions.enable=true` (early access) | lock duration, auto offset reset |
+| 4.1  | `share.version=1` feature at format time (preview)         | + isolation level                         |
+| 4.2  | on by default (`ShareVersion.LATEST_PRODUCTION = SV_1`)    | same as 4.1                               |
+| 4.3  | on by default                                              | + `share.delivery.count.limit`, `share.partition.max.record.locks`, `share.renew.acknowledge.enable` |
+| 4.4  | on by default                                              | as 4.3                                    |
+
+4.4.0 on Maven Central is incomplete: its POM depends on `kafka-tools-api:4.4.0`,
+which is not published (and it has no sources jar). The broker does not load that
+jar, so the profile excludes it; 4.4 is supported but is not the default.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.errors import HarnessError
+
+#: The default Kafka version: the newest 4.x release whose full artifact set
+#: resolves from Maven Central (see the module docstring for 4.4.0).
+DEFAULT_VERSION = "4.3.1"
+
+#: Release lines the harness supports (tested): the two newest complete lines plus 4.4.
+SUPPORTED_LINES = ("4.2", "4.3", "4.4")
+
+#: Versions known to exist on Maven Central (checked 2026-11). Others are accepted
+#: if their line is supported; resolution then tells whether they exist.
+KNOWN_VERSIONS = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2",
+                  "4.2.0", "4.2.1", "4.3.0", "4.3.1", "4.4.0")
+
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class VersionProfile:
+    """What the harness must do differently for one Kafka release line."""
+
+    line: str
+    #: "unstable" (4.0), "feature" (4.1), "default" (4.2+).
+    share_enablement: str
+    #: group-level (dynamic) configs the line accepts, by role.
+    group_configs: dict[str, str] = field(default_factory=dict)
+    #: maven (groupId, artifactId) pairs to exclude from kafka_2.13's dependencies.
+    maven_exclusions: tuple[tuple[str, str], ...] = ()
+    #: whether the confluent-kafka ShareConsumer can talk to it (needs 4.2+).
+    python_share_consumer: bool = True
+
+    def broker_share_config(self) -> dict[str, str]:
+        """Broker properties needed to turn share groups on for this line."""
+        if self.share_enablement == "unstable":
+            return {"group.coordinator.rebalance.protocols": "classic,consumer,share",
+                    "unstable.api.versions.enable": "true"}
+        return {}
+
+    def format_features(self) -> list[str]:
+        """`--feature` arguments for `StorageTool format`."""
+        return ["share.version=1"] if self.share_enablement == "feature" else []
+
+    def group_config(self, role: str) -> str | None:
+        """The group-level config name for `role`, or None if the line has none."""
+        return self.group_configs.get(role)
+
+
+_BASE_GROUP = {"lock_duration": "share.record.lock.duration.ms",
+               "auto_offset_reset": "share.auto.offset.reset",
+               "session_timeout": "share.session.timeout.ms",
+               "heartbeat_interval": "share.heartbeat.interval.ms"}
+_GROUP_41 = {**_BASE_GROUP, "isolation_level": "share.isolation.level"}
+_GROUP_43 = {**_GROUP_41, "delivery_count_limit": "share.delivery.count.limit",
+             "max_record_locks": "share.partition.max.record.locks",
+             "renew_acknowledge": "share.renew.acknowledge.enable"}
+
+PROFILES: dict[str, VersionProfile] = {
+    "4.0": VersionProfile("4.0", "unstable", _BASE_GROUP, python_share_consumer=False),
+    "4.1": VersionProfile("4.1", "feature", _GROUP_41, python_share_consumer=False),
+    "4.2": VersionProfile("4.2", "default", _GROUP_41),
+    "4.3": VersionProfile("4.3", "default", _GROUP_43),
+    "4.4": VersionProfile("4.4", "default", _GROUP_43,
+                          maven_exclusions=(("org.apache.kafka", "kafka-tools-api"),)),
+}
+
+#: Broker-level share-group config names (identical in 4.0-4.4).
+BROKER_CONFIGS = {
+    "delivery_count_limit": "group.share.delivery.count.limit",
+    "lock_duration": "group.share.record.lock.duration.ms",
+    "min_lock_duration": "group.share.min.record.lock.duration.ms",
+    "max_record_locks": "group.share.partition.max.record.locks",
+    "session_timeout": "group.share.session.timeout.ms",
+    "min_session_timeout": "group.share.min.session.timeout.ms",
+    "heartbeat_interval": "group.share.heartbeat.interval.ms",
+    "min_heartbeat_interval": "group.share.min.heartbeat.interval.ms",
+    "state_rf": "share.coordinator.state.topic.replication.factor",
+    "state_min_isr": "share.coordinator.state.topic.min.isr",
+    "state_partitions": "share.coordinator.state.topic.num.partitions",
+}
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    """Parse "4.3.1"; reject anything else with a one-line error."""
+    match = _VERSION_RE.match(version.strip())
+    if not match:
+        raise HarnessError(f"invalid Kafka version {version!r}: use MAJOR.MINOR.PATCH, e.g. {DEFAULT_VERSION}")
+    return int(match[1]), int(match[2]), int(match[3])
+
+
+def profile_for(version: str) -> VersionProfile:
+    """The profile of `version`'s release line; unknown lines are a user error."""
+    major, minor, _ = parse_version(version)
+    line = f"{major}.{minor}"
+    profile = PROFILES.get(line)
+    if profile is None:
+        raise HarnessError(
+            f"unknown Kafka version {version}: supported release lines are {', '.join(SUPPORTED_LINES)} "
+            f"(e.g. --kafka-version {DEFAULT_VERSION})")
+    return profile
+
+
+def check_supported(version: str) -> VersionProfile:
+    """Like `profile_for`, but also require a line the harness supports end to end."""
+    profile = profile_for(version)
+    if profile.line not in SUPPORTED_LINES:
+        raise HarnessError(
+            f"Kafka {version} is not supported: share consumers need a {'/'.join(SUPPORTED_LINES)} "
+            f"release (e.g. --kafka-version {DEFAULT_VERSION})")
+    return profile

@@ -1,0 +1,43 @@
+"""The reaper: kills process groups and deletes dirs left behind when the harness dies.
+
+Started by `harness.procs`; reads commands on stdin, one per line:
+`pgid N`, `forget-pgid N`, `dir PATH`, `forget-dir PATH`. When stdin closes
+(the harness exited, cleanly or not) it SIGKILLs the remaining groups and
+removes the remaining dirs. On a clean exit nothing is left registered, so
+it does nothing. It must never kill a group it was not told about.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the harness, which cleans up
+    groups: set[int] = set()
+    dirs: set[str] = set()
+    for raw in sys.stdin:
+        verb, _, arg = raw.strip().partition(" ")
+        if verb == "pgid":
+            groups.add(int(arg))
+        elif verb == "forget-pgid":
+            groups.discard(int(arg))
+        elif verb == "dir":
+            dirs.add(arg)
+        elif verb == "forget-dir":
+            dirs.discard(arg)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGCONT)
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for path in dirs:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
