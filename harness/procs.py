@@ -43,7 +43,7 @@ class _Reaper:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-m", "harness.reaper"], stdin=subprocess.PIPE,
                     start_new_session=True, close_fds=True,
-                    env={**os.environ, "PYTHONPATH": _package_root()})
+                    env=python_env())
             assert self._proc.stdin is not None
             try:
                 self._proc.stdin.write((line + "\n").encode())
@@ -64,10 +64,11 @@ class _Reaper:
         self._send(f"forget-dir {path}")
 
 
-def _package_root() -> str:
+def python_env() -> dict[str, str]:
+    """The environment for a Python child that must import `harness` (installed or not)."""
     root = str(Path(__file__).resolve().parent.parent)
     existing = os.environ.get("PYTHONPATH")
-    return f"{root}{os.pathsep}{existing}" if existing else root
+    return {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{existing}" if existing else root}
 
 
 REAPER = _Reaper()

@@ -57,7 +57,7 @@ def run(config: dict[str, Any], stop: threading.Event) -> None:
     consumer = ShareConsumer(props)
     consumer.set_acknowledgement_commit_callback(_on_commit)
     consumer.subscribe(config["topics"])
-    emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version()[0],
+    emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
                          "librdkafka": confluent_kafka.libversion()[0], "behaviour": behaviour})
     timeout = float(config.get("poll_timeout", 0.5))
     while not stop.is_set():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history.store import HistoryWriter
-from harness.procs import ManagedProcess, spawn
+from harness.procs import ManagedProcess, python_env, spawn
 
 
 class ConsumerDriver:
@@ -36,7 +36,8 @@ class ConsumerDriver:
 
     def start(self) -> None:
         args = [sys.executable, "-m", self.module, json.dumps(self.config)]
-        self.proc = spawn(self.name, args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
+        self.proc = spawn(self.name, args, log_path=self.log_path, env=python_env(),
+                          stdout_pipe=True, stdin_pipe=True)
         self._reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
         self._reader.start()
 

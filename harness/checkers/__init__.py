@@ -1,0 +1,69 @@
+"""Checkers: pure functions from a history to a `Result`, failing closed.
+
+`compose` merges results by priority (False beats "unknown" beats True);
+`check_safe` turns a crashing checker into "unknown", never into a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Sequence
+
+from harness.history.schema import Op
+
+Validity = Literal[True, False, "unknown"]
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """One violation, with the history operations (by index) that show it."""
+
+    kind: str
+    message: str
+    evidence: tuple[int, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "evidence": list(self.evidence), "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Result:
+    """A checker's verdict. `stats` says what was checked, so an empty check is visible."""
+
+    checker: str
+    valid: Validity
+    anomalies: tuple[Anomaly, ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checker": self.checker, "valid": self.valid, "reason": self.reason, "stats": self.stats,
+                "anomalies": [a.to_json() for a in self.anomalies]}
+
+
+Checker = Callable[[Sequence[Op]], Result]
+
+
+def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
+    """Run `checker`; an exception becomes valid="unknown" with the error as reason."""
+    try:
+        result = checker(history)
+    except Exception as exc:  # fail closed
+        return Result(name, "unknown", reason=f"checker crashed: {type(exc).__name__}: {exc}")
+    if result.valid not in (True, False, "unknown"):
+        return Result(name, "unknown", reason=f"checker returned invalid verdict {result.valid!r}")
+    return result
+
+
+def compose(results: Sequence[Result]) -> Validity:
+    """False if any is False; else "unknown" if any is unknown or there are none; else True."""
+    if any(r.valid is False for r in results):
+        return False
+    if not results or any(r.valid == "unknown" for r in results):
+        return "unknown"
+    return True
+
+
+def verdict_word(valid: Validity) -> str:
+    return {True: "PASS", False: "FAIL"}.get(valid, "UNKNOWN")  # type: ignore[arg-type]

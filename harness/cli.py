@@ -1,0 +1,107 @@
+"""`share-harness`: run | check | setup.
+
+Every user error is one line on stderr (`share-harness: error: ...`) and exit
+code 2; no traceback. Ctrl-C and SIGTERM stop everything the run started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.kafka.versions import DEFAULT_VERSION
+from harness.spec import BEHAVIOURS, PROFILES, RunSpec
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
+    run.add_argument("--name", default="share-basic")
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
+    run.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
+    run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
+    run.add_argument("--brokers", type=_positive_int, default=3)
+    run.add_argument("--partitions", type=_positive_int, default=3)
+    run.add_argument("--consumers", type=_positive_int, default=3)
+    run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
+    run.add_argument("--records", type=_positive_int, default=None)
+    run.add_argument("--base-port", type=_positive_int, default=None)
+    check = sub.add_parser("check", help="check a stored history.jsonl again")
+    check.add_argument("history", type=Path)
+    setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
+    setup.add_argument("--kafka-version", action="append", default=None)
+    return parser
+
+
+def _terminate(signum, frame):  # SIGTERM -> the same clean-up path as Ctrl-C
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup}[args.command](args)
+    except HarnessError as exc:
+        print(f"share-harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("share-harness: interrupted; everything it started was stopped", file=sys.stderr)
+        return 130
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.runner import run
+    spec = RunSpec(profile=args.profile).with_profile()
+    spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
+                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
+                   replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
+                   topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
+                   base_port=args.base_port, records=args.records or spec.records)
+    outcome = run(spec.validate())
+    print(outcome.summary())
+    return {True: 0, False: 1}.get(outcome.valid, 3)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from harness.checkers import check_safe, compose, verdict_word
+    from harness.history.store import read_history
+    from harness.runner import CHECKERS
+    ops = read_history(args.history)
+    results = [check_safe(name, fn, ops) for name, fn in CHECKERS.items()]
+    valid = compose(results)
+    print(json.dumps({"verdict": verdict_word(valid), "results": [r.to_json() for r in results]}, indent=2))
+    return {True: 0, False: 1}.get(valid, 3)
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from harness.kafka.jars import resolve
+    from harness.paths import cache_dir
+    from harness.proxy.server import find_or_build_toxiproxy
+    for version in args.kafka_version or [DEFAULT_VERSION]:
+        dist = resolve(version, cache_dir())
+        print(f"kafka {dist.version}: {dist.libs}")
+    print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

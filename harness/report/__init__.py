@@ -1,0 +1,1 @@
+"""Reports: the run directory every run leaves behind."""

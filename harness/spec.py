@@ -1,0 +1,82 @@
+"""RunSpec: one plain, frozen description of a run (Jepsen's test map).
+
+Built from defaults, then a profile, then CLI/ini options, then per-suite
+overrides (`dataclasses.replace`). Serialised with sorted keys into the run
+directory, so two runs can be diffed and any run reproduced from its seed.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.kafka.versions import DEFAULT_VERSION, parse_version
+
+BEHAVIOURS = ("accept-implicit", "accept-explicit")
+PROFILES: dict[str, dict[str, Any]] = {
+    "ci": {"records": 300, "drain_timeout": 90.0},
+    "nightly": {"records": 20000, "drain_timeout": 600.0},
+}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs. Every random choice derives from `seed`."""
+
+    name: str = "share-basic"
+    seed: int = 1
+    profile: str = "ci"
+    # cluster
+    kafka_version: str = DEFAULT_VERSION
+    brokers: int = 3
+    controllers: int = 0
+    heap_mb: int = 512
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    bootstrap_servers: str | None = None  # external cluster: no process or link faults
+    kafka_home: str | None = None
+    base_port: int | None = None
+    # workload
+    topic_partitions: int = 3
+    consumers: int = 3
+    behaviour: str = "accept-implicit"
+    records: int = 300
+    drain_timeout: float = 90.0
+    group_configs: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> "RunSpec":
+        """Reject invalid values with a one-line error naming the valid range."""
+        parse_version(self.kafka_version)
+        if self.profile not in PROFILES:
+            raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
+        if self.behaviour not in BEHAVIOURS:
+            raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
+        for name in ("brokers", "topic_partitions", "consumers", "records"):
+            if getattr(self, name) < 1:
+                raise HarnessError(f"invalid {name.replace('_', '-')} {getattr(self, name)}: use 1 or more")
+        if self.controllers < 0:
+            raise HarnessError(f"invalid controllers {self.controllers}: use 0 (combined) or more")
+        if self.drain_timeout <= 0:
+            raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
+        return self
+
+    def with_profile(self) -> "RunSpec":
+        """Apply the profile's defaults (explicit options applied afterwards win)."""
+        return replace(self, **PROFILES[self.profile])
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, indent=2)
+
+    def reproduce_command(self) -> str:
+        """A shell command that runs this spec again."""
+        args = ["share-harness", "run", "--name", self.name, "--seed", str(self.seed),
+                "--profile", self.profile, "--kafka-version", self.kafka_version,
+                "--brokers", str(self.brokers), "--partitions", str(self.topic_partitions),
+                "--consumers", str(self.consumers), "--behaviour", self.behaviour,
+                "--records", str(self.records)]
+        if self.bootstrap_servers:
+            args += ["--bootstrap-servers", self.bootstrap_servers]
+        return shlex.join(args)
