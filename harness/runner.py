@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +115,7 @@ def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, hi
     drivers = []
     for i in range(spec.consumers):
         config = {"bootstrap": cluster.bootstrap_servers, "group": group, "topics": [topic],
-                  "behaviour": spec.behaviour}
+                  "behaviour": spec.behaviour, "client_config": {"max.poll.records": str(spec.max_poll_records)}}
         driver = ConsumerDriver(f"consumer-{i}", config, history, run_dir / "logs")
         driver.start()
         drivers.append(driver)
@@ -125,9 +126,14 @@ def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, hi
 
 
 def _produce(cluster: Cluster, spec: RunSpec, topic: str, history: HistoryWriter) -> None:
+    """Produce at `produce_rate` on a fixed schedule; partitions are drawn from the seed."""
     rng = random.Random(spec.seed)
     producer = HistoryProducer(cluster.bootstrap_servers, history)
+    start = time.monotonic()
     for seq in range(spec.records):
+        due = start + seq / spec.produce_rate
+        while (wait := due - time.monotonic()) > 0:
+            producer.poll(wait)  # serves delivery reports until the record is due
         producer.produce(topic, f"{spec.seed}-{seq}", partition=rng.randrange(spec.topic_partitions))
     outstanding = producer.flush(60)
     if outstanding:

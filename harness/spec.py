@@ -44,6 +44,8 @@ class RunSpec:
     consumers: int = 3
     behaviour: str = "accept-implicit"
     records: int = 300
+    produce_rate: float = 200.0  # records per second, so consumers poll while records arrive
+    max_poll_records: int = 20
     drain_timeout: float = 90.0
     group_configs: dict[str, str] = field(default_factory=dict)
 
@@ -54,11 +56,13 @@ class RunSpec:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
         if self.behaviour not in BEHAVIOURS:
             raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
-        for name in ("brokers", "topic_partitions", "consumers", "records"):
+        for name in ("brokers", "topic_partitions", "consumers", "records", "max_poll_records"):
             if getattr(self, name) < 1:
                 raise HarnessError(f"invalid {name.replace('_', '-')} {getattr(self, name)}: use 1 or more")
         if self.controllers < 0:
             raise HarnessError(f"invalid controllers {self.controllers}: use 0 (combined) or more")
+        if self.produce_rate <= 0:
+            raise HarnessError(f"invalid produce-rate {self.produce_rate}: use a positive number of records per second")
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
         return self

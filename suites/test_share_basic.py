@@ -6,8 +6,6 @@ by the end) and increasing offsets per share-partition within each batch.
 
 import pytest
 
-from harness.checkers import verdict_word
-
 pytestmark = [pytest.mark.real, pytest.mark.cluster]
 
 
@@ -38,5 +36,5 @@ def test_more_consumers_than_partitions(share_run):
     outcome = share_run(topic_partitions=2, consumers=5)
     _assert_verdict(outcome, 5)
     polled = {op.process for op in _ops(outcome) if op.f == "poll" and op.type == "ok"}
-    assert verdict_word(outcome.valid) == "PASS"
-    assert len(polled) >= 1
+    # Share groups let several consumers share a partition: more than 2 must have made progress.
+    assert len(polled) > 2, f"only {sorted(polled)} received records from 2 partitions"

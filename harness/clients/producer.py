@@ -39,6 +39,10 @@ class HistoryProducer:
         self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs)
         self._producer.poll(0)
 
+    def poll(self, timeout: float) -> None:
+        """Serve delivery reports for up to `timeout` seconds."""
+        self._producer.poll(timeout)
+
     def flush(self, timeout: float) -> int:
         """Wait for delivery reports; returns how many are still outstanding."""
         return self._producer.flush(timeout)
