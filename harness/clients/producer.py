@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from confluent_kafka import Producer
 
+from harness.clients.logging import client_logging
 from harness.history.store import HistoryWriter
 
 
@@ -20,7 +21,8 @@ class HistoryProducer:
         self.history = history
         self.process = process
         self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                   "enable.idempotence": True, "linger.ms": 5, **(extra or {})})
+                                   "enable.idempotence": True, "linger.ms": 5,
+                                   **client_logging(), **(extra or {})})
 
     def produce(self, topic: str, record_id: str, partition: int | None = None) -> None:
         value = {"id": record_id, "topic": topic}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from confluent_kafka import KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
+from harness.clients.logging import client_logging
+
 OFFSETS_TOPIC = "__consumer_offsets"
 SHARE_STATE_TOPIC = "__share_group_state"
 
@@ -45,7 +47,7 @@ class ClusterInspector:
     def __init__(self, bootstrap_servers: str, timeout: float = 10.0) -> None:
         self.timeout = timeout
         self.admin = AdminClient({"bootstrap.servers": bootstrap_servers,
-                                  "socket.timeout.ms": int(timeout * 1000)})
+                                  "socket.timeout.ms": int(timeout * 1000), **client_logging()})
 
     def broker_ids(self) -> list[int]:
         """Brokers currently registered (and fenced-out ones excluded) as the cluster reports."""

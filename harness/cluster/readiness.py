@@ -13,6 +13,7 @@ from typing import Callable
 
 from confluent_kafka import Producer, ShareConsumer
 
+from harness.clients.logging import client_logging
 from harness.cluster.admin import ensure_topic, set_group_configs
 from harness.cluster.inspect import ClusterInspector
 from harness.wait import wait_until
@@ -33,11 +34,12 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
     wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
                what=f"group config of {group}", interval=0.3, fatal=fatal, diagnostics=diagnostics)
     token = uuid.uuid4().hex.encode()
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                         **client_logging()})
     producer.produce(READY_TOPIC, token)
     if producer.flush(timeout) != 0:
         raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
-    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, **client_logging()})
     try:
         consumer.subscribe([READY_TOPIC])
 

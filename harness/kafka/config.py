@@ -58,6 +58,7 @@ TEST_DEFAULTS = {
     BROKER_CONFIGS["heartbeat_interval"]: "1000",
     BROKER_CONFIGS["min_lock_duration"]: "1000",
     "auto.create.topics.enable": "false",
+    "replica.lag.time.max.ms": "6000",  # a cut follower leaves the ISR in seconds, not 30 s
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.flush.interval.messages": "9223372036854775807",

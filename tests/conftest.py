@@ -1,0 +1,1 @@
+"""The harness's own tests: `real` ones start processes; the rest are pure and fast."""

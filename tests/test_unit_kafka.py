@@ -1,0 +1,276 @@
+"""Fast unit tests of harness.kafka: version profiles, the Maven POM, KAFKA_HOME and server.properties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.kafka import config as kconfig
+from harness.kafka.config import NodeConfig, NodePorts
+from harness.kafka.jars import from_kafka_home, render_pom
+from harness.kafka.versions import (
+    BROKER_CONFIGS,
+    DEFAULT_VERSION,
+    PROFILES,
+    SUPPORTED_LINES,
+    check_supported,
+    parse_version,
+    profile_for,
+)
+
+# ------------------------------------------------------------------ versions
+
+
+@pytest.mark.parametrize("version, line", [("4.2.1", "4.2"), ("4.3.1", "4.3"), ("4.4.0", "4.4"),
+                                           ("4.0.0", "4.0"), ("4.1.2", "4.1"), (" 4.3.1 ", "4.3")])
+def test_profile_for_known_lines(version, line):
+    assert profile_for(version).line == line
+
+
+def test_default_version_is_supported():
+    assert check_supported(DEFAULT_VERSION).line in SUPPORTED_LINES
+
+
+@pytest.mark.parametrize("version", ["9.9.9", "3.9.0", "4.5.0"])
+def test_unknown_line_is_one_line_error(version):
+    with pytest.raises(HarnessError) as exc:
+        profile_for(version)
+    message = str(exc.value)
+    assert "\n" not in message
+    assert version in message
+    for line in SUPPORTED_LINES:
+        assert line in message
+
+
+@pytest.mark.parametrize("version", ["abc", "4.3", "4.3.1.0", "4.3.x", "", "v4.3.1", "4.3.1-rc1"])
+def test_malformed_version_is_one_line_error(version):
+    for fn in (profile_for, parse_version):
+        with pytest.raises(HarnessError) as exc:
+            fn(version)
+        message = str(exc.value)
+        assert "\n" not in message
+        assert repr(version) in message
+        assert DEFAULT_VERSION in message  # names an example of the right form
+
+
+def test_check_supported_rejects_lines_without_share_consumer():
+    for version in ("4.0.0", "4.1.0"):
+        with pytest.raises(HarnessError) as exc:
+            check_supported(version)
+        assert "\n" not in str(exc.value)
+
+
+def test_4_0_profile_enables_share_groups_with_broker_configs():
+    p = profile_for("4.0.2")
+    assert p.broker_share_config() == {"group.coordinator.rebalance.protocols": "classic,consumer,share",
+                                       "unstable.api.versions.enable": "true"}
+    assert p.format_features() == []
+    assert p.python_share_consumer is False
+
+
+def test_4_1_profile_uses_share_version_feature():
+    p = profile_for("4.1.0")
+    assert p.format_features() == ["share.version=1"]
+    assert p.broker_share_config() == {}
+    assert p.group_config("isolation_level") == "share.isolation.level"
+
+
+@pytest.mark.parametrize("version", ["4.2.1", "4.3.1", "4.4.0"])
+def test_default_enabled_lines_need_nothing(version):
+    p = profile_for(version)
+    assert p.broker_share_config() == {}
+    assert p.format_features() == []
+    assert p.python_share_consumer is True
+
+
+def test_delivery_count_limit_group_config_only_from_4_3():
+    assert profile_for("4.2.1").group_config("delivery_count_limit") is None
+    assert profile_for("4.3.1").group_config("delivery_count_limit") == "share.delivery.count.limit"
+    assert profile_for("4.4.0").group_config("delivery_count_limit") == "share.delivery.count.limit"
+    assert profile_for("4.0.0").group_config("isolation_level") is None
+    for line in PROFILES:
+        assert PROFILES[line].group_config("lock_duration") == "share.record.lock.duration.ms"
+
+
+# ----------------------------------------------------------------------- pom
+
+
+def test_render_pom_4_4_excludes_kafka_tools_api():
+    pom = render_pom("4.4.0", profile_for("4.4.0"))
+    assert ("<exclusion><groupId>org.apache.kafka</groupId><artifactId>kafka-tools-api</artifactId></exclusion>"
+            in pom)
+    assert "<artifactId>kafka_2.13</artifactId><version>4.4.0</version>" in pom
+
+
+def test_render_pom_4_3_has_no_exclusions():
+    pom = render_pom("4.3.1", profile_for("4.3.1"))
+    assert "kafka-tools-api" not in pom
+    assert "<exclusion" not in pom
+    assert "<artifactId>kafka_2.13</artifactId><version>4.3.1</version>" in pom
+
+
+@pytest.mark.parametrize("version", ["4.2.1", "4.3.1", "4.4.0"])
+def test_render_pom_always_has_log4j(version):
+    pom = render_pom(version, profile_for(version))
+    for artifact in ("log4j-api", "log4j-core", "log4j-slf4j-impl"):
+        assert f"<groupId>org.apache.logging.log4j</groupId><artifactId>{artifact}</artifactId>" in pom
+    assert pom.count("<scope>runtime</scope>") == 4
+    import xml.etree.ElementTree as ET
+    ET.fromstring(pom)  # well-formed XML
+
+
+# ---------------------------------------------------------------- KAFKA_HOME
+
+
+def test_from_kafka_home_reads_version_from_core_jar(tmp_path):
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    for name in ("kafka_2.13-4.3.1.jar", "kafka_2.13-4.3.1-test.jar", "kafka_2.13-4.3.1-sources.jar",
+                 "kafka-clients-4.3.1.jar"):
+        (libs / name).write_bytes(b"")
+    dist = from_kafka_home(tmp_path)
+    assert dist.version == "4.3.1"
+    assert dist.libs == libs
+    assert dist.source == "KAFKA_HOME"
+    assert dist.profile.line == "4.3"
+    assert str(libs / "kafka-clients-4.3.1.jar") in dist.classpath
+
+
+def test_from_kafka_home_empty_dir_is_one_line_error(tmp_path):
+    with pytest.raises(HarnessError) as exc:
+        from_kafka_home(tmp_path)
+    assert "\n" not in str(exc.value)
+    assert str(tmp_path) in str(exc.value)
+    (tmp_path / "libs").mkdir()
+    with pytest.raises(HarnessError):
+        from_kafka_home(tmp_path)
+
+
+# -------------------------------------------------------------------- config
+
+CLIENT_REAL = {1: 20001, 2: 20002, 3: 20003}
+PEER_REAL = {1: {1: 21011, 2: 21012, 3: 21013}, 2: {1: 21021, 2: 21022, 3: 21023},
+             3: {1: 21031, 2: 21032, 3: 21033}}  # node -> peer k -> port of B<k>
+CONTROLLER_REAL = {1: 22001, 2: 22002, 3: 22003}
+CLIENT_PROXY = {1: 30001, 2: 30002, 3: 30003}
+
+
+def _proxy_peer(k: int, node: int) -> int:  # proxy n<k>->n<node>
+    return 31000 + 10 * k + node
+
+
+def _proxy_voter(node: int, c: int) -> int:  # proxy n<node>->c<c>
+    return 32000 + 10 * node + c
+
+
+def _node(node_id: int, rf: int = 3, isr: int = 2, parts: int = 7, overrides=None) -> NodeConfig:
+    return NodeConfig(
+        node_id=node_id,
+        roles=("broker", "controller"),
+        ports=NodePorts(client=CLIENT_REAL[node_id], peers=PEER_REAL[node_id], controller=CONTROLLER_REAL[node_id]),
+        advertised_client=CLIENT_PROXY[node_id],
+        advertised_peers={k: (PEER_REAL[node_id][k] if k == node_id else _proxy_peer(k, node_id)) for k in (1, 2, 3)},
+        voters={c: (CONTROLLER_REAL[c] if c == node_id else _proxy_voter(node_id, c)) for c in (1, 2, 3)},
+        data_dir=Path(f"/tmp/ksh-unit/n{node_id}"),
+        replication_factor=rf, min_insync_replicas=isr, internal_partitions=parts,
+        overrides=overrides or {},
+    )
+
+
+def _props(text: str) -> dict[str, str]:
+    lines = text.splitlines()
+    assert all("=" in line for line in lines)
+    keys = [line.split("=", 1)[0] for line in lines]
+    assert len(keys) == len(set(keys)), "duplicate keys"
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_render_keys_are_sorted():
+    text = kconfig.render(_node(1), profile_for("4.3.1"))
+    keys = [line.split("=", 1)[0] for line in text.splitlines()]
+    assert keys == sorted(keys)
+    assert text.endswith("\n")
+
+
+@pytest.mark.parametrize("node_id", [1, 2, 3])
+def test_render_listeners_and_advertised(node_id):
+    props = _props(kconfig.render(_node(node_id), profile_for("4.3.1")))
+    listeners = dict(entry.split("://", 1) for entry in props["listeners"].split(","))
+    assert set(listeners) == {"CLIENT", "B1", "B2", "B3", "CONTROLLER"}
+    assert listeners["CLIENT"] == f"127.0.0.1:{CLIENT_REAL[node_id]}"
+    assert listeners["CONTROLLER"] == f"127.0.0.1:{CONTROLLER_REAL[node_id]}"
+    for k in (1, 2, 3):
+        assert listeners[f"B{k}"] == f"127.0.0.1:{PEER_REAL[node_id][k]}"
+
+    advertised = dict(entry.split("://", 1) for entry in props["advertised.listeners"].split(","))
+    assert set(advertised) == {"CLIENT", "B1", "B2", "B3"}  # CONTROLLER is never advertised
+    assert advertised["CLIENT"] == f"127.0.0.1:{CLIENT_PROXY[node_id]}"
+    for k in (1, 2, 3):
+        expected = PEER_REAL[node_id][k] if k == node_id else _proxy_peer(k, node_id)
+        assert advertised[f"B{k}"] == f"127.0.0.1:{expected}"
+
+    assert props["inter.broker.listener.name"] == f"B{node_id}"
+    assert props["controller.listener.names"] == "CONTROLLER"
+    assert props["node.id"] == str(node_id)
+    assert props["process.roles"] == "broker,controller"
+    protocols = dict(entry.split(":") for entry in props["listener.security.protocol.map"].split(","))
+    assert protocols == {name: "PLAINTEXT" for name in ("CLIENT", "B1", "B2", "B3", "CONTROLLER")}
+
+
+@pytest.mark.parametrize("node_id", [1, 2, 3])
+def test_render_quorum_voters(node_id):
+    props = _props(kconfig.render(_node(node_id), profile_for("4.3.1")))
+    voters = props["controller.quorum.voters"].split(",")
+    assert len(voters) == 3
+    expected = [f"{c}@127.0.0.1:{CONTROLLER_REAL[c] if c == node_id else _proxy_voter(node_id, c)}"
+                for c in (1, 2, 3)]
+    assert voters == expected
+
+
+@pytest.mark.parametrize("rf, isr", [(3, 2), (1, 1), (2, 1)])
+def test_render_internal_topic_replication(rf, isr):
+    props = _props(kconfig.render(_node(1, rf=rf, isr=isr, parts=7), profile_for("4.3.1")))
+    for key in ("default.replication.factor", "offsets.topic.replication.factor",
+                "transaction.state.log.replication.factor", "share.coordinator.state.topic.replication.factor"):
+        assert props[key] == str(rf), key
+    for key in ("min.insync.replicas", "transaction.state.log.min.isr", "share.coordinator.state.topic.min.isr"):
+        assert props[key] == str(isr), key
+    for key in ("offsets.topic.num.partitions", "transaction.state.log.num.partitions",
+                "share.coordinator.state.topic.num.partitions"):
+        assert props[key] == "7", key
+    assert BROKER_CONFIGS["state_rf"] == "share.coordinator.state.topic.replication.factor"
+
+
+def test_render_includes_test_defaults_and_overrides_win():
+    some_default = sorted(kconfig.TEST_DEFAULTS)[0]
+    overrides = {some_default: "override-me", "default.replication.factor": "1", "custom.key": "x",
+                 "inter.broker.listener.name": "B9"}
+    props = _props(kconfig.render(_node(2, overrides=overrides), profile_for("4.3.1")))
+    for key, value in kconfig.TEST_DEFAULTS.items():
+        if key not in overrides:
+            assert props[key] == value, key
+    for key, value in overrides.items():
+        assert props[key] == value, key
+
+
+def test_render_4_0_adds_share_enablement_and_overrides_still_win():
+    props = _props(kconfig.render(_node(1), profile_for("4.0.0")))
+    assert props["group.coordinator.rebalance.protocols"] == "classic,consumer,share"
+    assert props["unstable.api.versions.enable"] == "true"
+    props = _props(kconfig.render(_node(1, overrides={"unstable.api.versions.enable": "false"}),
+                                  profile_for("4.0.0")))
+    assert props["unstable.api.versions.enable"] == "false"
+    assert "unstable.api.versions.enable" not in _props(kconfig.render(_node(1), profile_for("4.3.1")))
+
+
+def test_render_controller_only_node_has_no_broker_listeners():
+    node = NodeConfig(node_id=4, roles=("controller",), ports=NodePorts(client=None, peers={}, controller=22004),
+                      advertised_client=None, advertised_peers={}, voters={4: 22004},
+                      data_dir=Path("/tmp/ksh-unit/c4"))
+    props = _props(kconfig.render(node, profile_for("4.3.1")))
+    assert props["listeners"] == "CONTROLLER://127.0.0.1:22004"
+    assert "advertised.listeners" not in props
+    assert "inter.broker.listener.name" not in props
+    assert props["controller.quorum.voters"] == "4@127.0.0.1:22004"
