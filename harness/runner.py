@@ -14,6 +14,7 @@ The cluster is closed only if this run started it.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 import uuid
@@ -26,6 +27,7 @@ from harness.checkers import batch_order, no_loss
 from harness.cluster.admin import create_topic, set_group_configs
 from harness.cluster.base import Cluster
 from harness.clients.driver import ConsumerDriver
+from harness.clients.logging import LOGGER
 from harness.clients.producer import HistoryProducer
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
@@ -72,6 +74,8 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     run_dir = run_dir or new_run_dir(spec.name)
     write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": spec.reproduce_command()})
     history = HistoryWriter(run_dir / "history.jsonl")
+    client_log = logging.FileHandler(run_dir / "logs" / "librdkafka.log")
+    LOGGER.addHandler(client_log)
     own_cluster = cluster is None
     cluster = cluster or make_cluster(spec, run_dir)
     drivers: list[ConsumerDriver] = []
@@ -91,6 +95,8 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         if own_cluster:
             cluster.close()
         history.close()
+        LOGGER.removeHandler(client_log)
+        client_log.close()
     results = tuple(check_safe(name, fn, history.ops()) for name, fn in CHECKERS.items())
     outcome = RunOutcome(spec, compose(results), results, run_dir)
     write_json(run_dir / "verdict.json", {"valid": outcome.valid, "verdict": verdict_word(outcome.valid),

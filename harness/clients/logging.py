@@ -7,6 +7,8 @@ pytest captures the logger, and the CLI keeps it quiet.
 import logging
 
 LOGGER = logging.getLogger("harness.librdkafka")
+LOGGER.addHandler(logging.NullHandler())
+LOGGER.propagate = False  # never to stderr; a run attaches a file handler (logs/librdkafka.log)
 
 
 def client_logging() -> dict[str, object]:

@@ -1,0 +1,92 @@
+"""Fast tests of the pytest plugin (fixtures/plugin.py) through pytester, in subprocesses.
+
+The inner test files request no cluster fixture, so nothing is started.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# Unrelated plugins are kept out of the inner runs so each takes a fraction of a second;
+# share_harness itself is still loaded through its pytest11 entry point, as installed.
+FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:allure_pytest")
+
+INNER = """
+import pytest
+
+@pytest.mark.local_only
+def test_needs_local():
+    pass
+
+def test_plain():
+    pass
+"""
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_inner=INNER)
+    return pytester.runpytest_subprocess(*FAST, *args, timeout=60)
+
+
+def _usage_error_text(result: pytest.RunResult) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, (result.ret, result.stdout.str(), result.stderr.str())
+    text = result.stderr.str()
+    assert "Traceback" not in text
+    return text
+
+
+def test_plugin_is_loaded(pytester):
+    result = _run(pytester, "--help")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*Kafka share-group harness*", "*--kafka-version*", "*--ksh-profile*"])
+
+
+def test_bogus_profile_is_usage_error_listing_valid_profiles(pytester):
+    text = _usage_error_text(_run(pytester, "--ksh-profile=bogus"))
+    assert "--ksh-profile" in text and "'bogus'" in text
+    assert "ci" in text and "nightly" in text
+
+
+def test_bogus_profile_from_ini_is_usage_error(pytester):
+    pytester.makeini("[pytest]\nksh_profile = weekly\n")
+    text = _usage_error_text(_run(pytester))
+    assert "'weekly'" in text and "ci, nightly" in text
+
+
+@pytest.mark.parametrize("version", ["9.9.9", "abc"])
+def test_bad_kafka_version_is_usage_error(pytester, version):
+    text = _usage_error_text(_run(pytester, f"--kafka-version={version}"))
+    assert "--kafka-version" in text and version in text
+
+
+def test_bad_seed_is_usage_error(pytester):
+    text = _usage_error_text(_run(pytester, "--ksh-seed=x1"))
+    assert "--ksh-seed" in text
+
+
+def test_valid_options_run_plain_tests(pytester):
+    result = _run(pytester, "--ksh-profile=nightly", "--kafka-version=4.3.1", "--ksh-seed=-3", "-rs")
+    result.assert_outcomes(passed=2)
+
+
+def test_local_only_is_skipped_with_reason_on_external_cluster(pytester):
+    result = _run(pytester, "--bootstrap-servers=127.0.0.1:1", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED*test_inner.py*external cluster*"])
+
+
+def test_ksh_spec_fixture_reflects_options(pytester):
+    # ksh_spec is a pure fixture (no cluster): it only combines options into a RunSpec
+    pytester.makepyfile(test_spec="""
+def test_spec(ksh_spec):
+    assert ksh_spec.profile == "nightly"
+    assert ksh_spec.records == 20000
+    assert ksh_spec.seed == 7
+    assert ksh_spec.kafka_version == "4.2.1"
+    assert ksh_spec.bootstrap_servers is None
+""")
+    result = pytester.runpytest_subprocess(*FAST, "test_spec.py", "--ksh-profile=nightly",
+                                           "--ksh-seed=7", "--kafka-version=4.2.1", timeout=60)
+    result.assert_outcomes(passed=1)
