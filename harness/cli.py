@@ -28,9 +28,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the fix (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
     run.add_argument("--name", default="share-basic")
     run.add_argument("--seed", type=int, default=1)

@@ -31,6 +31,8 @@ def allocate(count: int, base: int | None = None, host: str = "127.0.0.1") -> li
     ports: list[int] = []
     with _lock:
         if base is not None:
+            if not 1 <= base or base + count - 1 > 65535:
+                raise HarnessError(f"invalid base port {base}: {count} ports from it must fit in 1..65535")
             for port in range(base, base + count):
                 if port in _taken or not is_free(port, host):
                     raise HarnessError(f"port {port} is in use: choose another --base-port or stop what listens there")

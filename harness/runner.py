@@ -77,10 +77,10 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     client_log = logging.FileHandler(run_dir / "logs" / "librdkafka.log")
     LOGGER.addHandler(client_log)
     own_cluster = cluster is None
-    cluster = cluster or make_cluster(spec, run_dir)
     drivers: list[ConsumerDriver] = []
     try:
         if own_cluster:
+            cluster = make_cluster(spec, run_dir)
             cluster.start()
         topic = f"ksh-{spec.name}-s{spec.seed}-{uuid.uuid4().hex[:6]}"  # fresh per run, also on a shared cluster
         group = f"{topic}-group"
@@ -91,9 +91,10 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     finally:
         for driver in drivers:
             driver.close()
-        cluster.collect_logs(run_dir / "logs")
-        if own_cluster:
-            cluster.close()
+        if cluster is not None:
+            cluster.collect_logs(run_dir / "logs")
+            if own_cluster:
+                cluster.close()
         history.close()
         LOGGER.removeHandler(client_log)
         client_log.close()

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.kafka.versions import DEFAULT_VERSION, parse_version
+from harness.kafka.versions import DEFAULT_VERSION, check_supported
 
 BEHAVIOURS = ("accept-implicit", "accept-explicit")
 PROFILES: dict[str, dict[str, Any]] = {
@@ -51,7 +51,8 @@ class RunSpec:
 
     def validate(self) -> "RunSpec":
         """Reject invalid values with a one-line error naming the valid range."""
-        parse_version(self.kafka_version)
+        if self.kafka_home is None:
+            check_supported(self.kafka_version)  # unknown lines fail before anything is created
         if self.profile not in PROFILES:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
         if self.behaviour not in BEHAVIOURS:

@@ -154,9 +154,6 @@ def test_bad_type_error_lists_valid_types(tmp_path):
         read_history(path)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: read_history decodes lines outside its try block, so a non-UTF-8 "
-                                       "line raises UnicodeDecodeError instead of HarnessError "
-                                       "(harness/history/store.py:55)")
 def test_non_utf8_line_is_one_line_error(tmp_path):
     path = _write(tmp_path, "history.jsonl", json.dumps(_good(0)).encode() + b"\n\xff\xfe garbage\n")
     with pytest.raises(HarnessError) as exc:
@@ -164,8 +161,6 @@ def test_non_utf8_line_is_one_line_error(tmp_path):
     _assert_one_line_naming(exc.value, path, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: read_history only checks exists(), so a directory raises "
-                                       "IsADirectoryError instead of HarnessError (harness/history/store.py:51-54)")
 def test_directory_instead_of_file_is_one_line_error(tmp_path):
     with pytest.raises(HarnessError) as exc:
         read_history(tmp_path)

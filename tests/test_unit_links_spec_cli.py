@@ -186,8 +186,6 @@ def test_allocate_never_hands_out_a_base_port_twice():
         allocate(1, base=base)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: allocate with base+count beyond 65535 raises OverflowError from "
-                                       "socket.bind, not a one-line HarnessError (harness/ports.py:19,35)")
 def test_allocate_base_port_out_of_range_is_a_harness_error():
     with pytest.raises(HarnessError):
         allocate(3, base=65534)
@@ -328,10 +326,6 @@ def test_cli_rejections_start_no_process_or_cache(cli):
         assert logs == [], (name, logs)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: RunSpec.validate only parses the version, so `run --kafka-version "
-                                       "9.9.9` creates a run directory (spec.json, empty history.jsonl, moves "
-                                       "runs/latest) before LocalCluster rejects the line "
-                                       "(harness/spec.py:54, harness/runner.py:74-80)")
 def test_cli_unknown_version_creates_no_run_directory(cli):
     proc, _, workdir = cli["version-999"]
     assert proc.returncode == 2
@@ -347,9 +341,6 @@ def test_cli_argparse_errors_exit_nonzero_without_traceback(cli, case, word):
     assert word in proc.stderr.strip().splitlines()[-1]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: argparse errors print the whole `run` usage block (about 10 lines "
-                                       "at 80 columns) before the error, not one short line as the CLI "
-                                       "promises (harness/cli.py:1-5, build_parser at :31)")
 @pytest.mark.parametrize("case", ["consumers-0", "behaviour-nope"])
 def test_cli_argparse_errors_are_short(cli, case):
     proc, elapsed, _ = cli[case]

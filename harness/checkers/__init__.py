@@ -51,7 +51,7 @@ def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
         result = checker(history)
     except Exception as exc:  # fail closed
         return Result(name, "unknown", reason=f"checker crashed: {type(exc).__name__}: {exc}")
-    if result.valid not in (True, False, "unknown"):
+    if not (result.valid is True or result.valid is False or result.valid == "unknown"):
         return Result(name, "unknown", reason=f"checker returned invalid verdict {result.valid!r}")
     return result
 

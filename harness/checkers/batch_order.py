@@ -16,7 +16,7 @@ def check(history: Sequence[Op]) -> Result:
     anomalies: list[Anomaly] = []
     batches = 0
     for op in history:
-        if op.f != "poll" or op.type != "ok":
+        if op.f != "poll" or op.type != "ok" or not op.value["records"]:
             continue
         batches += 1
         last: dict[tuple[str, int], int] = {}

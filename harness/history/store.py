@@ -48,16 +48,17 @@ class HistoryWriter:
 
 def read_history(path: Path) -> list[Op]:
     """Read a JSONL history; a malformed line is a one-line error naming file and line."""
-    if not path.exists():
-        raise HarnessError(f"history file {path} does not exist: pass the history.jsonl of a run")
+    if not path.is_file():
+        raise HarnessError(f"history file {path} does not exist or is not a file: pass the history.jsonl of a run")
     ops: list[Op] = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
             try:
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
                 ops.append(Op.from_json(json.loads(line)))
-            except (ValueError, TypeError, AttributeError) as exc:
+            except (ValueError, TypeError, AttributeError) as exc:  # UnicodeDecodeError is a ValueError
                 raise HarnessError(f"malformed history {path} line {lineno}: {exc}") from None
     return ops
 
