@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 
 
 def main() -> None:
@@ -35,8 +36,23 @@ def main() -> None:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    # Delete dirs only once their writers are gone, or a dying JVM could recreate files.
+    deadline = time.monotonic() + 15
+    while groups and time.monotonic() < deadline:
+        groups = {g for g in groups if _group_alive(g)}
+        time.sleep(0.05)
     for path in dirs:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 if __name__ == "__main__":

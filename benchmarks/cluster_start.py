@@ -1,0 +1,104 @@
+"""Benchmark: cluster start, harness vs bare brokers, measured in the same run.
+
+- bare: format storage (StorageTool) for 3 combined nodes and start them as
+  `java ... kafka.Kafka` with direct listeners (no proxies), until every node
+  logged "Kafka Server started";
+- harness: `LocalCluster.start()`: Toxiproxy + 15 proxies, format, start, and
+  ready only once a share group has consumed a first record.
+Prints both times (median of --repeat runs) and the ratio.
+Targets: harness ready within 25 s; overhead within 20% of the bare start.
+
+    python benchmarks/cluster_start.py [--version 4.3.1] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.cluster.local import LocalCluster, LocalClusterSpec  # noqa: E402
+from harness.kafka import config as kconfig  # noqa: E402
+from harness.kafka.jars import resolve  # noqa: E402
+from harness.paths import cache_dir  # noqa: E402
+from harness.ports import allocate  # noqa: E402
+from harness.procs import spawn  # noqa: E402
+from harness.wait import wait_until  # noqa: E402
+
+
+def bare_start(version: str, workdir: Path, heap_mb: int = 512) -> float:
+    dist = resolve(version, cache_dir())
+    ids = [1, 2, 3]
+    ports = iter(allocate(3 * 5))
+    real = {i: kconfig.NodePorts(client=next(ports), peers={k: next(ports) for k in ids}, controller=next(ports))
+            for i in ids}
+    t0 = time.monotonic()
+    cluster_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+    procs, logs = [], []
+    for i in ids:
+        home = workdir / f"n{i}"
+        (home / "logs").mkdir(parents=True)
+        cfg = kconfig.NodeConfig(node_id=i, roles=("broker", "controller"), ports=real[i],
+                                 advertised_client=real[i].client, advertised_peers=dict(real[i].peers),
+                                 voters={j: real[j].controller for j in ids}, data_dir=home / "data")
+        (home / "server.properties").write_text(kconfig.render(cfg, dist.profile))
+        (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
+    fmt = [subprocess.Popen(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
+                             "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
+                             str(workdir / f"n{i}" / "server.properties")], stdout=subprocess.DEVNULL) for i in ids]
+    assert all(p.wait() == 0 for p in fmt), "format failed"
+    for i in ids:
+        home = workdir / f"n{i}"
+        procs.append(spawn(f"bare-n{i}", ["java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC",
+                                          f"-Dlog4j2.configurationFile={home / 'log4j2.properties'}", "-cp",
+                                          dist.classpath, "kafka.Kafka", str(home / "server.properties")],
+                           log_path=home / "logs" / "stdout.log"))
+        logs.append(home / "logs" / "server.log")
+    try:
+        wait_until(lambda: all(p.exists() and "Kafka Server started" in p.read_text() for p in logs),
+                   timeout=120, what="bare nodes to log 'Kafka Server started'", interval=0.05)
+        return time.monotonic() - t0
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def harness_start(version: str, workdir: Path) -> float:
+    cluster = LocalCluster(LocalClusterSpec(version=version), workdir)
+    t0 = time.monotonic()
+    try:
+        cluster.start()
+        return time.monotonic() - t0
+    finally:
+        cluster.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default="4.3.1")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    resolve(args.version, cache_dir())  # downloads are not part of either figure
+    bare, harness = [], []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="ksh-bench-") as tmp:
+            bare.append(bare_start(args.version, Path(tmp) / "bare"))
+            harness.append(harness_start(args.version, Path(tmp) / "harness"))
+    b, h = statistics.median(bare), statistics.median(harness)
+    print(f"kafka {args.version}, 3 combined nodes, {args.repeat} runs, cores={os.cpu_count()}")
+    print(f"bare start (format + kafka.Kafka until 'started'): median {b:.2f} s  runs {[round(x, 2) for x in bare]}")
+    print(f"harness ready (proxies + first share-consumed record): median {h:.2f} s  runs {[round(x, 2) for x in harness]}")
+    print(f"ratio harness/bare: {h / b:.2f}  (target <= 1.20);  harness within 25 s: {'yes' if h <= 25 else 'no'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
