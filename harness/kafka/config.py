@@ -54,8 +54,9 @@ TEST_DEFAULTS = {
     "group.initial.rebalance.delay.ms": "0",
     BROKER_CONFIGS["min_session_timeout"]: "6000",
     BROKER_CONFIGS["session_timeout"]: "10000",
-    BROKER_CONFIGS["min_heartbeat_interval"]: "1000",
-    BROKER_CONFIGS["heartbeat_interval"]: "1000",
+    BROKER_CONFIGS["min_heartbeat_interval"]: "200",
+    BROKER_CONFIGS["heartbeat_interval"]: "500",
+    "group.share.assignment.interval.ms": "0",  # assign new members at once (default batches for 1 s)
     BROKER_CONFIGS["min_lock_duration"]: "1000",
     "auto.create.topics.enable": "false",
     "replica.lag.time.max.ms": "6000",  # a cut follower leaves the ISR in seconds, not 30 s
