@@ -36,10 +36,11 @@ class Result:
     anomalies: tuple[Anomaly, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
+    allowances: dict[str, int] = field(default_factory=dict)  # named allowance -> times used
 
     def to_json(self) -> dict[str, Any]:
         return {"checker": self.checker, "valid": self.valid, "reason": self.reason, "stats": self.stats,
-                "anomalies": [a.to_json() for a in self.anomalies]}
+                "allowances": self.allowances, "anomalies": [a.to_json() for a in self.anomalies]}
 
 
 Checker = Callable[[Sequence[Op]], Result]
@@ -54,6 +55,22 @@ def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
     if not (result.valid is True or result.valid is False or result.valid == "unknown"):
         return Result(name, "unknown", reason=f"checker returned invalid verdict {result.valid!r}")
     return result
+
+
+def property_result(prop: str, history: Any) -> Result:
+    """The Result for one property from the shared model replay (see `harness.checkers.replay`)."""
+    from harness.checkers.replay import replay
+    obs = replay(history)
+    anomalies = tuple(obs.anomalies.get(prop, ()))
+    allowances = dict(obs.allowances.get(prop, {}))
+    stats = dict(obs.stats.get(prop, {}))
+    if "*" in obs.unknown:
+        return Result(prop, "unknown", (), stats, obs.unknown["*"], allowances)
+    if anomalies:
+        return Result(prop, False, anomalies, stats, "", allowances)
+    if prop in obs.unknown:
+        return Result(prop, "unknown", (), stats, obs.unknown[prop], allowances)
+    return Result(prop, True, (), stats, "", allowances)
 
 
 def compose(results: Sequence[Result]) -> Validity:

@@ -1,25 +1,8 @@
-"""The history schema (version 0, the foundation's first version).
+"""The history schema, version 1: operations (JSON lines) and events (Parquet rows).
 
-Every line of `history.jsonl` is one operation:
-
-| field     | type            | meaning                                                          |
-|-----------|-----------------|------------------------------------------------------------------|
-| `index`   | int             | position in the history, 0-based, strictly increasing            |
-| `time`    | int             | nanoseconds since the run started (monotonic clock)              |
-| `process` | str             | who did it: `producer-0`, `consumer-2`, `nemesis`, `harness`     |
-| `type`    | str             | `invoke`, `ok`, `fail`, or `info` (outcome unknown)              |
-| `f`       | str             | the operation: `produce`, `poll`, `acknowledge`, `commit`, `close`, `start`, `error`, `callback` |
-| `value`   | object or null  | the operation's data (below)                                     |
-
-Values by `f`:
-- `produce`: invoke `{"id", "topic", "partition"?}`; ok adds `partition`, `offset`; fail adds `error`.
-- `poll` (ok): `{"records": [{"id","topic","partition","offset","delivery_count"}]}`; one poll = one batch.
-- `acknowledge` (ok): `{"records": [{"topic","partition","offset","type"}]}` with type ACCEPT|RELEASE|REJECT|RENEW.
-- `commit`: invoke `{}`; ok `{"results": [{"topic","partition","error": null | str}]}`; info when it timed out.
-- `callback` (ok): `{"partitions": [{"topic","partition","offsets": [...]}], "error": null | str}`.
-- `start` (ok): `{"member_id"?, "client", "client_version", "behaviour"}`; `close`: invoke then ok/fail/info.
-- `error` (info): `{"code", "message"}` from the client library.
-An `info` operation never counts as success or failure: checkers treat it as unknown.
+The full table (field, type, meaning, values by `f`) is in `docs/history.md`;
+this module is its executable form. Version 0 was the foundation's format (no
+`config` operation); it is still read.
 """
 
 from __future__ import annotations
@@ -27,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 0
+SCHEMA_VERSION = 1
+#: Every operation name a version-1 history may hold (see docs/history.md).
+KNOWN_F = frozenset({
+    "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
+    "fault-start", "fault-heal", "share-offsets", "reset-offsets", "drain", "produce-flush",
+})
+ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
 
 
@@ -54,5 +43,73 @@ class Op:
                 raise ValueError(f"missing field {key!r}")
         if data["type"] not in TYPES:
             raise ValueError(f"bad type {data['type']!r} (expected one of {', '.join(TYPES)})")
-        return Op(int(data["index"]), int(data["time"]), str(data["process"]), data["type"],
-                  str(data["f"]), data.get("value"))
+        op = Op(_int(data["index"], "index"), _int(data["time"], "time"), str(data["process"]), data["type"],
+                str(data["f"]), data.get("value"))
+        validate_value(op)
+        return op
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"field {name} must be an integer, got {value!r}")
+    return value
+
+
+def _fields(obj: Any, where: str, ints: tuple[str, ...] = (), strs: tuple[str, ...] = (),
+            present: tuple[str, ...] = ()) -> None:
+    if not isinstance(obj, dict):
+        raise ValueError(f"field {where} must be an object, got {obj!r}")
+    for key in ints + strs + present:
+        if key not in obj:
+            raise ValueError(f"missing field {where}.{key}")
+    for key in ints:
+        _int(obj[key], f"{where}.{key}")
+    for key in strs:
+        if not isinstance(obj[key], str):
+            raise ValueError(f"field {where}.{key} must be a string, got {obj[key]!r}")
+
+
+def _list(obj: dict[str, Any], key: str, where: str) -> list[Any]:
+    items = obj.get(key)
+    if not isinstance(items, list):
+        raise ValueError(f"field {where}.{key} must be a list, got {items!r}")
+    return items
+
+
+def validate_value(op: Op) -> None:
+    """Check the fields the checkers read (docs/history.md); raise ValueError naming the first bad one."""
+    v, f, t = op.value, op.f, op.type
+    if f == "produce":
+        _fields(v, "value", strs=("id", "topic"), ints=("partition", "offset") if t == "ok" else ())
+    elif f == "poll" and t == "ok":
+        _fields(v, "value")
+        for i, r in enumerate(_list(v, "records", "value")):
+            _fields(r, f"value.records[{i}]", ints=("partition", "offset", "delivery_count"), strs=("id", "topic"))
+    elif f == "acknowledge" and t == "ok":
+        _fields(v, "value")
+        for i, r in enumerate(_list(v, "records", "value")):
+            _fields(r, f"value.records[{i}]", ints=("partition", "offset"), strs=("topic", "type"))
+            if r["type"] not in ACK_TYPES:
+                raise ValueError(f"field value.records[{i}].type must be one of {', '.join(ACK_TYPES)}, got {r['type']!r}")
+    elif f == "commit" and t == "ok":
+        _fields(v, "value")
+        for i, r in enumerate(_list(v, "results", "value")):
+            _fields(r, f"value.results[{i}]", ints=("partition",), strs=("topic",), present=("error",))
+    elif f == "callback":
+        _fields(v, "value", present=("error",))
+        for i, p in enumerate(_list(v, "partitions", "value")):
+            _fields(p, f"value.partitions[{i}]", ints=("partition",), strs=("topic",))
+            for j, o in enumerate(_list(p, "offsets", f"value.partitions[{i}]")):
+                _int(o, f"value.partitions[{i}].offsets[{j}]")
+    elif f == "share-offsets" and t == "ok":
+        _fields(v, "value")
+        for i, p in enumerate(_list(v, "partitions", "value")):
+            _fields(p, f"value.partitions[{i}]", ints=("partition", "start_offset"), strs=("topic",))
+    elif f == "reset-offsets" and t == "ok":
+        _fields(v, "value", strs=("topic",))
+        for i, p in enumerate(_list(v, "partitions", "value")):
+            _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
+    elif f == "config":
+        _fields(v, "value", ints=("schema_version",))
+    elif f == "crash":
+        _fields(v, "value", strs=("process",))

@@ -1,0 +1,515 @@
+"""One pass of the history through the reference model, observing every property at once.
+
+The checkers (`no_loss`, `delivery_count`, `batch_order`, `exclusive`,
+`no_redelivery`, `ack_results`, `durable_state`) each report one property;
+they share this replay so a large history is read once (`replay()` caches
+the last result per history object). For each share-partition the replay
+keeps what the history proves about each in-flight record (the model's
+state as far as a client can see it: delivery count, owner and lock
+deadline, acknowledged or not) and drops records once every offset below
+them is known to be terminal, so memory follows the records in flight,
+not the history length.
+
+Times: the harness stamps each operation when it sees it, after the broker
+acted. An acquisition lock is treated as live from the poll's time until
+`lock_duration_ms - lock_tolerance_ms` later (the tolerance covers records a
+client fetched before the application polled them); it may end earlier
+only through a RELEASE the broker may have received, a session end (close,
+crash) of its owner, or an allowance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from harness.checkers import Anomaly
+from harness.history.events import NULL, EventTable, as_events
+from harness.history.schema import KNOWN_F, Op
+from harness.model.allowances import ALLOWANCES
+from harness.model.profiles import MODEL_PROFILES, model_profile
+
+PROPERTIES = ("no-loss", "delivery-count", "batch-order", "exclusive-acquisition", "no-redelivery-after-ack",
+              "ack-results", "durable-state")
+MS = 1_000_000
+NEVER = 1 << 62
+DISRUPTING = ("leader-change", "coordinator-loss")
+# record status as far as the history proves it
+OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
+
+
+class Rec:
+    __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
+                 "last_index", "status", "status_index", "ack_seen", "delivered_at_limit")
+
+    def __init__(self) -> None:
+        self.produce_index = -1
+        self.rid: str | None = None
+        self.count = 0
+        self.owner: str | None = None
+        self.acq_time = 0
+        self.lock_end = 0
+        self.release_from = NEVER
+        self.last_index = -1
+        self.status = OPEN
+        self.status_index = -1
+        self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
+
+
+class Ack:
+    __slots__ = ("type", "index", "time", "results", "callbacks", "rec")
+
+    def __init__(self, type_: str, index: int, time: int, rec: Rec) -> None:
+        self.type, self.index, self.time, self.rec = type_, index, time, rec
+        self.results = 0
+        self.callbacks = 0
+
+
+@dataclass
+class Observation:
+    """Everything the replay found, per property."""
+
+    anomalies: dict[str, list[Anomaly]] = field(default_factory=lambda: {p: [] for p in PROPERTIES})
+    allowances: dict[str, dict[str, int]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
+    stats: dict[str, dict[str, Any]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
+    unknown: dict[str, str] = field(default_factory=dict)  # property -> why it cannot be decided
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+class _Replay:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.obs = Observation(config=config)
+        self.limit = int(config.get("delivery_count_limit", 5))
+        self.lock_ns = int(config.get("lock_duration_ms", 30000)) * MS
+        self.tol_ns = int(config.get("lock_tolerance_ms", 2000)) * MS
+        self.settle_ns = int(config.get("settle_ms", 10000)) * MS
+        self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
+        self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
+        self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
+        self.archived: dict[tuple, set[int]] = defaultdict(set)  # below the watermark: archived at the limit
+        self.pending_ids: set[str] = set()  # produces invoked without an ok yet
+        self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack
+        self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
+        self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
+        self.last_session_event = -1
+        self.windows: list[list] = []  # [start, end, partitions or None, id]
+        self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
+        self.durable_reads = 0
+        self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
+        self.n = defaultdict(int)
+
+    # -- helpers -----------------------------------------------------------------
+    def anomaly(self, prop: str, kind: str, message: str, evidence: tuple[int, ...], **detail: Any) -> None:
+        found = self.obs.anomalies[prop]
+        if len(found) < 1000:
+            found.append(Anomaly(kind, message, tuple(i for i in evidence if i >= 0), detail))
+        else:
+            self.n[f"{prop}:more"] += 1
+
+    def allow(self, prop: str, name: str) -> None:
+        assert name in ALLOWANCES
+        counts = self.obs.allowances[prop]
+        counts[name] = counts.get(name, 0) + 1
+
+    def disrupted(self, t0: int, t1: int, tp: tuple) -> bool:
+        for start, end, partitions, _ in self.windows:
+            if start <= t1 and end >= t0 and (partitions is None or tp in partitions):
+                return True
+        return False
+
+    def rec_for(self, tp: tuple, offset: int) -> Rec | None:
+        if offset < self.watermark[tp]:
+            return None
+        recs = self.recs[tp]
+        rec = recs.get(offset)
+        if rec is None:
+            rec = recs[offset] = Rec()
+        return rec
+
+    def advance(self, tp: tuple, now: int) -> None:
+        """Forget the records below the first one that may still change (memory follows what is in flight).
+
+        A record leaves when its ACCEPT/REJECT commit succeeded, or when it was delivered at the
+        limit and its lock is over (archived; remembered in a small set for later deliveries).
+        """
+        recs, w = self.recs[tp], self.watermark[tp]
+        while True:
+            rec = recs.get(w)
+            if rec is None:
+                break
+            if rec.status < ACCEPTED:
+                if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
+                    break
+                self.archived[tp].add(w)
+                self.n["archived"] += 1
+            del recs[w]
+            for acks in self.acks.values():
+                acks.pop((tp[0], tp[1], w), None)
+            w += 1
+        self.watermark[tp] = w
+
+    # -- events ------------------------------------------------------------------
+    def run(self, table: EventTable) -> Observation:
+        last_batch, batch_last = -1, {}
+        for (index, time, process, type_, f, topic, partition, offset, rid, dc, ack, error, member,
+             value) in table.rows():
+            if f == "poll":
+                if type_ != "ok" or topic is None:
+                    continue
+                if index != last_batch:
+                    last_batch, batch_last = index, {}
+                    self.n["batches"] += 1
+                tp = (topic, partition)
+                prev = batch_last.get(tp)
+                if prev is not None and offset <= prev:
+                    self.anomaly("batch-order", "batch-order",
+                                 f"poll by {process}: {topic}-{partition} offset {offset} after {prev} in one batch",
+                                 (index,), topic=topic, partition=partition, previous=prev, offset=offset)
+                batch_last[tp] = offset
+                self.delivery(index, time, process, tp, offset, rid, dc)
+            elif f == "acknowledge":
+                if type_ == "ok" and topic is not None:
+                    self.acknowledge(index, time, process, (topic, partition), offset, ack)
+            elif f == "callback":
+                if topic is not None:
+                    self.callback(index, time, process, (topic, partition), offset, error)
+            elif f == "commit":
+                self.commit(index, time, process, type_, topic, partition, error)
+            elif f == "produce":
+                self.produce(index, type_, topic, partition, offset, rid)
+            else:
+                self.other(index, time, process, type_, f, topic, partition, offset, value)
+        return self.finish()
+
+    def produce(self, index, type_, topic, partition, offset, rid) -> None:
+        if type_ == "invoke":
+            self.pending_ids.add(rid)
+        elif type_ == "ok":
+            self.pending_ids.discard(rid)
+            self.n["produced"] += 1
+            rec = self.rec_for((topic, partition), offset)
+            if rec is None:
+                return
+            rec.produce_index, rec.rid = index, rid
+            if rec.status >= ACCEPTED:
+                self.advance((topic, partition), 0)
+
+    def delivery(self, index, time, process, tp, offset, rid, count) -> None:
+        self.n["deliveries"] += 1
+        rec = self.rec_for(tp, offset)
+        where = f"{tp[0]}-{tp[1]}@{offset}"
+        if rec is None:  # below the watermark: terminal for sure
+            if offset in self.archived[tp]:
+                if self.disrupted(0, time, tp):
+                    self.allow("delivery-count", "delivery-count-lag")
+                else:
+                    self.anomaly("delivery-count", "delivered-after-limit",
+                                 f"{where} delivered to {process} after it was delivered at the limit {self.limit} "
+                                 f"and its lock ended", (index,), offset=offset)
+            else:
+                self.anomaly("no-redelivery-after-ack", "redelivered-after-ack",
+                             f"{where} delivered to {process} after its acknowledgement was committed", (index,),
+                             offset=offset)
+            return
+        if rec.produce_index >= 0:
+            if rec.rid != rid:
+                self.anomaly("no-loss", "phantom", f"{where} delivered with id {rid!r} but {rec.rid!r} was produced there",
+                             (rec.produce_index, index))
+        elif rid not in self.pending_ids:
+            self.anomaly("no-loss", "phantom", f"{where} delivered id {rid!r} that no produce created", (index,))
+        prev = rec.count
+        # no-redelivery-after-ack
+        if rec.status >= ACCEPTED:
+            self.anomaly("no-redelivery-after-ack", "redelivered-after-ack",
+                         f"{where} delivered to {process} after its {'ACCEPT' if rec.status == ACCEPTED else 'REJECT'} "
+                         f"was committed", (rec.status_index, index), offset=offset)
+        # exclusive acquisition
+        session_ended = False
+        if rec.owner is not None:
+            session_ended = self.session_end.get(rec.owner, -1) >= rec.acq_time  # its session ended since
+            if time < rec.lock_end - self.tol_ns and time < rec.release_from and not session_ended:
+                if self.disrupted(rec.acq_time, time, tp):
+                    self.allow("exclusive-acquisition", "acquired-lost-on-leader-change")
+                else:
+                    self.anomaly("exclusive-acquisition", "acquired-while-locked",
+                                 f"{where} delivered to {process} while {rec.owner}'s acquisition lock was live "
+                                 f"({(rec.lock_end - time) / MS:.0f} ms left, not released)",
+                                 (rec.last_index, index), owner=rec.owner, offset=offset)
+        # delivery count
+        if count < 1:
+            self.anomaly("delivery-count", "count-invalid", f"{where} delivered with delivery count {count}", (index,))
+        elif count > self.limit:
+            self.anomaly("delivery-count", "beyond-limit",
+                         f"{where} delivered with delivery count {count} > limit {self.limit}", (index,))
+        decreased = session_ended and self.profile.session_release_count == "decrease"
+        if prev >= self.limit and rec.status < ACCEPTED and not decreased:
+            if self.disrupted(rec.acq_time, time, tp):
+                self.allow("delivery-count", "delivery-count-lag")
+            else:
+                self.anomaly("delivery-count", "delivered-after-limit",
+                             f"{where} delivered again (count {count}) after a delivery at the limit {self.limit}",
+                             (rec.last_index, index), offset=offset)
+        elif count >= 1 and count != prev + 1:
+            if count > prev + 1:
+                since = rec.acq_time if prev else 0
+                if self.last_session_event >= since:
+                    self.allow("delivery-count", "unobserved-acquisition")
+                else:
+                    self.anomaly("delivery-count", "count-skipped",
+                                 f"{where} delivered with count {count} after count {prev}, with no acquisition "
+                                 f"unseen by the history", (rec.last_index, index), offset=offset)
+            elif decreased and count == prev:
+                self.n["session-release-decrements"] += 1
+            elif self.disrupted(rec.acq_time if prev else 0, time, tp):
+                self.allow("delivery-count", "delivery-count-lag")
+            else:
+                self.anomaly("delivery-count", "count-regressed",
+                             f"{where} delivered with count {count} after count {prev}", (rec.last_index, index),
+                             offset=offset)
+        rec.count = max(count, 0)
+        rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
+        rec.last_index = index
+        if rec.status == MAYBE:
+            rec.status = OPEN  # redelivered, so the unknown acknowledgement did not land
+
+    def acknowledge(self, index, time, process, tp, offset, ack) -> None:
+        self.n["acks"] += 1
+        key = (tp[0], tp[1], offset)
+        rec = self.rec_for(tp, offset)
+        if rec is None:
+            return  # acknowledging a record already terminal: its result (an error) is not tracked
+        old = self.unresolved[process].pop(key, None)
+        if old is not None:
+            self.anomaly("ack-results", "ack-result-missing",
+                         f"{process}'s {old.type} of {tp[0]}-{tp[1]}@{offset} got no result before it acknowledged "
+                         f"the record again", (old.index, index))
+        a = Ack(ack, index, time, rec)
+        self.acks[process][key] = a
+        self.unresolved[process][key] = a
+        if ack in ("ACCEPT", "REJECT"):
+            rec.ack_seen = True
+        elif ack == "RELEASE" and rec.owner == process:
+            rec.release_from = min(rec.release_from, time)  # it may go out with the next request
+
+    def resolve(self, process, key, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
+        a.results += 1
+        if via == "callback":
+            a.callbacks += 1
+            if a.callbacks > 1:
+                self.anomaly("ack-results", "ack-result-duplicate",
+                             f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got {a.callbacks} callback results",
+                             (a.index, index))
+        self.unresolved[process].pop(key, None)
+        rec = a.rec
+        if ok is None:
+            if a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
+                rec.status = MAYBE
+            return
+        if not ok:
+            return
+        if a.type in ("ACCEPT", "REJECT"):
+            if rec.status < ACCEPTED:
+                if rec.owner is not None and rec.owner != process and rec.last_index > a.index:
+                    tp = (key[0], key[1])
+                    if self.disrupted(rec.acq_time, time, tp):
+                        self.allow("exclusive-acquisition", "acquired-lost-on-leader-change")
+                    else:
+                        self.anomaly("exclusive-acquisition", "ack-from-non-owner",
+                                     f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
+                                     f"{rec.owner} acquired the record after it was acknowledged",
+                                     (a.index, rec.last_index, index))
+                rec.status = ACCEPTED if a.type == "ACCEPT" else REJECTED
+                rec.status_index = index
+                self.advance((key[0], key[1]), time)
+        elif a.type == "RELEASE" and rec.owner == process:
+            rec.release_from = min(rec.release_from, a.time)
+        elif a.type == "RENEW" and rec.owner == process:
+            rec.lock_end = max(rec.lock_end, a.time + self.lock_ns)
+
+    def callback(self, index, time, process, tp, offset, error) -> None:
+        key = (tp[0], tp[1], offset)
+        a = self.acks[process].get(key)
+        if a is None:
+            if offset >= self.watermark[tp]:
+                self.anomaly("ack-results", "ack-result-unsolicited",
+                             f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never acknowledged",
+                             (index,))
+            return
+        self.resolve(process, key, a, error is None, index, time, "callback")
+
+    def commit(self, index, time, process, type_, topic, partition, error) -> None:
+        if type_ == "invoke":
+            return
+        pending = self.unresolved[process]
+        if type_ == "ok":
+            if topic is None:
+                return
+            for key, a in [(k, a) for k, a in pending.items() if k[0] == topic and k[1] == partition]:
+                self.resolve(process, key, a, error is None, index, time, "commit")
+            return
+        for key, a in list(pending.items()):  # fail / info: the outcome of every pending ack is unknown
+            self.resolve(process, key, a, None, index, time, "commit")
+
+    def other(self, index, time, process, type_, f, topic, partition, offset, value) -> None:
+        if f not in KNOWN_F:
+            self.obs.unknown.setdefault("*", f"unknown event type {f!r} at index {index}")
+            return
+        v = json.loads(value) if value else {}
+        if f == "close" and type_ == "invoke":
+            self.session_end[process] = time
+            self.last_session_event = time
+        elif f == "close" and type_ == "info":
+            self.crashed(process, time)
+        elif f == "crash":
+            self.crashed(v.get("process", ""), time)
+        elif f == "error":
+            self.last_session_event = time
+        elif f == "fault-start" and type_ in ("invoke", "ok"):
+            if set(v.get("effects") or ()) & set(DISRUPTING):
+                parts = v.get("partitions")
+                tps = None if parts is None else {(v.get("topic"), p) for p in parts}
+                if not any(w[3] == v.get("id") for w in self.windows):
+                    self.windows.append([time, NEVER, tps, v.get("id")])
+        elif f == "fault-heal" and type_ == "ok":
+            for w in self.windows:
+                if w[3] == v.get("id") and w[1] == NEVER:
+                    w[1] = time + self.settle_ns
+        elif f == "share-offsets":
+            if type_ == "invoke":
+                self.offset_reads[process] = dict(self.watermark)
+            elif type_ == "ok":
+                self.durable(index, time, process, (topic, partition), offset)
+        elif f == "reset-offsets" and type_ == "ok" and topic is not None:
+            tp = (topic, partition)
+            for o, rec in list(self.recs[tp].items()):
+                if o >= offset:
+                    del self.recs[tp][o]
+            self.watermark[tp] = min(self.watermark[tp], offset)
+            self.n["offset-resets"] += 1
+
+    def crashed(self, process: str, time: int) -> None:
+        self.session_end[process] = time
+        self.last_session_event = time
+        for key, a in list(self.unresolved[process].items()):
+            self.allow("ack-results", "ack-lost-with-consumer")
+            self.unresolved[process].pop(key)
+            if a.type in ("ACCEPT", "REJECT") and a.rec.status == OPEN:
+                a.rec.status = MAYBE
+
+    def durable(self, index, time, process, tp, start) -> None:
+        if tp[0] is None:
+            return
+        self.durable_reads += 1
+        self.final_start[tp] = (start, index)
+        floor = self.offset_reads.get(process, {}).get(tp, 0)
+        if start < floor:
+            self.anomaly("durable-state", "durable-state-behind",
+                         f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, but every record below "
+                         f"{floor} had a successfully committed ACCEPT or REJECT before the read", (index,),
+                         start=start, expected_at_least=floor)
+        for o, rec in self.recs[tp].items():
+            if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.count < self.limit - 1 \
+                    and rec.status < ACCEPTED:
+                self.anomaly("durable-state", "durable-state-ahead",
+                             f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, past record {o} which "
+                             f"was never acknowledged and is below the delivery limit (delivered {rec.count} times)",
+                             (rec.produce_index, index), start=start, offset=o)
+                break
+
+    # -- the end -----------------------------------------------------------------
+    def finish(self) -> Observation:
+        obs, n = self.obs, self.n
+        unresolved_maybe = 0
+        accepted = archived = 0
+        for tp, recs in self.recs.items():
+            start, read_index = self.final_start.get(tp, (0, -1))
+            for o, rec in sorted(recs.items()):
+                if rec.produce_index < 0:
+                    continue
+                where = f"{tp[0]}-{tp[1]}@{o}"
+                if rec.status >= ACCEPTED:
+                    accepted += 1
+                elif rec.count >= self.limit:
+                    archived += 1  # delivered at the limit and never accepted: archived by the broker
+                elif o < start and rec.ack_seen:
+                    n["resolved-by-durable-state"] += 1
+                elif rec.status == MAYBE:
+                    unresolved_maybe += 1
+                elif rec.count == 0:
+                    self.anomaly("no-loss", "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
+                                 f"but never delivered", (rec.produce_index,), offset=o)
+                else:
+                    self.anomaly("no-loss", "not-accepted", f"record {rec.rid} at {where} was delivered "
+                                 f"{rec.count} times but never accepted, rejected or archived",
+                                 (rec.produce_index, rec.last_index), offset=o)
+        for process, pending in self.unresolved.items():
+            for key, a in pending.items():
+                self.anomaly("ack-results", "ack-result-missing",
+                             f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
+                             (a.index,), process=process)
+        accepted += sum(self.watermark.values())
+        s = obs.stats
+        s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": accepted,
+                        "archived_at_limit": archived, "unknown_outcome": unresolved_maybe,
+                        "resolved_by_durable_state": n["resolved-by-durable-state"]}
+        s["delivery-count"] = {"deliveries": n["deliveries"], "limit": self.limit, "profile": self.profile.line,
+                               "session_release_decrements": n["session-release-decrements"]}
+        s["batch-order"] = {"batches": n["batches"]}
+        s["exclusive-acquisition"] = {"deliveries": n["deliveries"], "lock_duration_ms": self.lock_ns // MS,
+                                      "tolerance_ms": self.tol_ns // MS}
+        s["no-redelivery-after-ack"] = {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
+        s["ack-results"] = {"acks": n["acks"]}
+        s["durable-state"] = {"start_offset_reads": self.durable_reads}
+        for prop in PROPERTIES:
+            if n[f"{prop}:more"]:
+                s[prop]["anomalies_not_listed"] = n[f"{prop}:more"]
+        u = obs.unknown
+        if unresolved_maybe:
+            u["no-loss"] = (f"{unresolved_maybe} records' acknowledgements have an unknown outcome and no later "
+                            f"start-offset read settles them")
+        if not n["produced"]:
+            u["no-loss"] = "no produce was acknowledged: nothing to check"
+        if not n["batches"]:
+            for prop in ("batch-order", "delivery-count", "exclusive-acquisition", "no-redelivery-after-ack"):
+                u[prop] = "no poll delivered records: nothing to check"
+        if not n["acks"]:
+            u["ack-results"] = "no acknowledgement in the history: nothing to check"
+        if not self.durable_reads:
+            u["durable-state"] = "the history holds no read of durable state (share-offsets): nothing to check"
+        if not obs.config:
+            for prop in ("delivery-count", "exclusive-acquisition"):
+                u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
+                                   "lock duration in force are unknown")
+        return obs
+
+
+_cache: tuple[int, Any, Observation] | None = None
+
+
+def replay(history: "EventTable | Sequence[Op]") -> Observation:
+    """Replay `history` once; checkers asking again for the same object get the same observation."""
+    global _cache
+    if _cache is not None and _cache[1] is history and _cache[0] == len(history):
+        return _cache[2]
+    table = as_events(history)
+    if len(table) == 0:
+        obs = Observation()
+        obs.unknown["*"] = "the history is empty"
+    else:
+        config = _config(table)
+        obs = _Replay(config).run(table)
+    _cache = (len(history), history, obs)
+    return obs
+
+
+def _config(table: EventTable) -> dict[str, Any]:
+    for f, value in zip(table.columns["f"], table.columns["value"]):
+        if f == "config":
+            config = json.loads(value) if value else {}
+            line = config.get("model_profile") or config.get("kafka_version")
+            if line is not None and ".".join(str(line).split(".")[:2]) not in MODEL_PROFILES:
+                raise ValueError(f"config names Kafka {line}, which has no model profile")
+            return config
+    return {}

@@ -1,0 +1,178 @@
+"""Events: the flat, one-row-per-record form of a history (docs/history.md, "Events").
+
+`EventTable` holds the columns as Python lists (integers missing -> `NULL`),
+which is what the in-process checkers iterate; the same columns are the
+Parquet file at rest, which PySpark reads without any conversion.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from harness.errors import HarnessError
+from harness.history.schema import SCHEMA_VERSION, Op
+
+NULL = -1  # a missing integer in memory; null in Parquet
+INT_COLUMNS = ("index", "time", "partition", "offset", "delivery_count")
+STR_COLUMNS = ("process", "type", "f", "topic", "record_id", "ack", "error", "member", "value")
+#: Column order of a row tuple.
+COLUMNS = ("index", "time", "process", "type", "f", "topic", "partition", "offset", "record_id",
+           "delivery_count", "ack", "error", "member", "value")
+
+
+def arrow_schema():
+    import pyarrow as pa
+    types = {"index": pa.int64(), "time": pa.int64(), "partition": pa.int32(), "offset": pa.int64(),
+             "delivery_count": pa.int32()}
+    return pa.schema([pa.field(c, types.get(c, pa.string())) for c in COLUMNS],
+                     metadata={"ksh.schema_version": str(SCHEMA_VERSION)})
+
+
+class EventTable:
+    """Columns of equal length; `rows()` yields tuples in `COLUMNS` order."""
+
+    def __init__(self, columns: dict[str, list[Any]] | None = None, schema_version: int = SCHEMA_VERSION) -> None:
+        columns = columns or {c: [] for c in COLUMNS}
+        self.columns = {c: columns[c] for c in COLUMNS}
+        self.schema_version = schema_version
+
+    def __len__(self) -> int:
+        return len(self.columns["index"])
+
+    def rows(self) -> Iterator[tuple]:
+        return zip(*(self.columns[c] for c in COLUMNS))
+
+    def append(self, index: int, time: int, process: str, type_: str, f: str, topic: str | None = None,
+               partition: int = NULL, offset: int = NULL, record_id: str | None = None,
+               delivery_count: int = NULL, ack: str | None = None, error: str | None = None,
+               member: str | None = None, value: str | None = None) -> None:
+        for name, item in zip(COLUMNS, (index, time, process, type_, f, topic, partition, offset, record_id,
+                                        delivery_count, ack, error, member, value)):
+            self.columns[name].append(item)
+
+    # -- from operations ---------------------------------------------------
+    @staticmethod
+    def from_ops(ops: Iterable[Op]) -> "EventTable":
+        table = EventTable()
+        for op in ops:
+            _flatten(table, op)
+        return table
+
+    # -- Parquet -------------------------------------------------------------
+    def to_arrow(self):
+        import pyarrow as pa
+        arrays = []
+        for c, field in zip(COLUMNS, arrow_schema()):
+            data = self.columns[c]
+            if c in INT_COLUMNS and c not in ("index", "time"):
+                data = [None if x == NULL else x for x in data]
+            arrays.append(pa.array(data, type=field.type))
+        return pa.Table.from_arrays(arrays, schema=arrow_schema())
+
+    def write_parquet(self, path: Path) -> Path:
+        import pyarrow.parquet as pq
+        pq.write_table(self.to_arrow(), path, compression="zstd")
+        return path
+
+    @staticmethod
+    def from_arrow(table) -> "EventTable":
+        import pyarrow.compute as pc
+        missing = [c for c in COLUMNS if c not in table.column_names]
+        if missing:
+            raise HarnessError(f"not a share-harness event table: column {missing[0]!r} is missing")
+        columns: dict[str, list[Any]] = {}
+        for c in COLUMNS:
+            col = table.column(c)
+            if c in INT_COLUMNS:
+                columns[c] = pc.fill_null(col, NULL).to_numpy().tolist()
+            else:
+                columns[c] = _strings(col)
+        version = int((table.schema.metadata or {}).get(b"ksh.schema_version", b"0"))
+        return EventTable(columns, version)
+
+    @staticmethod
+    def read_parquet(path: Path) -> "EventTable":
+        import pyarrow.parquet as pq
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # ArrowInvalid, OSError: one line naming the file
+            raise HarnessError(f"unreadable Parquet history {path}: {str(exc).splitlines()[0]}") from None
+        return EventTable.from_arrow(table)
+
+
+def _strings(col) -> list[Any]:
+    """A string column as a list; via its dictionary, so repeated strings are one object (fast, small)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    words = col.dictionary.to_pylist() + [None]
+    codes = pc.fill_null(col.indices, len(words) - 1).to_numpy().tolist()
+    return list(map(words.__getitem__, codes))
+
+
+def _flatten(table: EventTable, op: Op) -> None:
+    """Append `op`'s rows: one per record it carries, else one row with its value as JSON."""
+    v = op.value if isinstance(op.value, dict) else {}
+    base = (op.index, op.time, op.process, op.type, op.f)
+    add = table.append
+    f = op.f
+    if f == "produce":
+        add(*base, v.get("topic"), v.get("partition", NULL), v.get("offset", NULL), v.get("id"), error=v.get("error"))
+        return
+    if op.type == "ok":
+        if f == "poll" and v.get("records"):
+            member = v.get("member_id")
+            for r in v["records"]:
+                add(*base, r["topic"], r["partition"], r["offset"], r["id"], r["delivery_count"], member=member)
+            return
+        if f == "acknowledge" and v.get("records"):
+            for r in v["records"]:
+                add(*base, r["topic"], r["partition"], r["offset"], ack=r["type"])
+            return
+        if f == "commit" and v.get("results"):
+            for r in v["results"]:
+                add(*base, r["topic"], r["partition"], error=r.get("error"))
+            return
+        if f == "callback" and v.get("partitions"):
+            for p in v["partitions"]:
+                for o in p["offsets"]:
+                    add(*base, p["topic"], p["partition"], o, error=v.get("error"))
+            return
+        if f == "share-offsets" and v.get("partitions"):
+            for p in v["partitions"]:
+                add(*base, p["topic"], p["partition"], p["start_offset"])
+            return
+        if f == "reset-offsets" and v.get("partitions"):
+            for p in v["partitions"]:
+                add(*base, v["topic"], p["partition"], p["offset"])
+            return
+    add(*base, error=v.get("error") if isinstance(v.get("error"), str) else None,
+        value=None if op.value is None else json.dumps(op.value, separators=(",", ":"), sort_keys=True))
+
+
+def as_events(history: "EventTable | Sequence[Op]") -> EventTable:
+    """Checkers accept either form; operations are flattened once."""
+    return history if isinstance(history, EventTable) else EventTable.from_ops(history)
+
+
+def load_history(path: Path) -> EventTable:
+    """A run directory (its history.parquet, else history.jsonl), a .parquet or a .jsonl file."""
+    from harness.history.store import read_history
+    path = Path(path)
+    if path.is_dir():
+        for name in ("history.parquet", "history.jsonl"):
+            if (path / name).is_file():
+                return load_history(path / name)
+        raise HarnessError(f"{path} holds no history.parquet or history.jsonl: pass a run directory or a history file")
+    if path.suffix == ".parquet":
+        if not path.is_file():
+            raise HarnessError(f"history file {path} does not exist: pass a run directory or a history file")
+        return EventTable.read_parquet(path)
+    ops = read_history(path)
+    config = next((op for op in ops if op.f == "config"), None)
+    return EventTable(EventTable.from_ops(ops).columns,
+                      config.value["schema_version"] if config is not None else 0)

@@ -1,0 +1,46 @@
+"""What KIP-932 allows that a naive oracle would call a violation; each is named, sourced and counted.
+
+A checker uses an allowance only in the situation it names, and counts every
+use (reported per checker in `Result.allowances` and in the report), so an
+allowance is never a silent pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Allowance:
+    name: str
+    applies: str
+    kip: str  # the sentence of KIP-932 (../shared/seeds/000_*.txt) it rests on
+
+
+ALLOWANCES = {a.name: a for a in (
+    Allowance(
+        "acquired-lost-on-leader-change",
+        "a record Acquired before or during a disruption (a fault whose effects include leader-change or "
+        "coordinator-loss, from its start until its heal plus settle_ms) is delivered again while its "
+        "previous acquisition lock would still be live",
+        "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
+        "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
+    Allowance(
+        "delivery-count-lag",
+        "across such a disruption, a record's delivery count is lower than one more than its previous "
+        "delivery, or a record delivered at the limit is delivered again",
+        "These updates are not performed with exactly-once semantics, so the delivery count cannot be relied "
+        "upon to be precise in all situations."),
+    Allowance(
+        "unobserved-acquisition",
+        "a record's delivery count rises by more than one when some consumer's session ended (close, crash) "
+        "or a client reported an error since the record's previous delivery: the skipped acquisitions went "
+        "to a client that never handed them to the application",
+        "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),
+    Allowance(
+        "ack-lost-with-consumer",
+        "an acknowledgement has no result because its consumer was killed, or its close did not finish, "
+        "before the result arrived",
+        "The first consumer fetches records 100 to 109 inclusive and then crashes. [...] it gets records "
+        "100 to 109 with their delivery counts set to 2 because they are being redelivered."),
+)}

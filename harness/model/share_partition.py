@@ -1,0 +1,152 @@
+"""A share-partition as KIP-932 and the release sources define it: the executable reference model.
+
+Records from SPSO (share-partition start offset) to SPEO (end offset) are
+in flight, each in one of four states:
+
+    Available --acquire (count + 1)--> Acquired(owner, lock deadline)
+    Acquired --ACCEPT--> Acknowledged            (terminal)
+    Acquired --REJECT--> Archived                (terminal)
+    Acquired --RELEASE / lock timeout--> Available, or Archived when count >= limit
+    Acquired --RENEW--> Acquired (lock restarted)
+    Acquired --session end--> Available (count kept or decreased, by profile)
+
+SPSO moves past the contiguous prefix of terminal records; acquisition never
+goes beyond `max_record_locks` records in flight. The simulator
+(`harness.model.simulate`) drives this model to produce histories the
+checkers must accept; the checkers hold the same states per record.
+"""
+
+from __future__ import annotations
+
+from harness.model.profiles import ModelProfile
+
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "Available", "Acquired", "Acknowledged", "Archived"
+TERMINAL = (ACKNOWLEDGED, ARCHIVED)
+
+
+class InFlight:
+    __slots__ = ("state", "count", "owner", "deadline")
+
+    def __init__(self) -> None:
+        self.state = AVAILABLE
+        self.count = 0
+        self.owner: str | None = None
+        self.deadline = 0
+
+
+class SharePartition:
+    """One (group, topic, partition). Times are integers (ns); errors are returned, never raised."""
+
+    def __init__(self, limit: int, lock_ns: int, max_record_locks: int, profile: ModelProfile) -> None:
+        if limit < 1 or lock_ns < 1 or max_record_locks < 1:
+            raise ValueError("limit, lock duration and max record locks must be positive")
+        self.limit = limit
+        self.lock_ns = lock_ns
+        self.max_record_locks = max_record_locks
+        self.profile = profile
+        self.records: dict[int, InFlight] = {}
+        self.spso = 0
+        self.speo = 0  # next offset never acquired
+        self.log_end = 0
+        self._earliest = 1 << 62  # a lower bound of the live lock deadlines (expire() is then O(1) mostly)
+
+    # -- the log -------------------------------------------------------------
+    def append(self, count: int = 1) -> range:
+        first = self.log_end
+        self.log_end += count
+        return range(first, self.log_end)
+
+    # -- acquisition -----------------------------------------------------------
+    def acquire(self, member: str, now: int, max_records: int) -> list[tuple[int, int]]:
+        """Acquire up to `max_records` Available records in offset order: [(offset, delivery count)]."""
+        self.expire(now)
+        got: list[tuple[int, int]] = []
+        for offset in range(self.spso, self.speo):
+            if len(got) == max_records:
+                return got
+            rec = self.records.get(offset)
+            if rec is not None and rec.state == AVAILABLE:
+                self._take(offset, rec, member, now, got)
+        while len(got) < max_records and self.speo < self.log_end and self.speo - self.spso < self.max_record_locks:
+            rec = self.records[self.speo] = InFlight()
+            self._take(self.speo, rec, member, now, got)
+            self.speo += 1
+        return got
+
+    def _take(self, offset: int, rec: InFlight, member: str, now: int, got: list) -> None:
+        rec.state, rec.owner, rec.deadline = ACQUIRED, member, now + self.lock_ns
+        rec.count += 1
+        self._earliest = min(self._earliest, rec.deadline)
+        got.append((offset, rec.count))
+
+    # -- acknowledgement -------------------------------------------------------
+    def acknowledge(self, member: str, offset: int, ack: str, now: int) -> str | None:
+        """Apply one acknowledgement; None on success, else the error the broker returns."""
+        self.expire(now)
+        rec = self.records.get(offset)
+        if rec is None or rec.state != ACQUIRED or rec.owner != member:
+            return "INVALID_RECORD_STATE"
+        if ack == "ACCEPT":
+            self._finish(offset, rec, ACKNOWLEDGED)
+        elif ack == "REJECT":
+            self._finish(offset, rec, ARCHIVED)
+        elif ack == "RELEASE":
+            self._release(offset, rec, decrease=False, archive_at_limit=True)
+        elif ack == "RENEW":
+            if not self.profile.renew:
+                return "INVALID_REQUEST"
+            rec.deadline = now + self.lock_ns
+        else:
+            return "INVALID_REQUEST"
+        return None
+
+    def release_session(self, member: str, now: int) -> list[int]:
+        """The member's share session ended: release what it holds, as the version does."""
+        self.expire(now)
+        released = [o for o, r in self.records.items() if r.state == ACQUIRED and r.owner == member]
+        for offset in released:
+            self._release(offset, self.records[offset], decrease=self.profile.session_release_count == "decrease",
+                          archive_at_limit=self.profile.session_release_archives)
+        return released
+
+    def expire(self, now: int) -> None:
+        """Acquisition locks whose deadline passed release their records (count kept)."""
+        if now < self._earliest:
+            return
+        earliest = 1 << 62
+        for offset, rec in list(self.records.items()):
+            if rec.state == ACQUIRED:
+                if rec.deadline <= now:
+                    self._release(offset, rec, decrease=False, archive_at_limit=True)
+                else:
+                    earliest = min(earliest, rec.deadline)
+        self._earliest = earliest
+
+    def _release(self, offset: int, rec: InFlight, decrease: bool, archive_at_limit: bool) -> None:
+        rec.owner = None
+        if decrease:
+            rec.count -= 1
+        if archive_at_limit and rec.count >= self.limit:
+            self._finish(offset, rec, ARCHIVED)
+        else:
+            rec.state = AVAILABLE
+
+    def _finish(self, offset: int, rec: InFlight, state: str) -> None:
+        rec.state, rec.owner = state, None
+        while self.spso < self.speo and self.records[self.spso].state in TERMINAL:
+            del self.records[self.spso]
+            self.spso += 1
+
+    # -- reading ---------------------------------------------------------------
+    def state(self, offset: int) -> tuple[str, int]:
+        """(state, delivery count) of an offset; below SPSO everything is terminal."""
+        if offset < self.spso:
+            return ("Terminal", -1)
+        rec = self.records.get(offset)
+        return (rec.state, rec.count) if rec is not None else (AVAILABLE, 0)
+
+    def in_flight(self) -> int:
+        return self.speo - self.spso
+
+    def done(self) -> bool:
+        return self.spso == self.log_end
