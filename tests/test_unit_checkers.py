@@ -1,7 +1,9 @@
-"""Fast unit tests of the checkers (no-loss, batch-order) and of check_safe/compose.
+"""Fast unit tests of the seven checkers on hand-written histories, and of check_safe/compose.
 
-Histories are built by hand with `H`, a tiny builder that assigns `index` and
-`time` the way `HistoryWriter` does; nothing here starts a process.
+`H` builds histories the way the drivers and `HistoryWriter` write them
+(indexes in order, times in ms steps); every history starts with the run's
+`config` operation (limit 3, lock 1000 ms, tolerance 0). Each checker has a
+valid history and one history per anomaly kind, asserting the exact kind.
 """
 
 from __future__ import annotations
@@ -9,329 +11,420 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from harness.checkers import Result, batch_order, check_safe, compose, no_loss, verdict_word
+from harness.checkers import (Result, ack_results, batch_order, check_safe, compose, delivery_count,
+                              durable_state, exclusive, no_loss, no_redelivery, verdict_word)
 from harness.history.schema import Op
 
-T = "t"  # topic used by every hand-built history
+T = "t"
+MS = 1_000_000
+ALL = [(m.NAME, m.check) for m in (no_loss, delivery_count, batch_order, exclusive, no_redelivery, ack_results,
+                                   durable_state)]
 
 
 class H:
-    """History builder: each method appends ops and returns what a test needs to refer to them."""
-
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 3, lock_ms: int = 1000, version: str = "4.3", config: bool = True) -> None:
         self.ops: list[Op] = []
+        self.t = 0
+        if config:
+            self.add("harness", "ok", "config", {"schema_version": 1, "group": "g", "topics": [T],
+                                                 "model_profile": version, "delivery_count_limit": limit,
+                                                 "lock_duration_ms": lock_ms, "lock_tolerance_ms": 0,
+                                                 "settle_ms": 0})
 
-    def add(self, process: str, type_: str, f: str, value: Any = None) -> Op:
-        op = Op(len(self.ops), len(self.ops) * 1000, process, type_, f, value)
+    def add(self, process: str, type_: str, f: str, value: Any = None, dt_ms: int = 1) -> Op:
+        self.t += dt_ms * MS
+        op = Op(len(self.ops), self.t, process, type_, f, value)
         self.ops.append(op)
         return op
 
-    # produce -----------------------------------------------------------
-    def produce_invoke(self, rid: str, partition: int | None = None, topic: str = T) -> Op:
-        value = {"id": rid, "topic": topic}
-        if partition is not None:
-            value["partition"] = partition
-        return self.add("producer-0", "invoke", "produce", value)
+    def produce(self, rid: str, p: int, o: int) -> Op:
+        self.add("producer-0", "invoke", "produce", {"id": rid, "topic": T, "partition": p})
+        return self.add("producer-0", "ok", "produce", {"id": rid, "topic": T, "partition": p, "offset": o})
 
-    def produce_ok(self, rid: str, partition: int, offset: int, topic: str = T) -> Op:
-        return self.add("producer-0", "ok", "produce",
-                        {"id": rid, "topic": topic, "partition": partition, "offset": offset})
+    def poll(self, c: str, recs: list[tuple], dt_ms: int = 1) -> Op:
+        """recs: (id, partition, offset[, delivery count])."""
+        return self.add(c, "ok", "poll", {"records": [
+            {"id": r[0], "topic": T, "partition": r[1], "offset": r[2], "delivery_count": r[3] if len(r) > 3 else 1}
+            for r in recs]}, dt_ms)
 
-    def produce(self, rid: str, partition: int, offset: int, topic: str = T) -> Op:
-        self.produce_invoke(rid, partition, topic)
-        return self.produce_ok(rid, partition, offset, topic)
+    def ack(self, c: str, keys: list[tuple[int, int]], type_: str = "ACCEPT") -> Op:
+        return self.add(c, "ok", "acknowledge", {"records": [
+            {"topic": T, "partition": p, "offset": o, "type": type_} for p, o in keys]})
 
-    # consume -----------------------------------------------------------
-    def poll(self, process: str, records: list[tuple[str, int, int]], topic: str = T) -> Op:
-        """records: (id, partition, offset)."""
-        return self.add(process, "ok", "poll", {"records": [
-            {"id": rid, "topic": topic, "partition": p, "offset": o, "delivery_count": 1}
-            for rid, p, o in records]})
+    def commit(self, c: str, parts: dict[int, str | None], callback: bool = True,
+               offsets: dict[int, list[int]] | None = None) -> Op:
+        self.add(c, "invoke", "commit", {})
+        if callback:
+            for p, err in parts.items():
+                self.add(c, "ok", "callback", {"partitions": [{"topic": T, "partition": p,
+                                                               "offsets": (offsets or {}).get(p, [])}], "error": err})
+        return self.add(c, "ok", "commit", {"results": [{"topic": T, "partition": p, "error": e}
+                                                         for p, e in sorted(parts.items())]})
 
-    def ack(self, process: str, keys: list[tuple[int, int]], type_: str = "ACCEPT", topic: str = T) -> Op:
-        """keys: (partition, offset)."""
-        return self.add(process, "ok", "acknowledge", {"records": [
-            {"topic": topic, "partition": p, "offset": o, "type": type_} for p, o in keys]})
+    def consume(self, c: str, recs: list[tuple], ack: str = "ACCEPT", error: str | None = None) -> Op:
+        """poll, acknowledge all with `ack`, commit with a callback; returns the commit."""
+        self.poll(c, recs)
+        keys = [(r[1], r[2]) for r in recs]
+        self.ack(c, keys, ack)
+        offsets: dict[int, list[int]] = {}
+        for p, o in keys:
+            offsets.setdefault(p, []).append(o)
+        return self.commit(c, {p: error for p in offsets}, offsets=offsets)
 
-    def commit_invoke(self, process: str) -> Op:
-        return self.add(process, "invoke", "commit", {})
-
-    def commit_ok(self, process: str, partitions: dict[int, str | None], topic: str = T) -> Op:
-        """partitions: partition -> error (None for success)."""
-        return self.add(process, "ok", "commit", {"results": [
-            {"topic": topic, "partition": p, "error": e} for p, e in sorted(partitions.items())]})
-
-    def commit_info(self, process: str) -> Op:
-        return self.add(process, "info", "commit", {"error": "timed out"})
-
-    def commit_fail(self, process: str) -> Op:
-        return self.add(process, "fail", "commit", {"error": "coordinator not available"})
-
-    def consume(self, process: str, records: list[tuple[str, int, int]]) -> Op:
-        """poll, ACCEPT all, commit ok for every partition in the batch; returns the commit."""
-        self.poll(process, records)
-        self.ack(process, [(p, o) for _, p, o in records])
-        self.commit_invoke(process)
-        return self.commit_ok(process, {p: None for _, p, _ in records})
+    def read_start(self, starts: dict[int, int]) -> Op:
+        self.add("admin", "invoke", "share-offsets", {"group": "g"})
+        return self.add("admin", "ok", "share-offsets", {"group": "g", "partitions": [
+            {"topic": T, "partition": p, "start_offset": s} for p, s in sorted(starts.items())]})
 
 
 def kinds(result: Result) -> list[str]:
     return [a.kind for a in result.anomalies]
 
 
-# --------------------------------------------------------------------- valid
-
-
-def test_valid_history_passes_both_checkers_with_stats():
+def base() -> H:
+    """Two records on partition 0, one on partition 1, all consumed and accepted, start offsets read."""
     h = H()
     h.produce("a", 0, 0)
     h.produce("b", 0, 1)
     h.produce("c", 1, 0)
     h.consume("consumer-0", [("a", 0, 0), ("c", 1, 0), ("b", 0, 1)])
-    nl, bo = no_loss.check(h.ops), batch_order.check(h.ops)
-    assert nl.valid is True and nl.anomalies == ()
-    assert nl.stats == {"produced_ok": 3, "delivered": 3, "accepted": 3}
-    assert bo.valid is True and bo.anomalies == ()
-    assert bo.stats == {"batches": 1}
-    assert compose([nl, bo]) is True
-    assert verdict_word(compose([nl, bo])) == "PASS"
+    h.read_start({0: 2, 1: 1})
+    return h
 
 
-def test_failed_and_unknown_produces_are_not_required():
-    h = H()
+# ------------------------------------------------------------------ valid
+
+
+def test_valid_history_passes_every_checker_with_stats():
+    h = base()
+    results = {name: fn(h.ops) for name, fn in ALL}
+    assert {n: r.valid for n, r in results.items()} == {n: True for n, _ in ALL}, results
+    assert results["no-loss"].stats["produced_ok"] == 3
+    assert results["no-loss"].stats["accepted_or_rejected"] == 3
+    assert results["batch-order"].stats == {"batches": 1}
+    assert results["ack-results"].stats == {"acks": 3}
+    assert results["durable-state"].stats == {"start_offset_reads": 2}
+    assert all(r.allowances == {} for r in results.values())
+
+
+def test_empty_history_is_unknown_everywhere():
+    for name, fn in ALL:
+        r = fn([])
+        assert r.valid == "unknown" and "empty" in r.reason
+
+
+def test_unknown_event_type_is_unknown_everywhere():
+    h = base()
+    h.add("harness", "ok", "teleport", {})
+    for name, fn in ALL:
+        r = fn(h.ops)
+        assert r.valid == "unknown" and "teleport" in r.reason
+
+
+def test_history_without_config_is_unknown_for_limit_and_lock_checks():
+    h = H(config=False)
     h.produce("a", 0, 0)
-    h.produce_invoke("b", 0)
-    h.add("producer-0", "fail", "produce", {"id": "b", "topic": T, "error": "boom"})
-    h.produce_invoke("c", 0)
-    h.add("producer-0", "info", "produce", {"id": "c", "topic": T})
     h.consume("consumer-0", [("a", 0, 0)])
+    assert delivery_count.check(h.ops).valid == "unknown"
+    assert exclusive.check(h.ops).valid == "unknown"
     assert no_loss.check(h.ops).valid is True
 
 
-# ----------------------------------------------------------------- anomalies
+# ------------------------------------------------------------------ no-loss
 
 
-def test_lost_record_produced_ok_never_delivered():
-    h = H()
-    prod_a = h.produce("a", 0, 0)
-    h.produce("b", 0, 1)
-    h.consume("consumer-0", [("b", 0, 1)])
+def test_lost_record():
+    h = base()
+    h.produce("d", 1, 1)
     r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["lost"]
-    assert r.anomalies[0].evidence == (prod_a.index,)
-    assert r.anomalies[0].message.startswith("record a at ")
-    assert r.stats == {"produced_ok": 2, "delivered": 1, "accepted": 1}
+    assert r.valid is False and kinds(r) == ["lost"] and r.anomalies[0].evidence == (len(h.ops) - 1,)
 
 
 def test_not_accepted_when_commit_failed_for_the_partition():
     h = H()
     h.produce("a", 0, 0)
-    h.produce("b", 1, 0)
-    poll = h.poll("consumer-0", [("a", 0, 0), ("b", 1, 0)])
-    h.ack("consumer-0", [(0, 0), (1, 0)])
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: "INVALID_RECORD_STATE", 1: None})
-    r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["not-accepted"]
-    assert "(" + repr(T) + ", 0, 0)" in r.anomalies[0].message
-    assert poll.index in r.anomalies[0].evidence
-    assert r.stats["accepted"] == 1
-
-
-def test_not_accepted_when_commit_outcome_is_info():
-    h = H()
-    h.produce("a", 0, 0)
-    h.poll("consumer-0", [("a", 0, 0)])
-    h.ack("consumer-0", [(0, 0)])
-    h.commit_invoke("consumer-0")
-    h.commit_info("consumer-0")
-    # a later successful commit without new acks must not retroactively accept
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: None})
-    r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["not-accepted"]
-
-
-def test_not_accepted_when_commit_op_failed():
-    h = H()
-    h.produce("a", 0, 0)
-    h.poll("consumer-0", [("a", 0, 0)])
-    h.ack("consumer-0", [(0, 0)])
-    h.commit_invoke("consumer-0")
-    h.commit_fail("consumer-0")
+    h.consume("consumer-0", [("a", 0, 0)], error="INVALID_RECORD_STATE")
     assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
 
 
-@pytest.mark.parametrize("ack_type", ["RELEASE", "REJECT", "RENEW"])
-def test_only_accept_acks_count(ack_type):
+def test_released_record_not_accepted():
     h = H()
     h.produce("a", 0, 0)
-    h.poll("consumer-0", [("a", 0, 0)])
-    h.ack("consumer-0", [(0, 0)], ack_type)
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: None})
+    h.consume("consumer-0", [("a", 0, 0)], ack="RELEASE")
     assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
 
 
-def test_acks_not_committed_before_next_poll_are_dropped():
-    h = H()
+def test_rejected_and_archived_at_limit_count_as_finished():
+    h = H(limit=2)
     h.produce("a", 0, 0)
     h.produce("b", 0, 1)
-    h.poll("consumer-0", [("a", 0, 0)])
-    h.ack("consumer-0", [(0, 0)])
-    h.poll("consumer-0", [("b", 0, 1)])  # polled again before committing "a"
-    h.ack("consumer-0", [(0, 1)])
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: None})
+    h.consume("consumer-0", [("a", 0, 0)], ack="REJECT")
+    h.consume("consumer-0", [("b", 0, 1, 1)], ack="RELEASE")
+    h.consume("consumer-1", [("b", 0, 1, 2)], ack="RELEASE")  # released at the limit: archived
     r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["not-accepted"]
-    assert "record a " in r.anomalies[0].message
+    assert r.valid is True, r
+    assert r.stats["archived_at_limit"] == 1 and r.stats["accepted_or_rejected"] == 1
 
 
-def test_phantom_delivered_id_never_produced():
+def test_phantom_delivery():
+    h = base()
+    h.poll("consumer-1", [("zzz", 1, 5)])
+    assert "phantom" in kinds(no_loss.check(h.ops))
+
+
+def test_delivery_before_produce_ok_is_not_a_phantom():
     h = H()
-    h.produce("a", 0, 0)
-    poll = h.poll("consumer-0", [("a", 0, 0), ("ghost", 0, 7)])
-    h.ack("consumer-0", [(0, 0), (0, 7)])
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: None})
-    r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["phantom"]
-    assert r.anomalies[0].evidence == (poll.index,)
-    assert "ghost" in r.anomalies[0].message
-
-
-def test_record_produced_with_unknown_outcome_is_not_a_phantom():
-    h = H()
-    h.produce("a", 0, 0)
-    h.produce_invoke("b", 0)
-    h.add("producer-0", "info", "produce", {"id": "b", "topic": T})
-    h.consume("consumer-0", [("a", 0, 0), ("b", 0, 1)])
+    h.add("producer-0", "invoke", "produce", {"id": "a", "topic": T, "partition": 0})
+    h.consume("consumer-0", [("a", 0, 0)])
+    h.add("producer-0", "ok", "produce", {"id": "a", "topic": T, "partition": 0, "offset": 0})
     assert no_loss.check(h.ops).valid is True
 
 
-def test_phantom_without_any_acknowledged_produce_is_a_failure():
+def test_unknown_commit_outcome_is_unknown_unless_a_start_offset_read_settles_it():
     h = H()
-    h.produce_invoke("a", 0)
-    h.add("producer-0", "info", "produce", {"id": "a", "topic": T})
-    h.poll("consumer-0", [("ghost", 0, 0)])  # a definite violation: nobody ever produced "ghost"
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.add("consumer-0", "invoke", "commit", {})
+    h.add("consumer-0", "info", "commit", {"error": "timed out"})
     r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["phantom"]
+    assert r.valid == "unknown" and "unknown outcome" in r.reason
+    h.read_start({0: 1})
+    assert no_loss.check(h.ops).valid is True
 
 
-def test_batch_order_violation_within_one_poll():
+# ------------------------------------------------------------------ delivery-count
+
+
+def test_redelivery_counts_rise_by_one():
     h = H()
-    h.produce("a", 0, 3)
-    h.produce("b", 0, 5)
-    poll = h.poll("consumer-0", [("b", 0, 5), ("a", 0, 3)])
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0, 1)], ack="RELEASE")
+    h.consume("consumer-1", [("a", 0, 0, 2)])
+    assert delivery_count.check(h.ops).valid is True
+
+
+@pytest.mark.parametrize("counts, kind", [
+    ((0,), "count-invalid"), ((4,), "beyond-limit"), ((1, 3), "count-skipped"), ((1, 1), "count-regressed"),
+])
+def test_delivery_count_anomalies(counts, kind):
+    h = H(limit=3)
+    h.produce("a", 0, 0)
+    for i, n in enumerate(counts[:-1]):
+        h.consume(f"consumer-{i}", [("a", 0, 0, n)], ack="RELEASE")
+    h.consume("consumer-9", [("a", 0, 0, counts[-1])])
+    r = delivery_count.check(h.ops)
+    assert r.valid is False and kind in kinds(r), r
+
+
+def test_delivered_after_the_limit():
+    h = H(limit=2)
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0, 1)], ack="RELEASE")
+    h.consume("consumer-1", [("a", 0, 0, 2)], ack="RELEASE")
+    h.consume("consumer-0", [("a", 0, 0, 2)])
+    assert "delivered-after-limit" in kinds(delivery_count.check(h.ops))
+
+
+def test_count_skip_after_a_session_end_is_the_unobserved_acquisition_allowance():
+    h = H()
+    h.produce("a", 0, 0)
+    h.add("consumer-1", "invoke", "close", {})  # consumer-1 may have fetched "a" without handing it over
+    h.add("consumer-1", "ok", "close", {})
+    h.consume("consumer-0", [("a", 0, 0, 2)])
+    r = delivery_count.check(h.ops)
+    assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
+
+
+@pytest.mark.parametrize("version, valid", [("4.1", True), ("4.3", False)])
+def test_session_release_decrements_the_count_only_in_4_1(version, valid):
+    h = H(version=version)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.add("consumer-0", "invoke", "close", {})
+    h.add("consumer-0", "ok", "close", {})
+    h.consume("consumer-1", [("a", 0, 0, 1)])
+    assert delivery_count.check(h.ops).valid is valid
+
+
+def test_count_lag_after_a_leader_change_is_allowed_and_counted():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    fault = {"id": "f1", "fault": "leader", "targets": [1], "effects": ["leader-change"]}
+    h.add("nemesis", "invoke", "fault-start", fault)
+    h.add("nemesis", "ok", "fault-heal", fault)
+    h.consume("consumer-1", [("a", 0, 0, 1)])
+    assert delivery_count.check(h.ops).allowances == {"delivery-count-lag": 1}
+    assert exclusive.check(h.ops).allowances == {"acquired-lost-on-leader-change": 1}
+    assert delivery_count.check(h.ops).valid is True and exclusive.check(h.ops).valid is True
+
+
+# ------------------------------------------------------------------ batch-order
+
+
+def test_batch_order_violation_and_duplicate_offset():
+    h = base()
+    h.produce("d", 0, 2)
+    h.produce("e", 0, 3)
+    h.consume("consumer-0", [("e", 0, 3), ("d", 0, 2)])
     r = batch_order.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["batch-order"]
-    a = r.anomalies[0]
-    assert a.evidence == (poll.index,)
-    assert a.detail == {"topic": T, "partition": 0, "previous": 5, "offset": 3}
+    assert kinds(r) == ["batch-order"] and r.anomalies[0].detail["previous"] == 3
+    h2 = base()
+    h2.poll("consumer-1", [("a", 0, 0), ("a", 0, 0)])
+    assert kinds(batch_order.check(h2.ops)) == ["batch-order"]
 
 
-def test_batch_order_duplicate_offset_in_one_poll_is_a_violation():
+def test_batch_order_across_partitions_and_batches_is_fine():
     h = H()
-    h.poll("consumer-0", [("a", 0, 4), ("a", 0, 4)])
-    assert batch_order.check(h.ops).valid is False
-
-
-def test_batch_order_across_partitions_is_not_a_violation():
-    h = H()
-    h.poll("consumer-0", [("a", 0, 5), ("b", 1, 3), ("c", 0, 6), ("d", 1, 0)])
-    r = batch_order.check(h.ops)
-    # partition 1: 3 then 0 IS a violation; partition 0 vs 1 interleaving is not
-    assert kinds(r) == ["batch-order"]
-    assert r.anomalies[0].detail["partition"] == 1
-    h2 = H()
-    h2.poll("consumer-0", [("a", 0, 5), ("b", 1, 3), ("c", 0, 6), ("d", 1, 4)])
-    assert batch_order.check(h2.ops).valid is True
-
-
-def test_same_partition_number_of_different_topics_is_not_a_violation():
-    h = H()
-    h.add("consumer-0", "ok", "poll", {"records": [
-        {"id": "a", "topic": "x", "partition": 0, "offset": 5, "delivery_count": 1},
-        {"id": "b", "topic": "y", "partition": 0, "offset": 1, "delivery_count": 1}]})
+    for i in range(3):
+        h.produce(f"r{i}", 0, i)
+    h.consume("consumer-0", [("r1", 0, 1)], ack="RELEASE")
+    h.consume("consumer-0", [("r0", 0, 0), ("r2", 0, 2)])
+    h.consume("consumer-0", [("r1", 0, 1, 2)])
     assert batch_order.check(h.ops).valid is True
 
 
-def test_redelivery_in_later_poll_with_lower_offset_is_not_a_violation():
-    h = H()
-    h.produce("a", 0, 3)
-    h.produce("b", 0, 5)
-    h.poll("consumer-0", [("a", 0, 3), ("b", 0, 5)])
-    h.ack("consumer-0", [(0, 3)], "RELEASE")
-    h.ack("consumer-0", [(0, 5)])
-    h.commit_invoke("consumer-0")
-    h.commit_ok("consumer-0", {0: None})
-    h.consume("consumer-1", [("a", 0, 3)])  # redelivered, lower offset than the last one seen
-    bo = batch_order.check(h.ops)
-    assert bo.valid is True and bo.stats == {"batches": 2}
-    nl = no_loss.check(h.ops)
-    assert nl.valid is True
-    assert nl.stats == {"produced_ok": 2, "delivered": 2, "accepted": 2}
+# ------------------------------------------------------------------ exclusive-acquisition
 
 
-def test_commit_by_one_consumer_does_not_accept_records_polled_by_another():
+def test_acquired_while_locked():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.consume("consumer-1", [("a", 0, 0, 2)])
+    r = exclusive.check(h.ops)
+    assert kinds(r) == ["acquired-while-locked"] and r.anomalies[0].detail["owner"] == "consumer-0"
+
+
+def test_redelivery_after_lock_expiry_release_or_crash_is_fine():
+    for end in ("expire", "release", "crash"):
+        h = H(lock_ms=1000)
+        h.produce("a", 0, 0)
+        h.poll("consumer-0", [("a", 0, 0, 1)])
+        if end == "release":
+            h.ack("consumer-0", [(0, 0)], "RELEASE")
+            h.commit("consumer-0", {0: None}, offsets={0: [0]})
+        elif end == "crash":
+            h.add("harness", "info", "crash", {"process": "consumer-0"})
+        if end == "expire":
+            h.t += 2000 * MS
+        h.consume("consumer-1", [("a", 0, 0, 2)])
+        assert exclusive.check(h.ops).valid is True, end
+
+
+def test_ack_from_a_consumer_that_lost_the_record():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.t += 2000 * MS  # consumer-0's lock expires
+    h.poll("consumer-1", [("a", 0, 0, 2)])
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: None}, offsets={0: [0]})
+    assert kinds(exclusive.check(h.ops)) == ["ack-from-non-owner"]
+
+
+# ------------------------------------------------------------------ no-redelivery-after-ack
+
+
+@pytest.mark.parametrize("ack", ["ACCEPT", "REJECT"])
+def test_redelivered_after_ack(ack):
     h = H()
     h.produce("a", 0, 0)
-    h.produce("b", 0, 1)
-    h.poll("consumer-B", [("a", 0, 0)])
-    h.ack("consumer-B", [(0, 0)])
-    h.poll("consumer-A", [("b", 0, 1)])
-    h.ack("consumer-A", [(0, 1)])
-    h.commit_invoke("consumer-A")
-    h.commit_ok("consumer-A", {0: None})  # same share-partition, but A's commit
-    r = no_loss.check(h.ops)
-    assert r.valid is False
-    assert kinds(r) == ["not-accepted"]
-    assert "record a " in r.anomalies[0].message
-    assert set(no_loss.accepted_records(h.ops)) == {(T, 0, 1)}
+    commit = h.consume("consumer-0", [("a", 0, 0, 1)], ack=ack)
+    h.t += 5000 * MS
+    poll = h.poll("consumer-1", [("a", 0, 0, 2)])
+    r = no_redelivery.check(h.ops)
+    assert kinds(r) == ["redelivered-after-ack"] and poll.index in r.anomalies[0].evidence
 
 
-def test_accepted_records_maps_to_the_first_accepting_commit():
+def test_redelivery_after_an_admin_offset_reset_is_fine():
     h = H()
     h.produce("a", 0, 0)
-    commit = h.consume("consumer-0", [("a", 0, 0)])
-    h.consume("consumer-1", [("a", 0, 0)])
-    assert no_loss.accepted_records(h.ops) == {(T, 0, 0): commit.index}
+    h.consume("consumer-0", [("a", 0, 0, 1)])
+    h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T, "partitions": [{"partition": 0, "offset": 0}]})
+    h.consume("consumer-1", [("a", 0, 0, 1)])
+    assert no_redelivery.check(h.ops).valid is True and delivery_count.check(h.ops).valid is True
 
 
-# --------------------------------------------------------- empty and unknown
-
-
-def test_empty_history_is_unknown_for_both():
-    for checker in (no_loss.check, batch_order.check):
-        r = checker([])
-        assert r.valid == "unknown" and r.valid is not True
-        assert r.reason
-    assert compose([no_loss.check([]), batch_order.check([])]) == "unknown"
-
-
-def test_only_produces_no_polls_batch_order_unknown_no_loss_false():
+def test_redelivery_after_a_failed_or_unknown_ack_is_fine():
     h = H()
     h.produce("a", 0, 0)
-    assert batch_order.check(h.ops).valid == "unknown"
-    assert no_loss.check(h.ops).valid is False
+    h.consume("consumer-0", [("a", 0, 0, 1)], error="INVALID_RECORD_STATE")
+    h.t += 5000 * MS
+    h.consume("consumer-1", [("a", 0, 0, 2)])
+    assert no_redelivery.check(h.ops).valid is True
 
 
-def test_only_empty_polls_is_unknown_for_batch_order():
+# ------------------------------------------------------------------ ack-results
+
+
+def test_ack_result_missing():
     h = H()
-    h.poll("consumer-0", [])
-    h.poll("consumer-1", [])
-    assert batch_order.check(h.ops).valid == "unknown"
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    ack = h.ack("consumer-0", [(0, 0)])
+    r = ack_results.check(h.ops)
+    assert kinds(r) == ["ack-result-missing"] and r.anomalies[0].evidence == (ack.index,)
+
+
+def test_commit_result_without_callback_is_a_result():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: None}, callback=False)
+    assert ack_results.check(h.ops).valid is True and no_loss.check(h.ops).valid is True
+
+
+def test_ack_result_duplicate_and_unsolicited():
+    h = base()
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 1, "offsets": [0]}], "error": None})
+    assert "ack-result-duplicate" in kinds(ack_results.check(h.ops))
+    h2 = base()
+    h2.produce("d", 1, 1)
+    h2.add("consumer-1", "ok", "callback", {"partitions": [{"topic": T, "partition": 1, "offsets": [1]}], "error": None})
+    assert "ack-result-unsolicited" in kinds(ack_results.check(h2.ops))
+
+
+def test_ack_lost_with_a_killed_consumer_is_an_allowance():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.add("harness", "info", "crash", {"process": "consumer-0"})
+    h.consume("consumer-1", [("a", 0, 0, 2)])
+    r = ack_results.check(h.ops)
+    assert r.valid is True and r.allowances == {"ack-lost-with-consumer": 1}
+
+
+# ------------------------------------------------------------------ durable-state
+
+
+def test_durable_state_behind():
+    h = base()
+    h.read_start({0: 1, 1: 1})
+    r = durable_state.check(h.ops)
+    assert kinds(r) == ["durable-state-behind"] and r.anomalies[0].detail == {"start": 1, "expected_at_least": 2}
+
+
+def test_durable_state_ahead():
+    h = base()
+    h.produce("d", 1, 1)
+    h.read_start({0: 2, 1: 2})
+    assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
+
+
+def test_durable_state_unknown_without_a_read():
+    h = H()
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0)])
+    r = durable_state.check(h.ops)
+    assert r.valid == "unknown" and "no read of durable state" in r.reason
+
+
+# ------------------------------------------------------------------ check_safe / compose
 
 
 def test_crashing_checker_is_unknown_through_check_safe():
@@ -347,10 +440,10 @@ def test_crashing_checker_is_unknown_through_check_safe():
 def test_checker_crashing_on_malformed_op_is_unknown():
     h = H()
     h.produce("a", 0, 0)
-    h.add("consumer-0", "ok", "poll", None)  # value missing: both checkers hit a TypeError
-    for name, fn in (("no-loss", no_loss.check), ("batch-order", batch_order.check)):
+    h.ops.append(Op(len(h.ops), 10**9, "consumer-0", "ok", "poll", {"records": [{"topic": T}]}))  # no offset
+    for name, fn in ALL:
         r = check_safe(name, fn, h.ops)
-        assert r.valid == "unknown" and r.checker == name
+        assert r.valid == "unknown" and r.checker == name and "crashed" in r.reason
 
 
 def test_check_safe_rejects_invalid_verdict():
@@ -390,88 +483,3 @@ def test_verdict_words():
     assert [verdict_word(v) for v in (True, False, "unknown")] == ["PASS", "FAIL", "UNKNOWN"]
 
 
-# ------------------------------------------------------------------ property
-
-
-@st.composite
-def valid_histories(draw):
-    """Random produces on random partitions, consumed in batches by random consumers.
-
-    Each record is delivered exactly once; within a batch offsets of a partition increase.
-    Returns (ops, commit_indexes, batch_keys) where batch_keys[i] are the keys committed
-    by the commit at commit_indexes[i].
-    """
-    n = draw(st.integers(1, 30))
-    parts = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    next_offset: dict[int, int] = {}
-    records = []
-    for i, p in enumerate(parts):
-        o = next_offset.get(p, 0)
-        next_offset[p] = o + draw(st.integers(1, 3))  # offsets may have gaps
-        records.append((f"r{i}", p, o))
-    # split the records (shuffled) into batches; sort each batch by offset within partition
-    order = draw(st.permutations(range(n)))
-    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=n))) | {n}) if n > 1 else [1]
-    batches, start = [], 0
-    for c in cuts:
-        if c > start:
-            chosen = [records[i] for i in order[start:c]]
-            # keep partitions interleaved in drawn order, but each partition's offsets increasing
-            by_part: dict[int, list] = {}
-            for rec in chosen:
-                by_part.setdefault(rec[1], []).append(rec)
-            for lst in by_part.values():
-                lst.sort(key=lambda r: r[2])
-            iters = {p: iter(lst) for p, lst in by_part.items()}
-            batches.append([next(iters[rec[1]]) for rec in chosen])
-            start = c
-    consumers = [f"consumer-{draw(st.integers(0, 2))}" for _ in batches]
-    # per-consumer op sequences, then a random interleaving preserving per-consumer order
-    seqs: dict[str, list[tuple]] = {}
-    for b, (proc, batch) in enumerate(zip(consumers, batches)):
-        seqs.setdefault(proc, []).extend([("poll", proc, batch, b), ("ack", proc, batch, b),
-                                          ("cinv", proc, batch, b), ("cok", proc, batch, b)])
-    h = H()
-    for rid, p, o in records:
-        h.produce(rid, p, o)
-    commit_of_batch: dict[int, int] = {}
-    pos = {proc: 0 for proc in seqs}
-    while any(pos[p] < len(seqs[p]) for p in seqs):
-        live = sorted(p for p in seqs if pos[p] < len(seqs[p]))
-        proc = draw(st.sampled_from(live))
-        kind, _, batch, b = seqs[proc][pos[proc]]
-        pos[proc] += 1
-        if kind == "poll":
-            h.poll(proc, batch)
-        elif kind == "ack":
-            h.ack(proc, [(p, o) for _, p, o in batch])
-        elif kind == "cinv":
-            h.commit_invoke(proc)
-        else:
-            commit_of_batch[b] = h.commit_ok(proc, {p: None for _, p, _ in batch}).index
-    batch_keys = {b: {(T, p, o) for _, p, o in batches[b]} for b in commit_of_batch}
-    return h.ops, commit_of_batch, batch_keys
-
-
-def _reindex(ops: list[Op]) -> list[Op]:
-    return [Op(i, op.time, op.process, op.type, op.f, op.value) for i, op in enumerate(ops)]
-
-
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=valid_histories(), st_pick=st.data())
-def test_property_valid_histories_pass_and_a_missing_commit_fails(data, st_pick):
-    ops, commit_of_batch, batch_keys = data
-    nl, bo = no_loss.check(ops), batch_order.check(ops)
-    assert nl.valid is True, nl.anomalies
-    assert bo.valid is True, bo.anomalies
-    assert nl.stats["produced_ok"] == nl.stats["delivered"] == nl.stats["accepted"]
-    assert bo.stats["batches"] == len(commit_of_batch)
-
-    b = st_pick.draw(st.sampled_from(sorted(commit_of_batch)), label="batch whose commit is deleted")
-    dropped = commit_of_batch[b]
-    broken = _reindex([op for op in ops if op.index != dropped])
-    r = no_loss.check(broken)
-    assert r.valid is False
-    assert {a.kind for a in r.anomalies} == {"not-accepted"}
-    assert r.stats["accepted"] == nl.stats["accepted"] - len(batch_keys[b])
-    assert batch_order.check(broken).valid is True  # order is unaffected by commits

@@ -92,6 +92,8 @@ class _Replay:
         self.pending_ids: set[str] = set()  # produces invoked without an ok yet
         self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack
         self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
+        #: finished records' acks, for the process's current and previous commit round
+        self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
         self.last_session_event = -1
         self.windows: list[list] = []  # [start, end, partitions or None, id]
@@ -145,8 +147,10 @@ class _Replay:
                 self.archived[tp].add(w)
                 self.n["archived"] += 1
             del recs[w]
-            for acks in self.acks.values():
-                acks.pop((tp[0], tp[1], w), None)
+            for process, acks in self.acks.items():
+                a = acks.pop((tp[0], tp[1], w), None)
+                if a is not None:  # kept a little longer, to catch a late duplicate result
+                    self.retired[process][0][(tp[0], tp[1], w)] = a
             w += 1
         self.watermark[tp] = w
 
@@ -311,7 +315,7 @@ class _Replay:
             return
         if a.type in ("ACCEPT", "REJECT"):
             if rec.status < ACCEPTED:
-                if rec.owner is not None and rec.owner != process and rec.last_index > a.index:
+                if rec.owner is not None and rec.owner != process and rec.last_index < a.index:
                     tp = (key[0], key[1])
                     if self.disrupted(rec.acq_time, time, tp):
                         self.allow("exclusive-acquisition", "acquired-lost-on-leader-change")
@@ -332,6 +336,9 @@ class _Replay:
         key = (tp[0], tp[1], offset)
         a = self.acks[process].get(key)
         if a is None:
+            recent, older = self.retired[process]
+            a = recent.get(key) or older.get(key)
+        if a is None:
             if offset >= self.watermark[tp]:
                 self.anomaly("ack-results", "ack-result-unsolicited",
                              f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never acknowledged",
@@ -341,6 +348,7 @@ class _Replay:
 
     def commit(self, index, time, process, type_, topic, partition, error) -> None:
         if type_ == "invoke":
+            self.retired[process] = ({}, self.retired[process][0])
             return
         pending = self.unresolved[process]
         if type_ == "ok":
