@@ -94,6 +94,7 @@ class _Replay:
         self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
         #: finished records' acks, for the process's current and previous commit round
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
+        self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
         self.last_session_event = -1
         self.windows: list[list] = []  # [start, end, partitions or None, id]
@@ -347,10 +348,18 @@ class _Replay:
         self.resolve(process, key, a, error is None, index, time, "callback")
 
     def commit(self, index, time, process, type_, topic, partition, error) -> None:
+        pending = self.unresolved[process]
         if type_ == "invoke":
             self.retired[process] = ({}, self.retired[process][0])
+            # acks the previous commit carried must have their result by now
+            for key, a in self.commit_scope.get(process, ()):
+                if pending.get(key) is a:
+                    del pending[key]
+                    self.anomaly("ack-results", "ack-result-missing",
+                                 f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from the commit "
+                                 f"that carried it", (a.index, index), process=process)
+            self.commit_scope[process] = list(pending.items())
             return
-        pending = self.unresolved[process]
         if type_ == "ok":
             if topic is None:
                 return

@@ -93,6 +93,9 @@ def simulate(cfg: SimConfig, sink: Callable[[Op], None] | None = None) -> list[O
             break
         consumer = rng.choice(consumers)
         if not draining and rng.random() < cfg.p_crash:
+            if rng.random() < 0.5:  # it had fetched records the application never saw
+                for sp in parts:
+                    sp.acquire(consumer, state["t"], rng.randint(1, 3))
             emit("harness", "info", "crash", {"process": consumer})
             for sp in parts:
                 sp.release_session(consumer, state["t"])
