@@ -20,6 +20,7 @@ crash) of its owner, or an allowance.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -95,8 +96,10 @@ class _Replay:
         #: finished records' acks, for the process's current and previous commit round
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
+        self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
         self.last_session_event = -1
+        self.session_events: list[int] = []  # times of session ends and client errors (in order)
         self.windows: list[list] = []  # [start, end, partitions or None, id]
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
@@ -359,7 +362,9 @@ class _Replay:
                                  f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from the commit "
                                  f"that carried it", (a.index, index), process=process)
             self.commit_scope[process] = list(pending.items())
+            self.commit_done[process] = False
             return
+        self.commit_done[process] = True
         if type_ == "ok":
             if topic is None:
                 return
@@ -376,13 +381,13 @@ class _Replay:
         v = json.loads(value) if value else {}
         if f == "close" and type_ == "invoke":
             self.session_end[process] = time
-            self.last_session_event = time
+            self.session_event(time)
         elif f == "close" and type_ == "info":
             self.crashed(process, time)
         elif f == "crash":
             self.crashed(v.get("process", ""), time)
         elif f == "error":
-            self.last_session_event = time
+            self.session_event(time)
         elif f == "fault-start" and type_ in ("invoke", "ok"):
             if set(v.get("effects") or ()) & set(DISRUPTING):
                 parts = v.get("partitions")
@@ -406,12 +411,32 @@ class _Replay:
             self.watermark[tp] = min(self.watermark[tp], offset)
             self.n["offset-resets"] += 1
 
+    def could_be_archived(self, rec: Rec, by: int) -> bool:
+        """Delivered at the limit, or enough sessions ended between its last delivery and `by` to have
+        taken the remaining acquisitions unseen."""
+        if rec.count >= self.limit:
+            return True
+        since = rec.acq_time if rec.count else 0
+        events = bisect.bisect_left(self.session_events, by) - bisect.bisect_left(self.session_events, since)
+        return events >= self.limit - rec.count
+
+    def session_event(self, time: int) -> None:
+        self.last_session_event = time
+        if len(self.session_events) < 100_000:
+            self.session_events.append(time)
+
     def crashed(self, process: str, time: int) -> None:
         self.session_end[process] = time
-        self.last_session_event = time
+        self.session_event(time)
+        returned = {id(a) for _, a in self.commit_scope.get(process, ())} if self.commit_done.get(process) else set()
         for key, a in list(self.unresolved[process].items()):
-            self.allow("ack-results", "ack-lost-with-consumer")
             self.unresolved[process].pop(key)
+            if id(a) in returned:  # its commit had returned without a result for it: not the crash's doing
+                self.anomaly("ack-results", "ack-result-missing",
+                             f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from the commit "
+                             f"that carried it", (a.index,), process=process)
+            else:
+                self.allow("ack-results", "ack-lost-with-consumer")
             if a.type in ("ACCEPT", "REJECT") and a.rec.status == OPEN:
                 a.rec.status = MAYBE
 
@@ -419,7 +444,7 @@ class _Replay:
         if tp[0] is None:
             return
         self.durable_reads += 1
-        self.final_start[tp] = (start, index)
+        self.final_start[tp] = (start, time)
         floor = self.offset_reads.get(process, {}).get(tp, 0)
         if start < floor:
             self.anomaly("durable-state", "durable-state-behind",
@@ -427,8 +452,8 @@ class _Replay:
                          f"{floor} had a successfully committed ACCEPT or REJECT before the read", (index,),
                          start=start, expected_at_least=floor)
         for o, rec in self.recs[tp].items():
-            if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.count < self.limit - 1 \
-                    and rec.status < ACCEPTED:
+            if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.status < ACCEPTED \
+                    and not self.could_be_archived(rec, time):
                 self.anomaly("durable-state", "durable-state-ahead",
                              f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, past record {o} which "
                              f"was never acknowledged and is below the delivery limit (delivered {rec.count} times)",
@@ -441,7 +466,7 @@ class _Replay:
         unresolved_maybe = 0
         accepted = archived = 0
         for tp, recs in self.recs.items():
-            start, read_index = self.final_start.get(tp, (0, -1))
+            start, read_time = self.final_start.get(tp, (0, -1))
             for o, rec in sorted(recs.items()):
                 if rec.produce_index < 0:
                     continue
@@ -452,6 +477,9 @@ class _Replay:
                     archived += 1  # delivered at the limit and never accepted: archived by the broker
                 elif o < start and rec.ack_seen:
                     n["resolved-by-durable-state"] += 1
+                elif o < start and self.could_be_archived(rec, read_time):
+                    archived += 1  # terminal per the broker; archived after acquisitions the history never saw
+                    self.allow("no-loss", "unobserved-acquisition")
                 elif rec.status == MAYBE:
                     unresolved_maybe += 1
                 elif rec.count == 0:

@@ -182,7 +182,8 @@ def _ack_and_commit(emit, parts, consumer, got, state, rng, cfg, draining, tick)
 def _leader_change(emit, parts, now, rng, cfg) -> None:
     """A share-partition leader change: Acquired records are Available again with their persisted count."""
     p = rng.randrange(len(parts))
-    fault = {"id": f"leader-{now}", "fault": "leader", "targets": [], "effects": ["leader-change"],
+    _leader_change.n = getattr(_leader_change, "n", 0) + 1
+    fault = {"id": f"leader-{now}-{_leader_change.n}", "fault": "leader", "targets": [], "effects": ["leader-change"],
              "topic": cfg.topic, "partitions": [p]}
     emit("nemesis", "invoke", "fault-start", fault)
     sp = parts[p]
