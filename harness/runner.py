@@ -22,19 +22,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import Result, check_safe, compose, verdict_word
-from harness.checkers import batch_order, no_loss
-from harness.cluster.admin import create_topic, set_group_configs
+from harness.checkers import (Result, ack_results, batch_order, check_safe, compose, delivery_count, durable_state,
+                              exclusive, no_loss, no_redelivery, verdict_word)
+from harness.cluster.admin import create_topic, limits_in_force, set_group_configs
 from harness.cluster.base import Cluster
 from harness.clients.driver import ConsumerDriver
 from harness.clients.logging import LOGGER
 from harness.clients.producer import HistoryProducer
+from harness.history.events import EventTable
+from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
 from harness.spec import RunSpec
 from harness.wait import WaitTimeout, wait_until
 
-CHECKERS = {"no-loss": no_loss.check, "batch-order": batch_order.check}
+CHECKERS = {m.NAME: m.check for m in (no_loss, delivery_count, batch_order, exclusive, no_redelivery, ack_results,
+                                      durable_state)}
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,13 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             cluster.start()
         topic = f"ksh-{spec.name}-s{spec.seed}-{uuid.uuid4().hex[:6]}"  # fresh per run, also on a shared cluster
         group = f"{topic}-group"
-        _setup(cluster, spec, topic, group)
+        _setup(cluster, spec, topic, group, history)
         drivers = _start_consumers(cluster, spec, topic, group, history, run_dir)
         _produce(cluster, spec, topic, history)
         _drain(spec, history, drivers)
+        for driver in drivers:
+            driver.close()
+        _read_durable_state(cluster, spec, group, history)
     finally:
         for driver in drivers:
             driver.close()
@@ -98,7 +104,9 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         history.close()
         LOGGER.removeHandler(client_log)
         client_log.close()
-    results = tuple(check_safe(name, fn, history.ops()) for name, fn in CHECKERS.items())
+    events = EventTable.from_ops(history.ops())
+    events.write_parquet(run_dir / "history.parquet")
+    results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
     outcome = RunOutcome(spec, compose(results), results, run_dir)
     write_json(run_dir / "verdict.json", {"valid": outcome.valid, "verdict": verdict_word(outcome.valid),
                                           "results": [r.to_json() for r in results], "seed": spec.seed,
@@ -107,7 +115,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     return outcome
 
 
-def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str) -> None:
+def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> None:
     from harness.cluster.inspect import ClusterInspector
     inspector = ClusterInspector(cluster.bootstrap_servers)
     rf = min(spec.replication_factor, len(cluster.broker_ids))
@@ -115,6 +123,12 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str) -> None:
                  {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
     wait_until(lambda: inspector.all_led(topic, min_isr=rf), timeout=60, what=f"{topic} partitions to have leaders")
     set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest", **spec.group_configs})
+    limits = limits_in_force(inspector.admin, group, cluster.broker_ids[0])
+    version = _version(cluster, spec)
+    history.append("harness", "ok", "config", {
+        "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
+        "model_profile": ".".join(version.split(".")[:2]), "auto_offset_reset": "earliest",
+        "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
 
 
 def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,
@@ -145,6 +159,20 @@ def _produce(cluster: Cluster, spec: RunSpec, topic: str, history: HistoryWriter
     outstanding = producer.flush(60)
     if outstanding:
         history.append("harness", "info", "produce-flush", {"outstanding": outstanding})
+
+
+def _version(cluster: Cluster, spec: RunSpec) -> str:
+    """The Kafka version under test: the cluster's, or for an external cluster the one the spec names."""
+    return cluster.version if cluster.version[:1].isdigit() else spec.kafka_version
+
+
+def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: HistoryWriter) -> None:
+    """After the consumers closed: the group's start offsets, for the durable-state checker."""
+    from harness.cluster.share_offsets import read_share_offsets
+    from harness.kafka.jars import resolve
+    from harness.paths import cache_dir
+    dist = resolve(_version(cluster, spec), cache_dir(), spec.kafka_home)
+    read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
 
 
 def _drain(spec: RunSpec, history: HistoryWriter, drivers: list[ConsumerDriver]) -> None:

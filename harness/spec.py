@@ -48,6 +48,9 @@ class RunSpec:
     max_poll_records: int = 20
     drain_timeout: float = 90.0
     group_configs: dict[str, str] = field(default_factory=dict)
+    # checking
+    lock_tolerance_ms: int = 2000  # how early before its deadline a lock may end unseen (client-side prefetch)
+    settle_ms: int = 10000  # how long after a fault heals its allowances still apply
 
     def validate(self) -> "RunSpec":
         """Reject invalid values with a one-line error naming the valid range."""
@@ -60,6 +63,8 @@ class RunSpec:
         for name in ("brokers", "topic_partitions", "consumers", "records", "max_poll_records"):
             if getattr(self, name) < 1:
                 raise HarnessError(f"invalid {name.replace('_', '-')} {getattr(self, name)}: use 1 or more")
+        if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
+            raise HarnessError("invalid lock-tolerance-ms/settle-ms: use 0 or more milliseconds")
         if self.controllers < 0:
             raise HarnessError(f"invalid controllers {self.controllers}: use 0 (combined) or more")
         if self.produce_rate <= 0:

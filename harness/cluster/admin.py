@@ -35,3 +35,25 @@ def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str]
     resource = ConfigResource(ResourceType.GROUP, group_id, incremental_configs=entries)
     for future in admin.incremental_alter_configs([resource], request_timeout=timeout).values():
         future.result()
+
+
+#: (history config key, broker config, group config) for the limits the model needs.
+LIMITS = (("delivery_count_limit", "group.share.delivery.count.limit", "share.delivery.count.limit"),
+          ("lock_duration_ms", "group.share.record.lock.duration.ms", "share.record.lock.duration.ms"),
+          ("max_record_locks", "group.share.partition.max.record.locks", "share.partition.max.record.locks"))
+
+
+def limits_in_force(admin: AdminClient, group_id: str, broker_id: int, timeout: float = 30.0) -> dict[str, int]:
+    """The share-group limits the broker applies to `group_id`: its group config where set, else the broker's."""
+    def describe(rtype, name) -> dict[str, str]:
+        (future,) = admin.describe_configs([ConfigResource(rtype, name)], request_timeout=timeout).values()
+        return {k: e.value for k, e in future.result().items() if e.value is not None}
+
+    broker = describe(ResourceType.BROKER, str(broker_id))
+    group = describe(ResourceType.GROUP, group_id)
+    limits = {}
+    for key, broker_name, group_name in LIMITS:
+        value = group.get(group_name) or broker.get(broker_name)
+        if value is not None:
+            limits[key] = int(value)
+    return limits
