@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
     run.add_argument("--records", type=_positive_int, default=None)
     run.add_argument("--base-port", type=_positive_int, default=None)
-    check = sub.add_parser("check", help="check a stored history.jsonl again")
+    check = sub.add_parser("check", help="check a run directory or history file (.jsonl or .parquet) again")
     check.add_argument("history", type=Path)
+    check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
     setup.add_argument("--kafka-version", action="append", default=None)
     return parser
@@ -89,14 +90,39 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 (every property holds), 1 (a violation), 2 (unknown, or bad input)."""
     from harness.checkers import check_safe, compose, verdict_word
-    from harness.history.store import read_history
+    from harness.history.events import load_history
     from harness.runner import CHECKERS
-    ops = read_history(args.history)
-    results = [check_safe(name, fn, ops) for name, fn in CHECKERS.items()]
+    events = load_history(args.history)
+    results = [check_safe(name, fn, events) for name, fn in CHECKERS.items()]
     valid = compose(results)
-    print(json.dumps({"verdict": verdict_word(valid), "results": [r.to_json() for r in results]}, indent=2))
-    return {True: 0, False: 1}.get(valid, 3)
+    if args.json:
+        print(json.dumps({"verdict": verdict_word(valid), "results": [r.to_json() for r in results]}, indent=2))
+    else:
+        print(results_table(results, valid, len(events)))
+    return {True: 0, False: 1}.get(valid, 2)
+
+
+def results_table(results, valid, events: int) -> str:
+    """property | verdict | anomalies | allowances used, then the first anomalies and unknown reasons."""
+    from harness.checkers import verdict_word
+    rows = [("property", "verdict", "anomalies", "allowances used")]
+    for r in results:
+        allowances = ", ".join(f"{k}={v}" for k, v in sorted(r.allowances.items())) or "-"
+        rows.append((r.checker, verdict_word(r.valid), str(len(r.anomalies)), allowances))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    lines.insert(1, "-" * max(len(line) for line in lines))
+    for r in results:
+        if r.reason:
+            lines.append(f"{r.checker}: {verdict_word(r.valid)}: {r.reason}")
+        for a in r.anomalies[:5]:
+            lines.append(f"{r.checker}: {a.kind}: {a.message} (ops {', '.join(map(str, a.evidence))})")
+        if len(r.anomalies) > 5:
+            lines.append(f"{r.checker}: ... {len(r.anomalies) - 5} more (use --json)")
+    lines.append(f"verdict: {verdict_word(valid)} ({events} events)")
+    return "\n".join(lines)
 
 
 def cmd_setup(args: argparse.Namespace) -> int:

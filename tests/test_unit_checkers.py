@@ -483,3 +483,60 @@ def test_verdict_words():
     assert [verdict_word(v) for v in (True, False, "unknown")] == ["PASS", "FAIL", "UNKNOWN"]
 
 
+
+
+# ------------------------------------------------------------------ share-harness check
+
+
+def _write_jsonl(path, ops):
+    import json
+    path.write_text("".join(json.dumps(op.to_json()) + "\n" for op in ops))
+    return path
+
+
+def _check(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "harness.cli", "check", *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_cli_check_table_and_exit_codes(tmp_path):
+    good = _write_jsonl(tmp_path / "good.jsonl", base().ops)
+    proc = _check(good)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0].split()[:4] == ["property", "verdict", "anomalies", "allowances"]
+    assert "no-loss" in proc.stdout and "verdict: PASS" in proc.stdout
+    h = base()
+    h.produce("d", 1, 1)
+    proc = _check(_write_jsonl(tmp_path / "lost.jsonl", h.ops))
+    assert proc.returncode == 1 and "no-loss: lost:" in proc.stdout
+    h = H()
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0)])  # no start-offset read: durable-state is unknown
+    proc = _check(_write_jsonl(tmp_path / "unknown.jsonl", h.ops))
+    assert proc.returncode == 2 and "verdict: UNKNOWN" in proc.stdout
+
+
+def test_cli_check_reads_parquet_and_run_directories(tmp_path):
+    from harness.history.events import EventTable
+    run = tmp_path / "run"
+    run.mkdir()
+    EventTable.from_ops(base().ops).write_parquet(run / "history.parquet")
+    assert _check(run).returncode == 0
+    assert _check(run / "history.parquet").returncode == 0
+
+
+def test_cli_check_malformed_history_names_line_and_field(tmp_path):
+    lines = [op.to_json() for op in base().ops]
+    lines[7]["value"]["records"][1].pop("offset")
+    import json
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    proc = _check(bad)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert "line 8" in proc.stderr and "value.records[1].offset" in proc.stderr
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    proc = _check(tmp_path / "junk.parquet")
+    assert proc.returncode == 2 and "unreadable Parquet history" in proc.stderr
