@@ -150,7 +150,14 @@ def deliveries(ops):
 
 
 def mutate_drop_delivery(ops, pick):
-    """The only delivery of some record, and everything its consumer did with it, vanish."""
+    """The only delivery of some record, and everything its consumer did with it, vanish.
+
+    Only where no session ended: otherwise acquisitions the history never saw may have archived the
+    record (allowance unobserved-acquisition), and "never delivered" is not provably a loss.
+    """
+    read = next(i for i, op in enumerate(ops) if op.f == "share-offsets")
+    if any(op.f in ("crash", "close") for op in ops[:read]):
+        return None
     counts: dict = {}
     for _, _, r in deliveries(ops):
         counts[(r["partition"], r["offset"])] = counts.get((r["partition"], r["offset"]), 0) + 1
@@ -292,7 +299,7 @@ def test_one_mutation_fails_with_the_matching_anomaly(cfg, mutation, data):
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_every_mutation_applies_to_a_typical_history(mutation):
     """Guards the property above against vacuity: each mutation really fires on a normal history."""
-    cfg = SimConfig(seed=7, records=60, partitions=2, consumers=2, max_poll=6)
+    cfg = SimConfig(seed=7, records=60, partitions=2, consumers=2, max_poll=6, p_close=0.0, p_crash=0.0)
     ops = simulate(cfg)
     first = lambda seq: seq[len(seq) // 2]  # noqa: E731
     mutated = {
