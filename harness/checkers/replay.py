@@ -159,10 +159,11 @@ class _Replay:
         self.watermark[tp] = w
 
     # -- events ------------------------------------------------------------------
-    def run(self, table: EventTable) -> Observation:
+    def run(self, rows) -> Observation:
+        """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
         last_batch, batch_last = -1, {}
         for (index, time, process, type_, f, topic, partition, offset, rid, dc, ack, error, member,
-             value) in table.rows():
+             value) in rows:
             if f == "poll":
                 if type_ != "ok" or topic is None:
                     continue
@@ -545,9 +546,31 @@ def replay(history: "EventTable | Sequence[Op]") -> Observation:
         obs.unknown["*"] = "the history is empty"
     else:
         config = _config(table)
-        obs = _Replay(config).run(table)
+        obs = _Replay(config).run(table.rows())
     _cache = (len(history), history, obs)
     return obs
+
+
+def replay_parquet(path, batch_rows: int = 262_144) -> Observation:
+    """Replay a Parquet history batch by batch: memory follows the records in flight, not the file size."""
+    import itertools
+
+    import pyarrow.parquet as pq
+    from harness.history.events import COLUMNS
+    handle = pq.ParquetFile(path)
+
+    def rows():
+        for batch in handle.iter_batches(batch_size=batch_rows, columns=list(COLUMNS)):
+            yield from EventTable.from_arrow(batch).rows()
+
+    stream = rows()
+    head = list(itertools.islice(stream, 1000))
+    if not head:
+        obs = Observation()
+        obs.unknown["*"] = "the history is empty"
+        return obs
+    config = _config(EventTable({c: [r[i] for r in head] for i, c in enumerate(COLUMNS)}))
+    return _Replay(config).run(itertools.chain(head, stream))
 
 
 def _config(table: EventTable) -> dict[str, Any]:

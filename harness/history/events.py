@@ -79,7 +79,8 @@ class EventTable:
     @staticmethod
     def from_arrow(table) -> "EventTable":
         import pyarrow.compute as pc
-        missing = [c for c in COLUMNS if c not in table.column_names]
+        names = table.schema.names
+        missing = [c for c in COLUMNS if c not in names]
         if missing:
             raise HarnessError(f"not a share-harness event table: column {missing[0]!r} is missing")
         columns: dict[str, list[Any]] = {}
@@ -89,7 +90,7 @@ class EventTable:
                 columns[c] = pc.fill_null(col, NULL).to_numpy().tolist()
             else:
                 columns[c] = _strings(col)
-        version = int((table.schema.metadata or {}).get(b"ksh.schema_version", b"0"))
+        version = int((table.schema.metadata or {}).get(b"ksh.schema_version", b"1"))
         return EventTable(columns, version)
 
     @staticmethod

@@ -1,0 +1,89 @@
+"""In-process checker throughput on a synthetic history generated from the reference model.
+
+    python benchmarks/checkers_throughput.py [--events 5000000] [--seed 1]
+
+1. generates a history of at least `--events` event rows by driving the model
+   (`harness.model.simulate`, 8 partitions, 8 consumers, releases, rejects,
+   lock expiries, closes, crashes), written to Parquet (cached per size/seed);
+2. in a fresh process, replays it through all seven checkers, streaming the
+   Parquet file batch by batch, and reports events/s and peak RSS;
+3. does the same for a history a fifth of the size, so the memory figure can
+   be compared: memory should follow the records in flight, not the length.
+Target (issue 3): >= 300,000 events/s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TARGET = 300_000
+
+
+def generate(events: int, seed: int, out: Path) -> Path:
+    from harness.history.events import EventTable, _flatten
+    from harness.model.simulate import config_for_events, simulate
+    if out.exists():
+        return out
+    table = EventTable()
+    simulate(config_for_events(events, seed), sink=lambda op: _flatten(table, op))
+    tmp = out.with_suffix(".tmp")
+    table.write_parquet(tmp)
+    tmp.rename(out)
+    return out
+
+
+def check(path: Path) -> dict:
+    from harness.checkers.replay import PROPERTIES, replay_parquet
+    import pyarrow.parquet as pq
+    rows = pq.ParquetFile(path).metadata.num_rows
+    start = time.perf_counter()
+    obs = replay_parquet(path)
+    elapsed = time.perf_counter() - start
+    bad = {p: len(obs.anomalies[p]) for p in PROPERTIES if obs.anomalies[p]}
+    return {"events": rows, "seconds": round(elapsed, 2), "events_per_s": int(rows / elapsed),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "anomalies": bad, "unknown": obs.unknown}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=5_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/ksh-bench"))
+    args = parser.parse_args()
+    if args.check:
+        print(json.dumps(check(args.check)))
+        return 0
+    args.dir.mkdir(parents=True, exist_ok=True)
+    figures = {}
+    for size in (args.events // 5, args.events):
+        t0 = time.perf_counter()
+        path = generate(size, args.seed, args.dir / f"history-{size}-s{args.seed}.parquet")
+        print(f"history of ~{size:,} events ready in {time.perf_counter() - t0:.1f} s: {path}", flush=True)
+        out = subprocess.run([sys.executable, __file__, "--check", str(path)], capture_output=True, text=True,
+                             check=True)
+        figures[size] = json.loads(out.stdout)
+        f = figures[size]
+        print(f"  {f['events']:,} events checked in {f['seconds']} s: {f['events_per_s']:,} events/s, "
+              f"peak RSS {f['peak_rss_mb']} MB, anomalies {f['anomalies'] or 'none'}, "
+              f"unknown {f['unknown'] or 'none'}", flush=True)
+    small, big = figures[args.events // 5], figures[args.events]
+    print(f"throughput: {big['events_per_s']:,} events/s (target {TARGET:,}; ratio "
+          f"{big['events_per_s'] / TARGET:.2f})")
+    print(f"memory: {small['peak_rss_mb']} MB for {small['events']:,} events, {big['peak_rss_mb']} MB for "
+          f"{big['events']:,} ({big['events'] / small['events']:.1f}x the events, "
+          f"{big['peak_rss_mb'] / max(1, small['peak_rss_mb']):.2f}x the memory)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
