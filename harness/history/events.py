@@ -73,7 +73,7 @@ class EventTable:
 
     def write_parquet(self, path: Path) -> Path:
         import pyarrow.parquet as pq
-        pq.write_table(self.to_arrow(), path, compression="zstd")
+        pq.write_table(self.to_arrow(), path, compression="zstd", row_group_size=131_072)  # streamable
         return path
 
     @staticmethod
