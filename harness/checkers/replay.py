@@ -43,7 +43,7 @@ OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "ack_seen", "delivered_at_limit")
+                 "last_index", "status", "status_index", "ack_seen")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -60,11 +60,10 @@ class Rec:
 
 
 class Ack:
-    __slots__ = ("type", "index", "time", "results", "callbacks", "rec")
+    __slots__ = ("type", "index", "time", "callbacks", "rec")
 
     def __init__(self, type_: str, index: int, time: int, rec: Rec) -> None:
         self.type, self.index, self.time, self.rec = type_, index, time, rec
-        self.results = 0
         self.callbacks = 0
 
 
@@ -118,6 +117,14 @@ class _Replay:
         assert name in ALLOWANCES
         counts = self.obs.allowances[prop]
         counts[name] = counts.get(name, 0) + 1
+
+    def unless_disrupted(self, prop: str, allowance: str, t0: int, t1: int, tp: tuple, kind: str, message: str,
+                         evidence: tuple[int, ...], **detail: Any) -> None:
+        """Count `allowance` if a disruption window of `tp` overlaps [t0, t1]; else report the anomaly."""
+        if self.disrupted(t0, t1, tp):
+            self.allow(prop, allowance)
+        else:
+            self.anomaly(prop, kind, message, evidence, **detail)
 
     def disrupted(self, t0: int, t1: int, tp: tuple) -> bool:
         for start, end, partitions, _ in self.windows:
@@ -211,12 +218,9 @@ class _Replay:
         where = f"{tp[0]}-{tp[1]}@{offset}"
         if rec is None:  # below the watermark: terminal for sure
             if offset in self.archived[tp]:
-                if self.disrupted(0, time, tp):
-                    self.allow("delivery-count", "delivery-count-lag")
-                else:
-                    self.anomaly("delivery-count", "delivered-after-limit",
-                                 f"{where} delivered to {process} after it was delivered at the limit {self.limit} "
-                                 f"and its lock ended", (index,), offset=offset)
+                self.unless_disrupted("delivery-count", "delivery-count-lag", 0, time, tp, "delivered-after-limit",
+                                      f"{where} delivered to {process} after it was delivered at the limit "
+                                      f"{self.limit} and its lock ended", (index,), offset=offset)
             else:
                 self.anomaly("no-redelivery-after-ack", "redelivered-after-ack",
                              f"{where} delivered to {process} after its acknowledgement was committed", (index,),
@@ -239,13 +243,11 @@ class _Replay:
         if rec.owner is not None:
             session_ended = self.session_end.get(rec.owner, -1) >= rec.acq_time  # its session ended since
             if time < rec.lock_end - self.tol_ns and time < rec.release_from and not session_ended:
-                if self.disrupted(rec.acq_time, time, tp):
-                    self.allow("exclusive-acquisition", "acquired-lost-on-leader-change")
-                else:
-                    self.anomaly("exclusive-acquisition", "acquired-while-locked",
-                                 f"{where} delivered to {process} while {rec.owner}'s acquisition lock was live "
-                                 f"({(rec.lock_end - time) / MS:.0f} ms left, not released)",
-                                 (rec.last_index, index), owner=rec.owner, offset=offset)
+                self.unless_disrupted("exclusive-acquisition", "acquired-lost-on-leader-change", rec.acq_time, time,
+                                      tp, "acquired-while-locked",
+                                      f"{where} delivered to {process} while {rec.owner}'s acquisition lock was live "
+                                      f"({(rec.lock_end - time) / MS:.0f} ms left, not released)",
+                                      (rec.last_index, index), owner=rec.owner, offset=offset)
         # delivery count
         if count < 1:
             self.anomaly("delivery-count", "count-invalid", f"{where} delivered with delivery count {count}", (index,))
@@ -254,12 +256,10 @@ class _Replay:
                          f"{where} delivered with delivery count {count} > limit {self.limit}", (index,))
         decreased = session_ended and self.profile.session_release_count == "decrease"
         if prev >= self.limit and rec.status < ACCEPTED and not decreased:
-            if self.disrupted(rec.acq_time, time, tp):
-                self.allow("delivery-count", "delivery-count-lag")
-            else:
-                self.anomaly("delivery-count", "delivered-after-limit",
-                             f"{where} delivered again (count {count}) after a delivery at the limit {self.limit}",
-                             (rec.last_index, index), offset=offset)
+            self.unless_disrupted("delivery-count", "delivery-count-lag", rec.acq_time, time, tp,
+                                  "delivered-after-limit",
+                                  f"{where} delivered again (count {count}) after a delivery at the limit {self.limit}",
+                                  (rec.last_index, index), offset=offset)
         elif count >= 1 and count != prev + 1:
             if count > prev + 1:
                 since = rec.acq_time if prev else 0
@@ -271,12 +271,10 @@ class _Replay:
                                  f"unseen by the history", (rec.last_index, index), offset=offset)
             elif decreased and count == prev:
                 self.n["session-release-decrements"] += 1
-            elif self.disrupted(rec.acq_time if prev else 0, time, tp):
-                self.allow("delivery-count", "delivery-count-lag")
             else:
-                self.anomaly("delivery-count", "count-regressed",
-                             f"{where} delivered with count {count} after count {prev}", (rec.last_index, index),
-                             offset=offset)
+                self.unless_disrupted("delivery-count", "delivery-count-lag", rec.acq_time if prev else 0, time, tp,
+                                      "count-regressed", f"{where} delivered with count {count} after count {prev}",
+                                      (rec.last_index, index), offset=offset)
         rec.count = max(count, 0)
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
         rec.last_index = index
@@ -303,7 +301,6 @@ class _Replay:
             rec.release_from = min(rec.release_from, time)  # it may go out with the next request
 
     def resolve(self, process, key, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
-        a.results += 1
         if via == "callback":
             a.callbacks += 1
             if a.callbacks > 1:
@@ -321,14 +318,11 @@ class _Replay:
         if a.type in ("ACCEPT", "REJECT"):
             if rec.status < ACCEPTED:
                 if rec.owner is not None and rec.owner != process and rec.last_index < a.index:
-                    tp = (key[0], key[1])
-                    if self.disrupted(rec.acq_time, time, tp):
-                        self.allow("exclusive-acquisition", "acquired-lost-on-leader-change")
-                    else:
-                        self.anomaly("exclusive-acquisition", "ack-from-non-owner",
-                                     f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
-                                     f"{rec.owner} acquired the record after it was acknowledged",
-                                     (a.index, rec.last_index, index))
+                    self.unless_disrupted("exclusive-acquisition", "acquired-lost-on-leader-change", rec.acq_time,
+                                          time, (key[0], key[1]), "ack-from-non-owner",
+                                          f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
+                                          f"{rec.owner} acquired the record after it was acknowledged",
+                                          (a.index, rec.last_index, index))
                 rec.status = ACCEPTED if a.type == "ACCEPT" else REJECTED
                 rec.status_index = index
                 self.advance((key[0], key[1]), time)
@@ -536,10 +530,10 @@ _cache: tuple[int, Any, Observation] | None = None
 
 
 def replay(history: "EventTable | Sequence[Op]") -> Observation:
-    """Replay `history` once; checkers asking again for the same object get the same observation."""
+    """Replay `history`; the seven checkers asking about the same EventTable share one replay."""
     global _cache
     if _cache is not None and _cache[1] is history and _cache[0] == len(history):
-        return _cache[2]
+        return _cache[2]  # only EventTables are cached: they are built once and not edited
     table = as_events(history)
     if len(table) == 0:
         obs = Observation()
@@ -547,7 +541,8 @@ def replay(history: "EventTable | Sequence[Op]") -> Observation:
     else:
         config = _config(table)
         obs = _Replay(config).run(table.rows())
-    _cache = (len(history), history, obs)
+    if isinstance(history, EventTable):
+        _cache = (len(history), history, obs)
     return obs
 
 
