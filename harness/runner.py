@@ -91,11 +91,11 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         drivers = _start_consumers(cluster, spec, topic, group, history, run_dir)
         _produce(cluster, spec, topic, history)
         _drain(spec, history, drivers)
-        for driver in drivers:
-            driver.close()
+        while drivers:  # closed before the durable read, so every acknowledgement is in
+            drivers.pop().close()
         _read_durable_state(cluster, spec, group, history)
     finally:
-        for driver in drivers:
+        for driver in drivers:  # only on failure: the ones not closed yet
             driver.close()
         if cluster is not None:
             cluster.collect_logs(run_dir / "logs")
