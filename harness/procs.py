@@ -95,6 +95,16 @@ class ManagedProcess:
     def exit_code(self) -> int | None:
         return self.popen.poll()
 
+    def state(self) -> str | None:
+        """The kernel's state letter for the process (`T`: stopped by SIGSTOP), None once it is gone."""
+        if not self.alive():
+            return None
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return None
+        return stat.rsplit(")", 1)[1].split()[0]
+
     def signal(self, sig: int) -> None:
         """Send `sig` to the whole process group (no-op if already gone)."""
         try:

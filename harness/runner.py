@@ -168,7 +168,7 @@ def _version(cluster: Cluster, spec: RunSpec) -> str:
 
 def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: HistoryWriter) -> None:
     """After the consumers closed: the group's start offsets, for the durable-state checker."""
-    from harness.cluster.share_offsets import read_share_offsets
+    from harness.cluster.java_admin import read_share_offsets
     from harness.kafka.jars import resolve
     from harness.paths import cache_dir
     dist = resolve(_version(cluster, spec), cache_dir(), spec.kafka_home)

@@ -9,7 +9,9 @@ implicit mode, each batch accepted by the commit_sync that follows the poll;
 
 Prints one JSON operation per line on stdout (`{"type","f","value"}`, see
 `harness.history.schema`); reads commands on stdin: `close` closes the
-consumer cleanly and exits. It must print only what really happened: a
+consumer cleanly and exits; `abandon` closes it right after the next poll
+that delivers records, without acknowledging them (records in flight; only
+in explicit mode, where nothing acknowledges them implicitly). It must print only what really happened: a
 commit that raised is `info` (unknown), never `ok`.
 """
 
@@ -48,7 +50,7 @@ def _on_commit(offsets: dict, exc: Any) -> None:
     emit("ok", "callback", {"partitions": parts, "error": _error_text(exc)})
 
 
-def run(config: dict[str, Any], stop: threading.Event) -> None:
+def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event | None = None) -> None:
     behaviour = config["behaviour"]
     explicit = behaviour == "accept-explicit"
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
@@ -105,10 +107,12 @@ def commit(consumer: ShareConsumer) -> None:
         for tp, err in results.items()]})
 
 
-def _watch_stdin(stop: threading.Event) -> None:
+def _watch_stdin(stop: threading.Event, abandon: threading.Event) -> None:
     for line in sys.stdin:
         if line.strip() == "close":
             break
+        if line.strip() == "abandon":
+            abandon.set()
     stop.set()  # "close" or EOF (the harness went away): close cleanly
 
 
@@ -117,9 +121,9 @@ def main(argv: list[str]) -> int:
     if config.get("behaviour") not in BEHAVIOURS:
         print(f"unknown behaviour {config.get('behaviour')!r}: use one of {', '.join(BEHAVIOURS)}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
-    run(config, stop)
+    stop, abandon = threading.Event(), threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stop, abandon), daemon=True).start()
+    run(config, stop, abandon)
     return 0
 
 

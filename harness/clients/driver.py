@@ -10,6 +10,7 @@ to the thread that forks).
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -61,17 +62,33 @@ class ConsumerDriver:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
 
+    def send(self, command: str) -> bool:
+        """Write one command line (`close`, `abandon`) to the driver; False if it is gone."""
+        if self.proc is None or not self.proc.alive():
+            return False
+        try:
+            assert self.proc.popen.stdin is not None
+            self.proc.popen.stdin.write(command.encode() + b"\n")
+            self.proc.popen.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def crash(self) -> None:
+        """SIGKILL the driver (no close, no goodbye) and record the crash in the history."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.history.append("nemesis", "info", "crash", {"process": self.name})
+        if self._reader is not None:
+            self._reader.join(5)
+
     def close(self, timeout: float = 30.0) -> int | None:
         """Ask the driver to close its consumer cleanly; kill it if it does not exit in time."""
         if self.proc is None:
             return None
         if self.proc.alive():
-            try:
-                assert self.proc.popen.stdin is not None
-                self.proc.popen.stdin.write(b"close\n")
-                self.proc.popen.stdin.flush()
-            except (BrokenPipeError, OSError):
-                pass
+            self.proc.signal(signal.SIGCONT)  # a paused driver cannot close
+            self.send("close")
             try:
                 self.proc.popen.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -31,8 +31,18 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_fac
 def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str],
                       timeout: float = 30.0) -> None:
     """Set dynamic group configs (e.g. share.auto.offset.reset) on share group `group_id`."""
-    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
-    resource = ConfigResource(ResourceType.GROUP, group_id, incremental_configs=entries)
+    _alter(admin, ResourceType.GROUP, group_id, configs, timeout)
+
+
+def set_topic_configs(admin: AdminClient, topic: str, configs: dict[str, str | None], timeout: float = 30.0) -> None:
+    """Set (or, for a None value, delete) dynamic configs of `topic`."""
+    _alter(admin, ResourceType.TOPIC, topic, configs, timeout)
+
+
+def _alter(admin: AdminClient, rtype, name: str, configs: dict[str, str | None], timeout: float) -> None:
+    entries = [ConfigEntry(k, v or "", incremental_operation=AlterConfigOpType.SET if v is not None
+                           else AlterConfigOpType.DELETE) for k, v in configs.items()]
+    resource = ConfigResource(rtype, name, incremental_configs=entries)
     for future in admin.incremental_alter_configs([resource], request_timeout=timeout).values():
         future.result()
 

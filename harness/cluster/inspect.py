@@ -10,6 +10,8 @@ partition formulas are Kafka's own: `Utils.abs(groupId.hashCode()) % n`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from confluent_kafka import KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
@@ -41,50 +43,73 @@ def share_state_partition(group_id: str, topic_id: str, partition: int, partitio
     return kafka_abs(java_string_hash(f"{group_id}:{topic_id}:{partition}")) % partitions
 
 
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the cluster's metadata reports it (leader None while it has none)."""
+
+    id: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
 class ClusterInspector:
-    """Admin-API queries; never changes the cluster."""
+    """Admin-API queries; never changes the cluster.
+
+    Partition state comes from Metadata requests (any live broker answers), not
+    DescribeTopics, which librdkafka routes through the controller id a broker
+    reported: after that node is killed it times out until a refresh.
+    """
 
     def __init__(self, bootstrap_servers: str, timeout: float = 10.0) -> None:
         self.timeout = timeout
         self.admin = AdminClient({"bootstrap.servers": bootstrap_servers,
                                   "socket.timeout.ms": int(timeout * 1000), **client_logging()})
+        self._topic_ids: dict[str, str] = {}
 
     def broker_ids(self) -> list[int]:
         """Brokers currently registered (and fenced-out ones excluded) as the cluster reports."""
         desc = self.admin.describe_cluster(request_timeout=self.timeout).result()
         return sorted(node.id for node in desc.nodes)
 
-    def describe(self, topic: str):
-        """TopicDescription of `topic` (raises KafkaException if unknown)."""
-        futures = self.admin.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)
-        return futures[topic].result()
+    def partitions(self, topic: str) -> list[PartitionState]:
+        """Every partition of `topic`, by id (raises KafkaException if the topic is unknown)."""
+        meta = self.admin.list_topics(topic, timeout=self.timeout).topics.get(topic)
+        if meta is None or meta.error is not None:
+            raise KafkaException(meta.error if meta is not None else f"unknown topic {topic}")
+        return [PartitionState(p.id, p.leader if p.leader >= 0 else None, tuple(p.replicas), tuple(sorted(p.isrs)))
+                for p in sorted(meta.partitions.values(), key=lambda p: p.id)]
+
+    def partition(self, topic: str, partition: int) -> PartitionState:
+        for p in self.partitions(topic):
+            if p.id == partition:
+                return p
+        raise KafkaException(f"{topic} has no partition {partition}")
+
+    def topic_id(self, topic: str) -> str:
+        if topic not in self._topic_ids:
+            futures = self.admin.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)
+            self._topic_ids[topic] = str(futures[topic].result().topic_id)
+        return self._topic_ids[topic]
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         """Id of the leader of topic-partition, or None while it has none."""
-        for p in self.describe(topic).partitions:
-            if p.id == partition:
-                return p.leader.id if p.leader is not None and p.leader.id >= 0 else None
-        raise KafkaException(f"{topic} has no partition {partition}")
+        return self.partition(topic, partition).leader
 
     def isr_of(self, topic: str, partition: int) -> list[int]:
-        for p in self.describe(topic).partitions:
-            if p.id == partition:
-                return sorted(n.id for n in p.isr)
-        raise KafkaException(f"{topic} has no partition {partition}")
+        return list(self.partition(topic, partition).isr)
 
     def all_led(self, topic: str, min_isr: int = 1) -> bool:
         """True if every partition of `topic` has a leader and at least `min_isr` in-sync replicas."""
-        parts = self.describe(topic).partitions
-        return bool(parts) and all(p.leader is not None and p.leader.id >= 0 and len(p.isr) >= min_isr
-                                   for p in parts)
+        parts = self.partitions(topic)
+        return bool(parts) and all(p.leader is not None and len(p.isr) >= min_isr for p in parts)
 
     def group_coordinator(self, group_id: str) -> int | None:
         """The broker coordinating share group `group_id` (leader of its __consumer_offsets partition)."""
-        n = len(self.describe(OFFSETS_TOPIC).partitions)
+        n = len(self.partitions(OFFSETS_TOPIC))
         return self.leader_of(OFFSETS_TOPIC, group_partition(group_id, n))
 
     def share_coordinator(self, group_id: str, topic: str, partition: int) -> int | None:
         """The share coordinator of share-partition (group, topic, partition)."""
-        topic_id = str(self.describe(topic).topic_id)
-        n = len(self.describe(SHARE_STATE_TOPIC).partitions)
-        return self.leader_of(SHARE_STATE_TOPIC, share_state_partition(group_id, topic_id, partition, n))
+        n = len(self.partitions(SHARE_STATE_TOPIC))
+        return self.leader_of(SHARE_STATE_TOPIC, share_state_partition(group_id, self.topic_id(topic), partition, n))

@@ -43,6 +43,7 @@ class LocalClusterSpec:
     replication_factor: int = 3
     min_insync_replicas: int = 2
     internal_partitions: int = 5
+    consumer_lanes: int = 3  # consumer i connects on lane i % lanes (its own listener and proxies)
     base_port: int | None = None
     kafka_home: str | None = None
     broker_overrides: dict[str, str] = field(default_factory=dict)
@@ -55,6 +56,8 @@ class LocalClusterSpec:
             raise HarnessError(f"invalid replication factor {self.replication_factor}: use 1..{self.brokers} (the broker count)")
         if not 1 <= self.min_insync_replicas <= self.replication_factor:
             raise HarnessError(f"invalid min.insync.replicas {self.min_insync_replicas}: use 1..{self.replication_factor}")
+        if not 0 <= self.consumer_lanes <= 16:
+            raise HarnessError(f"invalid consumer lanes {self.consumer_lanes}: use 0..16")
         if self.heap_mb < 128:
             raise HarnessError(f"invalid heap {self.heap_mb} MB: use 128 or more")
 
@@ -89,6 +92,16 @@ class LocalCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{kconfig.HOST}:{self._links.client(b).listen_port}" for b in self.broker_ids)
+
+    def consumer_bootstrap(self, index: int) -> str:
+        """Bootstrap servers for consumer `index`: its lane's proxies (the shared client ones if no lanes)."""
+        if not self.spec.consumer_lanes:
+            return self.bootstrap_servers
+        lane = self.lane_of(index)
+        return ",".join(f"{kconfig.HOST}:{self._links.lane(lane, b).listen_port}" for b in self.broker_ids)
+
+    def lane_of(self, index: int) -> int | None:
+        return index % self.spec.consumer_lanes if self.spec.consumer_lanes else None
 
     @property
     def broker_ids(self) -> list[int]:
@@ -251,17 +264,20 @@ class LocalCluster:
         brokers = [i for i, r in roles.items() if "broker" in r]
         controllers = [i for i, r in roles.items() if "controller" in r]
         base = None if self.spec.base_port is None else self.spec.base_port + 1
-        need = len(brokers) * (1 + len(brokers)) + len(controllers)
-        links_needed = len(brokers) + len(brokers) * (len(brokers) - 1) + sum(
+        lanes = range(self.spec.consumer_lanes)
+        need = len(brokers) * (1 + len(brokers) + len(lanes)) + len(controllers)
+        links_needed = len(brokers) * (1 + len(lanes)) + len(brokers) * (len(brokers) - 1) + sum(
             1 for i in roles for j in controllers if i != j)
         ports = iter(allocate(need + links_needed, base))
         real = {i: kconfig.NodePorts(
             client=next(ports) if i in brokers else None,
             peers={k: next(ports) for k in brokers} if i in brokers else {},
-            controller=next(ports) if i in controllers else None) for i in roles}
+            controller=next(ports) if i in controllers else None,
+            lanes={k: next(ports) for k in lanes} if i in brokers else {}) for i in roles}
         links: list[Link] = []
         for j in brokers:
             links.append(Link("client", f"n{j}", next(ports), real[j].client))
+            links += [Link(f"lane{k}", f"n{j}", next(ports), real[j].lanes[k]) for k in lanes]
             links += [Link(f"n{i}", f"n{j}", next(ports), real[j].peers[i]) for i in brokers if i != j]
         for j in controllers:
             links += [Link(f"n{i}", f"c{j}", next(ports), real[j].controller) for i in roles if i != j]
@@ -282,6 +298,7 @@ class LocalCluster:
         cfg = kconfig.NodeConfig(
             node_id=i, roles=roles, ports=real[i], data_dir=home / "data",
             advertised_client=self._links.client(i).listen_port if is_broker else None,
+            advertised_lanes={k: self._links.lane(k, i).listen_port for k in real[i].lanes},
             advertised_peers={k: (real[i].peers[k] if k == i else self._links.broker(k, i).listen_port)
                               for k in brokers} if is_broker else {},
             voters={j: (real[j].controller if j == i else self._links.controller(i, j).listen_port)
@@ -301,7 +318,7 @@ class LocalCluster:
 
         def fmt(node: _Node) -> None:
             cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", self.distribution.classpath,
-                   "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(node.config), *features]
+                   "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                                   env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
             if proc.returncode != 0:

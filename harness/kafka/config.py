@@ -6,6 +6,10 @@ Listeners of a node:
   coordinator RPCs. Broker k's `inter.broker.listener.name` is `B<k>`, so every
   peer advertises `B<k>` at the proxy `n<k>->n<id>`; a node's own `B<id>` is
   advertised directly (nothing dials it through a proxy).
+- `LANE<k>` for every consumer lane k: where consumer drivers on lane k
+  connect; advertised at the proxy `lane<k>->n<id>`, so one consumer (or the
+  consumers sharing its lane) can be cut from one broker while the producer
+  and the other consumers still reach it.
 - `CONTROLLER` on controller nodes. Each node lists the voters at the proxies
   `n<id>->c<voter>` (its own voter entry is direct), so node -> controller
   links can be cut one by one.
@@ -29,6 +33,7 @@ class NodePorts:
     client: int | None
     peers: dict[int, int]  # broker k -> port of listener B<k>
     controller: int | None
+    lanes: dict[int, int] = field(default_factory=dict)  # consumer lane k -> port of listener LANE<k>
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class NodeConfig:
     advertised_peers: dict[int, int]  # broker k -> proxy port n<k>->n<id> (own id: real port)
     voters: dict[int, int]  # controller id -> port this node dials (proxy, or real for itself)
     data_dir: Path
+    advertised_lanes: dict[int, int] = field(default_factory=dict)  # lane k -> proxy port lane<k>->n<id>
     replication_factor: int = 3
     min_insync_replicas: int = 2
     internal_partitions: int = 5
@@ -63,6 +69,9 @@ TEST_DEFAULTS = {
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.flush.interval.messages": "9223372036854775807",
+    # Leadership moves only when a fault moves it (and its heal moves it back), so every leader
+    # change falls inside a fault window of the history; never on a background timer.
+    "auto.leader.rebalance.enable": "false",
 }
 
 
@@ -85,6 +94,10 @@ def render(node: NodeConfig, profile: VersionProfile) -> str:
             listeners.append(f"B{peer}://{HOST}:{port}")
             advertised.append(f"B{peer}://{HOST}:{node.advertised_peers[peer]}")
             protocols[f"B{peer}"] = "PLAINTEXT"
+        for lane, port in sorted(node.ports.lanes.items()):
+            listeners.append(f"LANE{lane}://{HOST}:{port}")
+            advertised.append(f"LANE{lane}://{HOST}:{node.advertised_lanes[lane]}")
+            protocols[f"LANE{lane}"] = "PLAINTEXT"
         props["inter.broker.listener.name"] = f"B{node.node_id}"
     if "controller" in node.roles:
         assert node.ports.controller is not None

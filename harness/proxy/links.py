@@ -1,6 +1,8 @@
 """The link map: which Toxiproxy proxy carries which directed network link.
 
-Link names: `client->n<j>` (any client to broker j), `n<i>->n<j>` (broker i
+Link names: `client->n<j>` (the producer, admin and any client without a
+lane, to broker j), `lane<k>->n<j>` (consumers on lane k to broker j),
+`n<i>->n<j>` (broker i
 dials broker j: replication fetches, coordinator and share-state RPCs), and
 `n<i>->c<j>` (node i dials controller j: Raft and broker registration or
 heartbeats). A proxy carries the TCP connections its source opens, with the
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 class Link:
     """One directed link and the proxy that carries it."""
 
-    src: str  # "client" or "n<i>"
+    src: str  # "client", "lane<k>" or "n<i>"
     dst: str  # "n<j>" (broker) or "c<j>" (controller)
     listen_port: int
     upstream_port: int
@@ -29,6 +31,8 @@ class Link:
     def kind(self) -> str:
         if self.src == "client":
             return "client"
+        if self.src.startswith("lane"):
+            return "lane"
         return "controller" if self.dst.startswith("c") else "broker"
 
 
@@ -55,6 +59,9 @@ class LinkMap:
     def client(self, broker_id: int) -> Link:
         return self.get("client", f"n{broker_id}")
 
+    def lane(self, lane: int, broker_id: int) -> Link:
+        return self.get(f"lane{lane}", f"n{broker_id}")
+
     def broker(self, src_id: int, dst_id: int) -> Link:
         return self.get(f"n{src_id}", f"n{dst_id}")
 
@@ -62,9 +69,17 @@ class LinkMap:
         return self.get(f"n{src_id}", f"c{controller_id}")
 
     def touching(self, node_id: int) -> list[Link]:
-        """Every link into or out of node `node_id` (to isolate it)."""
+        """Every link between node `node_id` and another node (client and lane links excluded)."""
         ends = {f"n{node_id}", f"c{node_id}"}
-        return [link for link in self if link.src in ends or link.dst in ends]
+        return [link for link in self if link.kind in ("broker", "controller") and (link.src in ends or link.dst in ends)]
+
+    def between(self, side_a: set[int], side_b: set[int]) -> list[Link]:
+        """Every node-to-node link from one side to the other, both directions (a network split)."""
+        def node(end: str) -> int:
+            return int(end[1:])
+        return [link for link in self if link.kind in ("broker", "controller")
+                and ((node(link.src) in side_a and node(link.dst) in side_b)
+                     or (node(link.src) in side_b and node(link.dst) in side_a))]
 
     def names(self) -> list[str]:
         return sorted(self._by_name)

@@ -1,0 +1,81 @@
+"""Admin calls confluent-kafka lacks, made through Kafka's Java Admin API.
+
+Small Java programs in `harness/java` (`ShareOffsets`: a share group's start
+offsets, SPSO per partition; `Quorum`: the KRaft metadata quorum and its
+active controller) are compiled once per Kafka version with `javac` against
+that version's jars (cached) and run as short-lived processes. Start offsets
+go into the history as `share-offsets` invoke/ok/fail, which the
+durable-state checker compares with the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
+from harness.kafka.jars import KafkaDistribution, require_tool
+
+
+def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets") -> Path:
+    """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use."""
+    target = cache / "java" / f"{program}-{dist.version}"
+    if (target / f"{program}.class").is_file():
+        return target
+    javac = require_tool("javac", "install a JDK, not only a JRE (e.g. apt-get install openjdk-17-jdk-headless)")
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    source = resources.files("harness.java").joinpath(f"{program}.java")
+    (tmp / f"{program}.java").write_text(source.read_text())
+    proc = subprocess.run([javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise HarnessError(f"compiling {program}.java against Kafka {dist.version} failed: "
+                           f"{(proc.stderr or proc.stdout).strip().splitlines()[0]}")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60) -> dict:
+    """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure."""
+    classes = compiled(dist, cache, program)
+    try:
+        proc = subprocess.run(["java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
+                               "-cp", f"{classes}{os.pathsep}{dist.classpath}", program, *args],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{program} did not finish within {timeout:.0f}s") from None
+    if proc.returncode != 0:
+        raise RuntimeError((proc.stderr.strip().splitlines() or ["exit " + str(proc.returncode)])[-1])
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise RuntimeError(f"{program} printed no JSON: {exc}") from None
+
+
+def read_share_offsets(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str,
+                       history: HistoryWriter, process: str = "admin") -> list[dict] | None:
+    """Record one read of `group`'s start offsets in `history`; None (and a `fail`) if it did not work."""
+    compiled(dist, cache)  # a compile error is the user's to fix (HarnessError), not a failed read
+    history.append(process, "invoke", "share-offsets", {"group": group})
+    try:
+        partitions = run_java(dist, cache, "ShareOffsets", bootstrap, group)["partitions"]
+    except (RuntimeError, KeyError, TypeError) as exc:
+        history.append(process, "fail", "share-offsets", {"group": group, "error": str(exc)[:300]})
+        return None
+    history.append(process, "ok", "share-offsets", {"group": group, "partitions": partitions})
+    return partitions
+
+
+def active_controller(dist: KafkaDistribution, cache: Path, bootstrap: str) -> int | None:
+    """The id of the active controller (leader of the metadata quorum), or None if there is none now."""
+    leader = run_java(dist, cache, "Quorum", bootstrap, timeout=30).get("leader")
+    return leader if isinstance(leader, int) and leader >= 0 else None

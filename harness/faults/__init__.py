@@ -1,0 +1,51 @@
+"""The fault catalogue: every nemesis the harness can inject, by name and by option group.
+
+`--faults` takes group names (`leader,coordinator,partition,truncate,latency,
+consumer,restart`), single fault names (`leader-kill`), or `all`. Each fault
+is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
+schedule (`schedule.py`) of them and records every step in the history.
+"""
+
+from __future__ import annotations
+
+from harness.errors import HarnessError
+from harness.faults.base import Fault
+from harness.faults.consumer import ConsumerFault
+from harness.faults.network import Cut, Degrade
+from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
+from harness.faults.truncate import Truncation
+
+GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart")
+
+CATALOGUE: dict[str, Fault] = {f.name: f for f in (
+    LeaderFailover("stop"), LeaderFailover("kill"), LeaderFailover("pause"),
+    CoordinatorLoss("group"), CoordinatorLoss("share"), CoordinatorLoss("controller"),
+    Cut("isolate"), Cut("split"), Cut("one-way"), Cut("consumer"), Cut("controller"),
+    Truncation(unclean=False), Truncation(unclean=True),
+    Degrade("latency"), Degrade("bandwidth"), Degrade("slow-close"), Degrade("reset-peer"), Degrade("slicer"),
+    ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"),
+    ColdRestart(),
+)}
+
+
+def in_group(group: str) -> list[str]:
+    return [name for name, fault in CATALOGUE.items() if fault.group == group]
+
+
+def parse_faults(text: str | None) -> tuple[str, ...]:
+    """`leader,partition` -> the fault names they enable, in catalogue order; a bad name is a HarnessError
+    naming every valid one. Empty or `none`: no faults."""
+    if text is None or text.strip() in ("", "none"):
+        return ()
+    chosen: set[str] = set()
+    for word in (w.strip() for w in text.split(",")):
+        if word == "all":
+            chosen |= set(CATALOGUE)
+        elif word in GROUPS:
+            chosen |= set(in_group(word))
+        elif word in CATALOGUE:
+            chosen.add(word)
+        else:
+            raise HarnessError(f"invalid fault {word!r}: use groups {', '.join(GROUPS)}, 'all', or fault names "
+                               f"{', '.join(CATALOGUE)}")
+    return tuple(name for name in CATALOGUE if name in chosen)

@@ -1,0 +1,184 @@
+"""What a fault is: plan, apply and prove it took effect, heal and prove it healed.
+
+A `Fault` is one row of the catalogue (kafkatest's named failure table): a
+name, the option group that enables it (`leader`, `partition`, ...), the
+cluster capabilities it needs, the `effects` the checkers must know of, and
+three steps. `plan` only reads (which node leads the partition now, which
+link to cut); `apply` acts and returns only after it observed the effect
+(the leader moved, the cut link's requests time out), else raises
+`NotApplied`; `heal` undoes it and returns only after it observed the
+recovery. None of them sleeps a guessed time.
+
+The nemesis (`harness.faults.nemesis`) records every step in the history
+(`fault-start` / `fault-heal`, invoke then ok or fail), so a fault that could
+not be applied is reported as such, never counted as chaos that happened.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
+
+#: Effects a checker must know of (docs/history.md): during a fault with one of these effects
+#: (until heal + settle_ms), the named allowances of `harness.model.allowances` may apply.
+EFFECTS = ("leader-change", "coordinator-loss", "session-loss")
+
+
+class NotApplied(HarnessError):
+    """The fault could not be applied, or its effect was not observed (the message says which)."""
+
+
+class ConsumerPool(Protocol):
+    """The run's consumer drivers, for consumer faults (the runner implements it)."""
+
+    behaviour: str
+
+    def live(self) -> list[Any]:
+        """Drivers whose process is running, in start order."""
+        ...
+
+    def all(self) -> list[Any]:
+        """Every driver the run started, running or not."""
+        ...
+
+    def replace(self, driver: Any) -> Any:
+        """Start a new driver in the place of `driver` (which has exited); return it once started."""
+        ...
+
+    def lane_processes(self, lane: int) -> list[str]:
+        """Names of the live drivers that connect through consumer lane `lane`."""
+        ...
+
+
+@dataclass
+class FaultContext:
+    """What a fault may act on. `cluster` is a LocalCluster (or any backend with the capabilities)."""
+
+    cluster: Any
+    history: HistoryWriter
+    topic: str | None = None
+    group: str | None = None
+    consumers: ConsumerPool | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # limits in force (lock_duration_ms...)
+    timeout: float = 60.0  # for each observed effect or recovery
+
+    @property
+    def inspector(self):
+        return self.cluster.inspector
+
+    def partitions(self) -> list[int]:
+        if self.topic is None:
+            raise NotApplied("no test topic in this run")
+        return [p.id for p in self.inspector.partitions(self.topic)]
+
+
+@dataclass
+class Plan:
+    """A fault's intent, fixed before it acts: targets and what heal needs."""
+
+    targets: list[str]
+    topic: str | None = None
+    partitions: list[int] | None = None  # None: the effects reach every partition
+    processes: list[str] = field(default_factory=list)  # consumers whose sessions the fault may end
+    state: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # the fault id in the history (set by the nemesis before `apply`)
+
+
+class Fault(Protocol):
+    """One named fault. `needs` are the `harness.cluster.base` capabilities it requires."""
+
+    name: str
+    group: str
+    effects: tuple[str, ...]
+    needs: tuple[type, ...]
+    exclusive: bool  # nothing else may run alongside (the schedule never overlaps it)
+    takes_node: bool  # takes a node out (the schedule keeps at most one such fault at a time)
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        """Choose targets with `pick` (a seeded number) from the cluster's state now; must not act."""
+        ...
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        """Act, observe the effect, and return the evidence; raise NotApplied if it was not observed."""
+        ...
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        """Undo and observe the recovery; return the evidence. Must be safe after a failed apply."""
+        ...
+
+
+def choose(items: list[Any], pick: int, what: str) -> Any:
+    """The seeded choice among `items` (sorted by the caller); NotApplied if there is none."""
+    if not items:
+        raise NotApplied(f"no {what} to choose from")
+    return items[pick % len(items)]
+
+
+def wait_effect(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+    """`wait_until`, but a timeout means the fault did not take effect (NotApplied)."""
+    from harness.wait import WaitTimeout, wait_until
+    try:
+        return wait_until(condition, timeout=timeout, what=what, interval=interval)
+    except WaitTimeout as exc:
+        raise NotApplied(str(exc).splitlines()[0]) from None
+
+
+# ---- link probes: does a Kafka listener behind a proxy answer? --------------------------------------
+
+def _api_versions_request(correlation_id: int) -> bytes:
+    client = b"ksh-probe"
+    body = struct.pack(">hhih", 18, 0, correlation_id, len(client)) + client  # ApiVersions v0, header v1
+    return struct.pack(">i", len(body)) + body
+
+
+def probe(port: int, timeout: float = 1.5, host: str = "127.0.0.1") -> tuple[str, float]:
+    """Send ApiVersions through `port`; ("answered", seconds) or ("timeout" | "reset" | "refused", seconds).
+
+    A cut link (Toxiproxy timeout toxic) accepts the connection and drops the bytes,
+    so the request times out; a healed link answers within milliseconds.
+    """
+    started = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(_api_versions_request(7))
+            header = b""
+            while len(header) < 8:
+                chunk = sock.recv(8 - len(header))
+                if not chunk:
+                    return "reset", time.monotonic() - started
+                header += chunk
+            size, correlation = struct.unpack(">ii", header)
+            return ("answered" if correlation == 7 and size > 4 else "reset"), time.monotonic() - started
+    except ConnectionRefusedError:
+        return "refused", time.monotonic() - started
+    except (ConnectionResetError, BrokenPipeError):
+        return "reset", time.monotonic() - started
+    except (socket.timeout, TimeoutError):
+        return "timeout", time.monotonic() - started
+
+
+def connection_reset_after(port: int, wait: float = 3.0, host: str = "127.0.0.1") -> float | None:
+    """Open a connection, make one request, then wait: seconds until the peer reset or closed it, else None.
+
+    A broker never closes an idle connection within seconds, so a close proves a reset_peer toxic.
+    """
+    started = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=wait) as sock:
+            sock.settimeout(wait)
+            sock.sendall(_api_versions_request(9))
+            while time.monotonic() - started < wait:
+                if not sock.recv(65536):
+                    return time.monotonic() - started
+    except (ConnectionResetError, BrokenPipeError, ConnectionRefusedError):
+        return time.monotonic() - started
+    except (socket.timeout, TimeoutError):
+        return None
+    return None

@@ -1,0 +1,115 @@
+"""Consumer faults: a driver process killed mid-batch, paused past its acquisition lock, or closed
+with records in flight. Healing a killed or closed consumer starts a replacement (a new process
+with a new name, as in Jepsen), so the run keeps its number of consumers.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass
+
+from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
+from harness.wait import WaitTimeout, wait_until
+
+IN_FLIGHT_WAIT = 15.0  # how long to wait for the consumer to hold a batch before acting anyway
+
+
+def _in_flight(ctx: FaultContext, process: str) -> int:
+    """Records the process's last poll delivered that no successful commit covered yet (0: none)."""
+    last_poll = None
+    for op in reversed(ctx.history.ops()):
+        if op.process != process:
+            continue
+        if op.f == "commit" and op.type in ("ok", "fail", "info"):
+            return 0
+        if op.f == "poll" and op.type == "ok":
+            last_poll = op
+            break
+    return len(last_poll.value["records"]) if last_poll is not None else 0
+
+
+def _driver(ctx: FaultContext, plan: Plan):
+    for driver in ctx.consumers.live():
+        if driver.name == plan.targets[0]:
+            return driver
+    raise NotApplied(f"consumer {plan.targets[0]} is not running")
+
+
+@dataclass(frozen=True)
+class ConsumerFault:
+    """`kill` (SIGKILL mid-batch), `pause` (SIGSTOP past the lock) or `close` (close holding records)."""
+
+    action: str
+    group: str = "consumer"
+    needs: tuple[type, ...] = ()
+    exclusive: bool = False
+    takes_node: bool = False
+    effects: tuple[str, ...] = ()  # crash and close are in the history themselves
+
+    @property
+    def name(self) -> str:
+        return {"kill": "consumer-kill", "pause": "consumer-pause", "close": "consumer-close"}[self.action]
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        if ctx.consumers is None:
+            raise NotApplied("no consumers in this run")
+        if self.action == "close" and ctx.consumers.behaviour != "accept-explicit":
+            raise NotApplied("closing with records in flight needs explicit acknowledgement "
+                             f"(behaviour {ctx.consumers.behaviour} acknowledges them implicitly on close)")
+        driver = choose(sorted(ctx.consumers.live(), key=lambda d: d.name), pick, "live consumer")
+        return Plan([driver.name], ctx.topic, None, processes=[driver.name])
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        driver = _driver(ctx, plan)
+        if self.action == "close":
+            return self._close(ctx, driver)
+        try:
+            held = wait_until(lambda: _in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
+                              what=f"{driver.name} to hold a batch", interval=0.005)
+        except WaitTimeout:
+            held = 0
+        where = f"mid-batch ({held} records polled, not committed)" if held else "between batches"
+        if self.action == "kill":
+            driver.crash()
+            if driver.alive():
+                raise NotApplied(f"{driver.name} still runs after SIGKILL")
+            return f"SIGKILL {driver.name} {where}; process gone"
+        driver.proc.signal(signal.SIGSTOP)
+        wait_effect(lambda: driver.proc.state() == "T", 10, f"{driver.name} to be stopped")
+        plan.state["paused_at"] = time.monotonic()
+        return f"SIGSTOP {driver.name} {where}; process state T (stopped)"
+
+    def _close(self, ctx: FaultContext, driver) -> str:
+        driver.send("abandon")
+        wait_effect(lambda: not driver.alive(), ctx.timeout, f"{driver.name} to close holding records")
+        ops = [op for op in ctx.history.ops() if op.process == driver.name]
+        closes = [op for op in ops if op.f == "close" and op.type != "invoke"]
+        held = _in_flight(ctx, driver.name)
+        if not held:
+            raise NotApplied(f"{driver.name} closed without records in flight")
+        return f"{driver.name} closed ({closes[-1].type if closes else 'no close result'}) holding {held} records"
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        driver = _driver_any(ctx, plan)
+        if self.action == "pause":
+            lock_s = ctx.config.get("lock_duration_ms", 30000) / 1000 + ctx.config.get("lock_tolerance_ms", 2000) / 1000
+            paused_at = plan.state.get("paused_at")
+            if paused_at is not None:  # "past the acquisition lock": its deadline is the condition
+                wait_until(lambda: time.monotonic() - paused_at >= lock_s, timeout=lock_s + 5,
+                           what=f"{driver.name}'s acquisition locks to expire", interval=0.2)
+            driver.proc.signal(signal.SIGCONT)
+            wait_effect(lambda: driver.proc.state() not in ("T", None), 10, f"{driver.name} to run again")
+            return f"SIGCONT {driver.name}; running again after {lock_s:.1f}s (the lock duration) or more"
+        if driver is not None and driver.alive():
+            driver.crash()  # a close that did not finish
+        replacement = ctx.consumers.replace(driver)
+        return f"replacement {replacement.name} started for {plan.targets[0]}"
+
+
+def _driver_any(ctx: FaultContext, plan: Plan):
+    """The target driver, running or not (heal must work after a kill)."""
+    for driver in ctx.consumers.all():
+        if driver.name == plan.targets[0]:
+            return driver
+    raise NotApplied(f"consumer {plan.targets[0]} is unknown")

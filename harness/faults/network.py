@@ -1,0 +1,213 @@
+"""Network faults through Toxiproxy: partitions (cuts) and degradation (toxics).
+
+Every directed link is its own proxy (`harness.proxy.links`), so a cut stops
+exactly the links named. A cut is proven by sending a Kafka ApiVersions
+request through each cut proxy and seeing it time out; a heal, by seeing it
+answered again. Degradation installs a toxic, proves it with the same probe
+where the toxic is observable from one request (latency, reset_peer) and by
+the Toxiproxy API otherwise, and removes exactly the toxics it added.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.cluster.base import Partitionable
+from harness.faults.base import FaultContext, NotApplied, Plan, choose, connection_reset_after, probe, wait_effect
+from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.proxy.links import Link
+
+TOXIC_PREFIX = "ksh_"
+
+
+def _probe_all(links: list[Link], timeout: float = 1.5) -> dict[str, str]:
+    if not links:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(16, len(links))) as pool:
+        results = pool.map(lambda link: probe(link.listen_port, timeout)[0], links)
+        return dict(zip((link.name for link in links), results))
+
+
+def _effects_of(links: list[Link]) -> tuple[str, ...]:
+    """What cutting or resetting these links may cause, by link kind."""
+    kinds = {link.kind for link in links}
+    effects = []
+    if "controller" in kinds or "broker" in kinds:
+        effects += ["leader-change", "coordinator-loss"]  # a node cut off long enough is fenced
+    if "lane" in kinds or "client" in kinds:
+        effects.append("session-loss")
+    return tuple(effects)
+
+
+def _lane_processes(ctx: FaultContext, links: list[Link]) -> list[str]:
+    if ctx.consumers is None:
+        return []
+    lanes = {int(link.src[4:]) for link in links if link.kind == "lane"}
+    return sorted(p for lane in lanes for p in ctx.consumers.lane_processes(lane))
+
+
+def _cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
+    for link in links:
+        ctx.cluster.cut(link.name)
+    results = _probe_all(links)
+    through = sorted(name for name, result in results.items() if result != "timeout")
+    if through:
+        raise NotApplied(f"cut links still answer: {', '.join(through)}")
+    return f"cut {len(links)} links; ApiVersions timed out through each: {', '.join(sorted(results))}"
+
+
+def _heal_and_prove(ctx: FaultContext, links: list[Link], wait_cluster: bool) -> str:
+    for link in links:
+        ctx.cluster.heal(link.name)
+    wait_effect(lambda: all(r == "answered" for r in _probe_all(links).values()), ctx.timeout,
+                "every healed link to answer ApiVersions")
+    evidence = f"healed {len(links)} links; each answers ApiVersions"
+    if wait_cluster:
+        wait_in_sync(ctx)
+        moved = restore_preferred_leaders(ctx)
+        evidence += "; every partition in sync" + (f", preferred leaders restored on {len(moved)}" if moved else "")
+    return evidence
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A network partition: `isolate` one node, `split` minority/majority, `one-way` between two
+    brokers, `consumer` (a consumer lane from one broker), `controller` (a node from the controllers)."""
+
+    shape: str
+    group: str = "partition"
+    needs: tuple[type, ...] = (Partitionable,)
+    takes_node: bool = False
+
+    @property
+    def name(self) -> str:
+        return {"isolate": "isolate-node", "split": "split", "one-way": "one-way-cut",
+                "consumer": "consumer-cut", "controller": "controller-cut"}[self.shape]
+
+    @property
+    def exclusive(self) -> bool:
+        return self.shape == "split"
+
+    @property
+    def effects(self) -> tuple[str, ...]:
+        return {"isolate": ("leader-change", "coordinator-loss"), "split": ("leader-change", "coordinator-loss"),
+                "one-way": ("leader-change", "coordinator-loss"), "consumer": ("session-loss",),
+                "controller": ("leader-change", "coordinator-loss")}[self.shape]
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        links = self._links(ctx, pick)
+        return Plan([link.name for link in links], ctx.topic, None, processes=_lane_processes(ctx, links),
+                    state={"links": [link.name for link in links]})
+
+    def _links(self, ctx: FaultContext, pick: int) -> list[Link]:
+        lm, brokers = ctx.cluster.links, sorted(ctx.cluster.broker_ids)
+        nodes = sorted(set(brokers) | set(getattr(ctx.cluster, "controller_ids", [])))
+        if self.shape == "isolate":
+            return lm.touching(choose(nodes, pick, "node"))
+        if self.shape == "split":
+            minority = {nodes[(pick + k) % len(nodes)] for k in range(max(1, (len(nodes) - 1) // 2))}
+            return lm.between(minority, set(nodes) - minority)
+        if self.shape == "one-way":
+            pairs = [(a, b) for a in brokers for b in brokers if a != b]
+            a, b = choose(pairs, pick, "broker pair")
+            return [lm.broker(a, b)]
+        if self.shape == "consumer":
+            lanes = sorted({int(link.src[4:]) for link in lm if link.kind == "lane"})
+            if ctx.consumers is not None:
+                used = {lane for lane in lanes if ctx.consumers.lane_processes(lane)}
+                lanes = [lane for lane in lanes if lane in used]
+            lane = choose(lanes, pick, "consumer lane with a live consumer")
+            return [lm.lane(lane, choose(brokers, pick // len(lanes), "broker"))]
+        if self.shape == "controller":
+            controllers = sorted(getattr(ctx.cluster, "controller_ids", []))
+            node = choose(nodes, pick, "node")
+            return [lm.controller(node, c) for c in controllers if c != node]
+        raise ValueError(self.shape)
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        return _cut_and_prove(ctx, [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]])
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        links = [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
+        return _heal_and_prove(ctx, links, wait_cluster=self.shape != "consumer")
+
+
+#: toxic -> (attributes, stream). Values are chosen to degrade without being a cut.
+TOXICS: dict[str, tuple[dict[str, Any], str]] = {
+    "latency": ({"latency": 400, "jitter": 100}, "downstream"),
+    "bandwidth": ({"rate": 64}, "downstream"),  # KB/s
+    "slow-close": ({"delay": 2000}, "downstream"),
+    "reset-peer": ({"timeout": 500}, "upstream"),
+    "slicer": ({"average_size": 64, "size_variation": 32, "delay": 2000}, "downstream"),  # delay in microseconds
+}
+
+
+@dataclass(frozen=True)
+class Degrade:
+    """One toxic on the links into or out of one node (or a consumer lane)."""
+
+    toxic: str
+    group: str = "latency"
+    needs: tuple[type, ...] = (Partitionable,)
+    exclusive: bool = False
+    takes_node: bool = False
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.toxic
+
+    @property
+    def effects(self) -> tuple[str, ...]:
+        return ("leader-change", "coordinator-loss", "session-loss") if self.toxic == "reset-peer" else ()
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        lm = ctx.cluster.links
+        node = choose(sorted(ctx.cluster.broker_ids), pick, "broker")
+        links = sorted((link for link in lm if link.dst == f"n{node}" or link.src == f"n{node}"),
+                       key=lambda link: link.name)
+        return Plan([link.name for link in links], ctx.topic, None, processes=_lane_processes(ctx, links),
+                    state={"links": [link.name for link in links], "node": node})
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        attributes, stream = TOXICS[self.toxic]
+        attributes = {**attributes, **self.attributes}
+        toxiproxy = ctx.cluster.toxiproxy
+        kind, tag = self.toxic.replace("-", "_"), self._tag(plan)
+        for name in plan.state["links"]:
+            toxiproxy.add_toxic(name, kind, stream, attributes, name=tag)
+        installed = [n for n in plan.state["links"] if any(t.name == tag for t in toxiproxy.list_toxics(n))]
+        if len(installed) != len(plan.state["links"]):
+            raise NotApplied(f"{self.toxic} toxic missing on {set(plan.state['links']) - set(installed)}")
+        return f"{self.toxic} {attributes} on {len(installed)} links of n{plan.state['node']}; " + self._observe(ctx, plan)
+
+    def _observe(self, ctx: FaultContext, plan: Plan) -> str:
+        link = ctx.cluster.links.client(plan.state["node"])
+        if self.toxic == "latency":
+            result, seconds = probe(link.listen_port, timeout=5)
+            if result != "answered" or seconds < 0.2:
+                raise NotApplied(f"latency not observed on {link.name}: {result} in {seconds * 1000:.0f} ms")
+            return f"ApiVersions through {link.name} took {seconds * 1000:.0f} ms"
+        if self.toxic == "reset-peer":
+            seconds = connection_reset_after(link.listen_port)
+            if seconds is None:
+                raise NotApplied(f"reset_peer not observed on {link.name}: the connection stayed open")
+            return f"a connection through {link.name} was reset after {seconds * 1000:.0f} ms"
+        return "toxic listed by the Toxiproxy API on every link"
+
+    def _tag(self, plan: Plan) -> str:
+        return f"{TOXIC_PREFIX}{self.toxic.replace('-', '_')}_{plan.id}"
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        toxiproxy, tag = ctx.cluster.toxiproxy, self._tag(plan)
+        for name in plan.state["links"]:
+            for toxic in toxiproxy.list_toxics(name):
+                if toxic.name == tag:
+                    toxiproxy.remove_toxic(name, toxic.name)
+        left = [n for n in plan.state["links"] if any(t.name == tag for t in toxiproxy.list_toxics(n))]
+        if left:
+            raise NotApplied(f"toxics left on {', '.join(left)}")
+        links = [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
+        return _heal_and_prove(ctx, links, wait_cluster=self.toxic == "reset-peer")

@@ -1,0 +1,71 @@
+"""Observing recovery: every partition led with a full ISR, leaders back on their preferred replicas.
+
+`auto.leader.rebalance.enable` is off in the harness's configs, so leadership
+moves only when a fault moves it; a heal moves it back explicitly (a
+preferred-replica election), inside the fault's window in the history.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import ElectionType, KafkaException, TopicPartition
+
+from harness.cluster.inspect import OFFSETS_TOPIC, SHARE_STATE_TOPIC
+from harness.faults.base import FaultContext
+from harness.wait import wait_until
+
+INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
+
+
+def topics_of(ctx: FaultContext) -> list[str]:
+    return ([ctx.topic] if ctx.topic else []) + list(INTERNAL)
+
+
+def in_sync(ctx: FaultContext, topics: list[str]) -> bool:
+    """Every partition of `topics` has a live leader and all its replicas in sync."""
+    live = set(ctx.cluster.broker_ids)
+    for topic in topics:
+        for p in ctx.inspector.partitions(topic):
+            if p.leader is None or p.leader not in live:
+                return False
+            if len(p.isr) < len(p.replicas):
+                return False
+    return True
+
+
+def wait_in_sync(ctx: FaultContext, timeout: float | None = None, topics: list[str] | None = None) -> None:
+    topics = topics or topics_of(ctx)
+    registered = sorted(ctx.cluster.broker_ids)
+    wait_until(lambda: ctx.inspector.broker_ids() == registered, timeout=timeout or ctx.timeout,
+               what=f"brokers {registered} to be registered", interval=0.3)
+    wait_until(lambda: in_sync(ctx, topics), timeout=timeout or ctx.timeout,
+               what=f"every partition of {', '.join(topics)} to have a leader and a full ISR", interval=0.3)
+
+
+def off_preferred(ctx: FaultContext, topics: list[str]) -> list[TopicPartition]:
+    out = []
+    for topic in topics:
+        for p in ctx.inspector.partitions(topic):
+            if p.replicas and p.leader != p.replicas[0]:
+                out.append(TopicPartition(topic, p.id))
+    return out
+
+
+def restore_preferred_leaders(ctx: FaultContext, timeout: float | None = None) -> list[str]:
+    """Elect preferred leaders where needed and wait until they lead; returns what moved."""
+    topics = topics_of(ctx)
+    moved = off_preferred(ctx, topics)
+    if not moved:
+        return []
+
+    def elect() -> bool:
+        todo = off_preferred(ctx, topics)
+        if not todo:
+            return True
+        try:
+            ctx.inspector.admin.elect_leaders(ElectionType.PREFERRED, todo).result()
+        except KafkaException:
+            pass  # ELECTION_NOT_NEEDED / a replica still catching up: look again
+        return not off_preferred(ctx, topics)
+
+    wait_until(elect, timeout=timeout or ctx.timeout, what="preferred leaders to lead again", interval=0.5)
+    return [f"{tp.topic}-{tp.partition}" for tp in moved]

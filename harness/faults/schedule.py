@@ -1,0 +1,93 @@
+"""Seeded fault schedules: which fault, when, for how long, aimed where.
+
+`generate` draws everything from one seed, so the same seed and options give
+the same schedule (the report prints both). Times are seconds after the
+workload starts. Targets are drawn as a number (`pick`) that the fault turns
+into a node, link or consumer from the cluster's state when it starts (e.g.
+"the leader of partition pick % partitions"), so a schedule does not depend
+on which node happened to lead at generation time.
+
+Rules: an `exclusive` fault (cold restart, split, truncation) never overlaps
+another; at most one fault that takes a node out runs at a time (a 3-node
+cluster with min.insync.replicas=2 stays writable); at most `max_overlap`
+faults run at once.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass
+
+from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class ScheduledFault:
+    at: float  # seconds after the workload starts
+    duration: float  # seconds from the start until the heal is due
+    fault: str
+    pick: int  # the seeded choice of target
+
+
+@dataclass(frozen=True)
+class ScheduleProfile:
+    phase: float  # seconds of workload during which faults start
+    interval: float  # mean seconds between fault starts
+    min_duration: float
+    max_duration: float
+    max_overlap: int
+
+
+PROFILES = {
+    "ci": ScheduleProfile(phase=30.0, interval=10.0, min_duration=3.0, max_duration=8.0, max_overlap=2),
+    "nightly": ScheduleProfile(phase=300.0, interval=20.0, min_duration=5.0, max_duration=30.0, max_overlap=3),
+}
+
+
+def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile,
+             interval: float | None = None) -> list[ScheduledFault]:
+    """The schedule for `faults` (catalogue names) from `seed`; [] if no faults are enabled."""
+    from harness.faults import CATALOGUE
+    if not faults:
+        return []
+    unknown = [f for f in faults if f not in CATALOGUE]
+    if unknown:
+        raise HarnessError(f"invalid fault {unknown[0]!r}: use one of {', '.join(CATALOGUE)}")
+    interval = interval or profile.interval
+    if interval <= 0:
+        raise HarnessError(f"invalid fault interval {interval}: use a positive number of seconds")
+    rng = random.Random(f"faults-{seed}")
+    schedule: list[ScheduledFault] = []
+    t = rng.uniform(0.2, 0.6) * interval
+    while t < profile.phase:
+        name = rng.choice(faults)
+        fault = CATALOGUE[name]
+        duration = round(rng.uniform(profile.min_duration, profile.max_duration), 3)
+        pick = rng.randrange(1 << 30)
+        t = _earliest(schedule, t, fault, profile.max_overlap)
+        schedule.append(ScheduledFault(round(t, 3), duration, name, pick))
+        t += rng.uniform(0.5, 1.5) * interval
+    return schedule
+
+
+def _earliest(schedule: list[ScheduledFault], t: float, fault, max_overlap: int) -> float:
+    """The first time >= t at which `fault` may start under the overlap rules."""
+    from harness.faults import CATALOGUE
+    while True:
+        running = [s for s in schedule if s.at <= t < s.at + s.duration]
+        blockers = [s for s in running
+                    if fault.exclusive or CATALOGUE[s.fault].exclusive
+                    or (fault.takes_node and CATALOGUE[s.fault].takes_node)]
+        if len(running) >= max_overlap:
+            blockers = running
+        if not blockers:
+            return t
+        t = min(s.at + s.duration for s in blockers)
+
+
+def end_of(schedule: list[ScheduledFault]) -> float:
+    return max((s.at + s.duration for s in schedule), default=0.0)
+
+
+def to_json(schedule: list[ScheduledFault]) -> list[dict]:
+    return [asdict(s) for s in schedule]

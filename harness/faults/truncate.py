@@ -1,0 +1,167 @@
+"""Log truncation: records a leader acknowledged that the cluster later throws away.
+
+Clean variant: isolate the leader of one partition from every other node
+(its client links stay up), write records to it with `acks=1` (they reach
+its log only), wait for the controller to elect another leader, heal, wait
+until the old leader is back in sync, which means it truncated its log to the
+new leader's, and read the partition to see which of those offsets now hold
+other records or nothing.
+
+Unclean variant (`unclean.leader.election.enable=true` on the topic): cut the
+followers off the leader until the ISR is the leader alone, write with
+`acks=1`, kill the leader, and let an out-of-sync follower lead (asking for
+an unclean election if the controller does not hold one itself).
+
+The history gets the produces (process `nemesis`) and, after the heal, one
+`truncated` operation listing the offsets that are gone, so checkers know
+those records were never committed. If nothing was truncated, the fault is
+reported as not applied.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, ElectionType, KafkaException, TopicPartition
+
+from harness.cluster.admin import set_topic_configs
+from harness.cluster.base import Killable, Partitionable
+from harness.clients.logging import client_logging
+from harness.clients.producer import HistoryProducer
+from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
+from harness.faults.network import _cut_and_prove, _heal_and_prove
+from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.proxy.links import Link
+from harness.wait import wait_until
+
+UNWRITTEN = 5  # records written to the leader that must never be committed
+
+
+@dataclass(frozen=True)
+class Truncation:
+    unclean: bool = False
+    group: str = "truncate"
+    effects: tuple[str, ...] = ("leader-change", "coordinator-loss")
+    needs: tuple[type, ...] = (Partitionable, Killable)
+    exclusive: bool = True
+    takes_node: bool = True
+
+    @property
+    def name(self) -> str:
+        return "truncate-unclean" if self.unclean else "truncate"
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        partition = choose(ctx.partitions(), pick, "partition")
+        leader = ctx.inspector.leader_of(ctx.topic, partition)
+        if leader is None:
+            raise NotApplied(f"{ctx.topic}-{partition} has no leader")
+        followers = [b for b in ctx.inspector.isr_of(ctx.topic, partition) if b != leader]
+        if not followers:
+            raise NotApplied(f"{ctx.topic}-{partition} has no follower in sync to take over")
+        lm = ctx.cluster.links
+        links = [lm.broker(f, leader) for f in followers] if self.unclean else lm.touching(leader)
+        return Plan([f"n{leader}"] + [link.name for link in links], ctx.topic, [partition],
+                    state={"node": leader, "partition": partition, "links": [link.name for link in links],
+                           "produced": []})
+
+    def _links(self, ctx: FaultContext, plan: Plan) -> list[Link]:
+        return [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        node, p = plan.state["node"], plan.state["partition"]
+        if self.unclean:
+            set_topic_configs(ctx.inspector.admin, ctx.topic, {"unclean.leader.election.enable": "true"})
+            plan.state["config_set"] = True
+        cut = _cut_and_prove(ctx, self._links(ctx, plan))
+        if self.unclean:
+            wait_effect(lambda: ctx.inspector.isr_of(ctx.topic, p) == [node], ctx.timeout,
+                        f"the ISR of {ctx.topic}-{p} to shrink to its leader n{node}")
+        written = self._write(ctx, plan)
+        if self.unclean:
+            ctx.cluster.kill_node(node)
+        new = wait_effect(lambda: self._new_leader(ctx, p, node), ctx.timeout,
+                          f"{ctx.topic}-{p} to get a leader other than n{node}", interval=0.5)
+        return (f"{cut}; {len(written)} acks=1 records written to n{node} at offsets {sorted(written)}; "
+                f"leader of {ctx.topic}-{p} moved n{node} -> n{new}" + ("" if not self.unclean else " (unclean)"))
+
+    def _write(self, ctx: FaultContext, plan: Plan) -> dict[int, str]:
+        """Produce to the isolated leader only (bootstrap: its own client link), acks=1, no retries."""
+        node, p = plan.state["node"], plan.state["partition"]
+        port = ctx.cluster.links.client(node).listen_port
+        producer = HistoryProducer(f"127.0.0.1:{port}", ctx.history, process="nemesis", extra={
+            "acks": 1, "enable.idempotence": False, "retries": 0, "message.timeout.ms": 8000})
+        tag = uuid.uuid4().hex[:6]
+        for i in range(UNWRITTEN):
+            producer.produce(ctx.topic, f"unreplicated-{plan.id or tag}-{i}", partition=p)
+        producer.flush(15)
+        written = {op.value["offset"]: op.value["id"] for op in ctx.history.ops()
+                   if op.process == "nemesis" and op.f == "produce" and op.type == "ok"
+                   and op.value["id"].startswith(f"unreplicated-{plan.id or tag}-")}
+        plan.state["produced"] = sorted(written.items())
+        if not written:
+            raise NotApplied(f"no acks=1 record was acknowledged by the isolated leader n{node}")
+        return written
+
+    def _new_leader(self, ctx: FaultContext, p: int, old: int) -> int | None:
+        leader = ctx.inspector.leader_of(ctx.topic, p)
+        if leader is not None and leader != old:
+            return leader
+        if self.unclean and leader is None:
+            try:  # ask for it, in case the controller does not elect an out-of-sync replica by itself
+                ctx.inspector.admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(ctx.topic, p)],
+                                                  ).result()
+            except KafkaException:
+                pass
+        return None
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        node = plan.state["node"]
+        evidence = _heal_and_prove(ctx, self._links(ctx, plan), wait_cluster=False)
+        if not ctx.cluster.node_alive(node):
+            ctx.cluster.start_node(node)
+        wait_in_sync(ctx)
+        restore_preferred_leaders(ctx)
+        if plan.state.pop("config_set", False):
+            set_topic_configs(ctx.inspector.admin, ctx.topic, {"unclean.leader.election.enable": None})
+        produced = dict(plan.state["produced"])
+        if not produced:
+            return evidence + "; nothing was written, so nothing to truncate"
+        now = read_ids(ctx.cluster.bootstrap_servers, ctx.topic, plan.state["partition"], min(produced),
+                       max(produced), ctx.timeout)
+        gone = sorted(o for o, rid in produced.items() if now.get(o) != rid)
+        ctx.history.append("nemesis", "ok", "truncated", {
+            "id": plan.id, "topic": ctx.topic, "partition": plan.state["partition"], "unclean": self.unclean,
+            "records": [{"offset": o, "id": produced[o]} for o in gone]})
+        kept = sorted(set(produced) - set(gone))
+        if kept:
+            plan.state["not_applied"] = f"offsets {kept} still hold the acks=1 records: not truncated"
+        return (f"{evidence}; n{node} in sync again; offsets {gone} no longer hold the records written to it"
+                + (f"; offsets {kept} still do" if kept else ""))
+
+
+def read_ids(bootstrap: str, topic: str, partition: int, first: int, last: int, timeout: float) -> dict[int, str]:
+    """offset -> record value for offsets first..last of the committed log (fewer if the log ends sooner)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ksh-truncation-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False, "enable.partition.eof": True, **client_logging()})
+    found: dict[int, str] = {}
+    try:
+        consumer.assign([TopicPartition(topic, partition, first)])
+        done = [False]
+
+        def read() -> bool:
+            for msg in consumer.consume(100, 0.5):
+                if msg.error() is not None:
+                    if msg.error().code() == -191:  # _PARTITION_EOF: the log ends here
+                        done[0] = True
+                    continue
+                if first <= msg.offset() <= last:
+                    found[msg.offset()] = (msg.value() or b"").decode(errors="replace")
+                if msg.offset() >= last:
+                    done[0] = True
+            return done[0]
+
+        wait_until(read, timeout=timeout, what=f"reading {topic}-{partition} offsets {first}..{last}", interval=0)
+    finally:
+        consumer.close()
+    return found

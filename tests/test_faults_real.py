@@ -1,0 +1,144 @@
+"""Every fault of the catalogue on the real 3-node cluster: it takes effect, heals, and leaves nothing behind.
+
+Each test starts one fault through the nemesis (so the history records it),
+asserts the fault observed its effect (the evidence names it), checks the
+effect independently where it can be observed from outside, heals, and then
+asserts nothing is left: every node running and not stopped, every proxy
+enabled without toxics, every partition led by its preferred replica with a
+full ISR, and no harness process besides the cluster's and the test's own.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+
+from harness.cluster.admin import create_topic, set_group_configs
+from harness.faults import CATALOGUE
+from harness.faults.base import FaultContext, probe
+from harness.faults.nemesis import Nemesis
+from harness.faults.recovery import in_sync, off_preferred, topics_of
+from harness.history.store import HistoryWriter
+from harness.procs import live_processes
+from harness.wait import wait_until
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
+
+
+@pytest.fixture
+def ctx(local_cluster, tmp_path):
+    inspector = local_cluster.inspector
+    topic = f"faults-{uuid.uuid4().hex[:8]}"
+    create_topic(inspector.admin, topic, 3, 3, {"min.insync.replicas": "2"})
+    wait_until(lambda: inspector.all_led(topic, min_isr=3), timeout=60, what=f"{topic} to be led")
+    group = f"{topic}-group"
+    set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest",
+                                               "share.record.lock.duration.ms": "5000"})
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    context = FaultContext(local_cluster, history, topic, group, config={"lock_duration_ms": 5000,
+                                                                       "lock_tolerance_ms": 1000})
+    before = {p.pid for p in live_processes()}
+    yield context
+    history.close()
+    assert_nothing_left(context, before)
+
+
+def assert_nothing_left(ctx: FaultContext, before: set[int]) -> None:
+    cluster = ctx.cluster
+    for node in cluster.broker_ids:
+        assert cluster.node_alive(node), f"n{node} is not running"
+        assert cluster._nodes[node].proc.state() != "T", f"n{node} is still stopped (SIGSTOP)"
+    proxies = cluster.toxiproxy.list_proxies()
+    assert all(p.enabled for p in proxies.values())
+    assert [(n, t.name) for n, p in proxies.items() for t in p.toxics] == []
+    assert in_sync(ctx, topics_of(ctx)) and off_preferred(ctx, topics_of(ctx)) == []
+    extra = {p.name for p in live_processes() if p.pid not in before and not p.name.startswith("n")}
+    assert extra <= {p.name for p in live_processes() if p.name.startswith("consumer-")} | set(), extra
+
+
+def run_fault(ctx: FaultContext, name: str, pick: int = 0):
+    nemesis = Nemesis(ctx)
+    record = nemesis.start(name, pick)
+    assert record.applied, f"{name} not applied: {record.reason}"
+    ops = [op for op in ctx.history.ops() if op.f == "fault-start"]
+    assert [op.type for op in ops] == ["invoke", "ok"] and ops[1].value["evidence"] == record.evidence
+    return nemesis, record
+
+
+def heal(nemesis: Nemesis, record) -> None:
+    nemesis.heal(record)
+    assert record.healed_ok, f"{record.fault} did not heal: {record.reason}"
+    heals = [op.type for op in nemesis.ctx.history.ops() if op.f == "fault-heal"]
+    assert heals == ["invoke", "ok"]
+
+
+@pytest.mark.parametrize("mode", ["stop", "kill", "pause"])
+def test_leader_failover_moves_the_leader_and_returns_it(ctx, mode):
+    partition = 1
+    old = ctx.inspector.leader_of(ctx.topic, partition)
+    nemesis, record = run_fault(ctx, f"leader-{mode}", pick=partition)
+    assert record.targets == [f"n{old}"]
+    now = ctx.inspector.leader_of(ctx.topic, partition)
+    assert now is not None and now != old
+    if mode == "pause":
+        assert ctx.cluster._nodes[old].proc.state() == "T"
+    else:
+        assert not ctx.cluster.node_alive(old)
+    heal(nemesis, record)
+    assert ctx.inspector.leader_of(ctx.topic, partition) == old
+
+
+@pytest.mark.parametrize("role", ["group", "share", "controller"])
+def test_coordinator_loss_moves_the_role(ctx, role):
+    name = {"group": "group-coordinator-kill", "share": "share-coordinator-kill", "controller": "controller-kill"}[role]
+    if role == "group":
+        old = ctx.inspector.group_coordinator(ctx.group)
+    elif role == "share":
+        old = ctx.inspector.share_coordinator(ctx.group, ctx.topic, 0)
+    else:
+        old = None
+    nemesis, record = run_fault(ctx, name, pick=0)
+    node = int(record.targets[0][1:])
+    assert old is None or node == old
+    assert not ctx.cluster.node_alive(node)
+    assert f"moved n{node} -> n" in record.evidence
+    if role == "group":
+        assert ctx.inspector.group_coordinator(ctx.group) not in (None, node)
+    heal(nemesis, record)
+
+
+@pytest.mark.parametrize("name", ["isolate-node", "split", "one-way-cut", "controller-cut"])
+def test_network_partition_cuts_links_and_heals(ctx, name):
+    nemesis, record = run_fault(ctx, name, pick=1)
+    links = [ctx.cluster.links.get(*t.split("->")) for t in record.targets]
+    assert links
+    assert all(probe(link.listen_port, 1.0)[0] == "timeout" for link in links)
+    if name == "one-way-cut":
+        (link,) = links
+        reverse = ctx.cluster.links.get(link.dst, link.src)
+        assert probe(reverse.listen_port, 2.0)[0] == "answered"
+    heal(nemesis, record)
+    assert all(probe(link.listen_port, 2.0)[0] == "answered" for link in links)
+
+
+@pytest.mark.parametrize("name", ["latency", "bandwidth", "slow-close", "reset-peer", "slicer"])
+def test_degradation_installs_and_removes_its_toxic(ctx, name):
+    nemesis, record = run_fault(ctx, name, pick=2)
+    toxics = {n: [t.name for t in ctx.cluster.toxiproxy.list_toxics(n)] for n in record.targets}
+    assert all(any(t.startswith("ksh_") for t in names) for names in toxics.values()), toxics
+    heal(nemesis, record)
+
+
+@pytest.mark.parametrize("name", ["truncate", "truncate-unclean"])
+def test_truncation_is_observed_and_recorded(ctx, name):
+    nemesis, record = run_fault(ctx, name, pick=0)
+    heal(nemesis, record)
+    truncated = [op for op in ctx.history.ops() if op.f == "truncated"]
+    assert len(truncated) == 1 and truncated[0].value["records"], truncated
+    assert record.applied, record.reason
+    written = {op.value["offset"]: op.value["id"] for op in ctx.history.ops()
+               if op.process == "nemesis" and op.f == "produce" and op.type == "ok"}
+    gone = {r["offset"] for r in truncated[0].value["records"]}
+    assert gone == set(written), (gone, written)
