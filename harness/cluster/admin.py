@@ -6,7 +6,7 @@ Kept apart from `Cluster` (lifecycle) and `ClusterInspector` (read-only queries)
 from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
                                    NewTopic, ResourceType)
 
 
@@ -37,6 +37,13 @@ def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str]
 def set_topic_configs(admin: AdminClient, topic: str, configs: dict[str, str | None], timeout: float = 30.0) -> None:
     """Set (or, for a None value, delete) dynamic configs of `topic`."""
     _alter(admin, ResourceType.TOPIC, topic, configs, timeout)
+
+
+def topic_configs(admin: AdminClient, topic: str, timeout: float = 30.0) -> dict[str, str]:
+    """The topic's configs that are set on the topic itself (not inherited defaults)."""
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)], request_timeout=timeout).values()
+    return {k: e.value for k, e in future.result().items()
+            if e.value is not None and e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
 
 
 def _alter(admin: AdminClient, rtype, name: str, configs: dict[str, str | None], timeout: float) -> None:

@@ -80,6 +80,17 @@ class ClusterInspector:
         return [PartitionState(p.id, p.leader if p.leader >= 0 else None, tuple(p.replicas), tuple(sorted(p.isrs)))
                 for p in sorted(meta.partitions.values(), key=lambda p: p.id)]
 
+    def seen_by(self, bootstrap: str, topic: str, partition: int) -> PartitionState:
+        """The partition as the broker at `bootstrap` alone reports it (a fresh client knows only that
+        broker), e.g. to ask a majority broker while another one is isolated and answers stale metadata."""
+        admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(self.timeout * 1000),
+                             **client_logging()})
+        meta = admin.list_topics(topic, timeout=self.timeout).topics.get(topic)
+        if meta is None or meta.error is not None or partition not in meta.partitions:
+            raise KafkaException(f"broker at {bootstrap} does not know {topic}-{partition}")
+        p = meta.partitions[partition]
+        return PartitionState(p.id, p.leader if p.leader >= 0 else None, tuple(p.replicas), tuple(sorted(p.isrs)))
+
     def partition(self, topic: str, partition: int) -> PartitionState:
         for p in self.partitions(topic):
             if p.id == partition:

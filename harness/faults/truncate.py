@@ -7,9 +7,10 @@ until the old leader is back in sync, which means it truncated its log to the
 new leader's, and read the partition to see which of those offsets now hold
 other records or nothing.
 
-Unclean variant (`unclean.leader.election.enable=true` on the topic): cut the
-followers off the leader until the ISR is the leader alone, write with
-`acks=1`, kill the leader, and let an out-of-sync follower lead (asking for
+Unclean variant (`unclean.leader.election.enable=true` and
+`min.insync.replicas=1` on the topic while it lasts): cut the followers off
+the leader until the ISR is the leader alone, write with `acks=1` (these
+records are committed), kill the leader, and let an out-of-sync follower lead (asking for
 an unclean election if the controller does not hold one itself).
 
 The history gets the produces (process `nemesis`) and, after the heal, one
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, ElectionType, KafkaException, TopicPartition
 
-from harness.cluster.admin import set_topic_configs
+from harness.cluster.admin import set_topic_configs, topic_configs
 from harness.cluster.base import Killable, Partitionable
 from harness.clients.logging import client_logging
 from harness.clients.producer import HistoryProducer
@@ -36,6 +37,7 @@ from harness.proxy.links import Link
 from harness.wait import wait_until
 
 UNWRITTEN = 5  # records written to the leader that must never be committed
+UNCLEAN_CONFIGS = {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,11 @@ class Truncation:
         return "truncate-unclean" if self.unclean else "truncate"
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
-        partition = choose(ctx.partitions(), pick, "partition")
+        # Not a partition led by the active controller: cut off in combined mode, it can keep brokers
+        # heartbeating to it and the cluster fenced for as long as the cut lasts (seen on 4.3.1).
+        controller = _active_controller(ctx)
+        partitions = [p for p in ctx.partitions() if ctx.inspector.leader_of(ctx.topic, p) != controller]
+        partition = choose(partitions, pick, "partition not led by the active controller")
         leader = ctx.inspector.leader_of(ctx.topic, partition)
         if leader is None:
             raise NotApplied(f"{ctx.topic}-{partition} has no leader")
@@ -70,15 +76,15 @@ class Truncation:
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node, p = plan.state["node"], plan.state["partition"]
-        if self.unclean:
-            set_topic_configs(ctx.inspector.admin, ctx.topic, {"unclean.leader.election.enable": "true"})
-            plan.state["config_set"] = True
+        if self.unclean:  # min ISR 1, so the ISR may shrink to the leader and its acks=1 writes commit
+            before = topic_configs(ctx.inspector.admin, ctx.topic)
+            plan.state["restore"] = {k: before.get(k) for k in UNCLEAN_CONFIGS}
+            set_topic_configs(ctx.inspector.admin, ctx.topic, UNCLEAN_CONFIGS)
         cut = _cut_and_prove(ctx, self._links(ctx, plan))
-        if self.unclean:
+        written = self._write(ctx, plan)
+        if self.unclean:  # followers that stopped fetching behind the new records leave the ISR; then they commit
             wait_effect(lambda: ctx.inspector.isr_of(ctx.topic, p) == [node], ctx.timeout,
                         f"the ISR of {ctx.topic}-{p} to shrink to its leader n{node}")
-        written = self._write(ctx, plan)
-        if self.unclean:
             ctx.cluster.kill_node(node)
         new = wait_effect(lambda: self._new_leader(ctx, p, node), ctx.timeout,
                           f"{ctx.topic}-{p} to get a leader other than n{node}", interval=0.5)
@@ -104,7 +110,11 @@ class Truncation:
         return written
 
     def _new_leader(self, ctx: FaultContext, p: int, old: int) -> int | None:
-        leader = ctx.inspector.leader_of(ctx.topic, p)
+        """The leader as every other broker reports it (the isolated one answers with stale metadata)."""
+        others = [b for b in ctx.cluster.broker_ids if b != old]
+        views = {ctx.inspector.seen_by(f"127.0.0.1:{ctx.cluster.links.client(b).listen_port}", ctx.topic, p).leader
+                 for b in others}
+        leader = views.pop() if len(views) == 1 else None
         if leader is not None and leader != old:
             return leader
         if self.unclean and leader is None:
@@ -117,13 +127,13 @@ class Truncation:
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
         node = plan.state["node"]
-        evidence = _heal_and_prove(ctx, self._links(ctx, plan), wait_cluster=False)
         if not ctx.cluster.node_alive(node):
-            ctx.cluster.start_node(node)
+            ctx.cluster.start_node(node, wait=False)  # its links must answer again: it has to run
+        evidence = _heal_and_prove(ctx, self._links(ctx, plan), wait_cluster=False)
         wait_in_sync(ctx)
         restore_preferred_leaders(ctx)
-        if plan.state.pop("config_set", False):
-            set_topic_configs(ctx.inspector.admin, ctx.topic, {"unclean.leader.election.enable": None})
+        if "restore" in plan.state:
+            set_topic_configs(ctx.inspector.admin, ctx.topic, plan.state.pop("restore"))
         produced = dict(plan.state["produced"])
         if not produced:
             return evidence + "; nothing was written, so nothing to truncate"
@@ -138,6 +148,15 @@ class Truncation:
             plan.state["not_applied"] = f"offsets {kept} still hold the acks=1 records: not truncated"
         return (f"{evidence}; n{node} in sync again; offsets {gone} no longer hold the records written to it"
                 + (f"; offsets {kept} still do" if kept else ""))
+
+
+def _active_controller(ctx: FaultContext) -> int | None:
+    from harness.cluster.java_admin import active_controller
+    from harness.paths import cache_dir
+    try:
+        return active_controller(ctx.cluster.distribution, cache_dir(), ctx.cluster.bootstrap_servers)
+    except RuntimeError as exc:
+        raise NotApplied(f"could not find the active controller: {exc}") from None
 
 
 def read_ids(bootstrap: str, topic: str, partition: int, first: int, last: int, timeout: float) -> dict[int, str]:
