@@ -142,3 +142,64 @@ def test_truncation_is_observed_and_recorded(ctx, name):
                if op.process == "nemesis" and op.f == "produce" and op.type == "ok"}
     gone = {r["offset"] for r in truncated[0].value["records"]}
     assert gone == set(written), (gone, written)
+
+
+@pytest.fixture
+def consuming(ctx, tmp_path):
+    """Two explicit-mode consumer drivers and a producer writing 40 records/s while the test runs."""
+    from harness.clients.pool import DriverPool
+    from harness.clients.producer import HistoryProducer
+    pool = DriverPool(ctx.cluster, {"group": ctx.group, "topics": [ctx.topic], "behaviour": "accept-explicit",
+                                    "client_config": {"max.poll.records": "5"}}, ctx.history, tmp_path)
+    ctx.consumers = pool
+    stop = threading.Event()
+
+    def produce() -> None:
+        producer = HistoryProducer(ctx.cluster.bootstrap_servers, ctx.history)
+        seq = 0
+        while not stop.wait(0.025):
+            producer.produce(ctx.topic, f"r-{seq}")
+            seq += 1
+        producer.flush(10)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    try:
+        pool.start(2)
+        thread.start()
+        wait_until(lambda: sum(1 for op in ctx.history.ops() if op.f == "poll") >= 3, timeout=60,
+                   what="consumers to receive records")
+        yield pool
+    finally:
+        stop.set()
+        thread.join(15)
+        pool.close_all()
+
+
+@pytest.mark.parametrize("name", ["consumer-kill", "consumer-pause", "consumer-close"])
+def test_consumer_fault_acts_on_the_driver_process(ctx, consuming, name):
+    nemesis, record = run_fault(ctx, name, pick=1)
+    (target,) = record.targets
+    driver = next(d for d in consuming.all() if d.name == target)
+    if name == "consumer-pause":
+        assert driver.proc.state() == "T"
+    else:
+        assert not driver.alive()
+    if name == "consumer-kill":
+        assert any(op.f == "crash" and op.value["process"] == target for op in ctx.history.ops())
+    if name == "consumer-close":
+        assert "holding" in record.evidence
+        closes = [op for op in ctx.history.ops() if op.process == target and op.f == "close"]
+        assert closes and closes[0].type == "invoke"
+    heal(nemesis, record)
+    assert len(consuming.live()) == 2
+    if name == "consumer-pause":
+        assert driver.alive() and driver.proc.state() != "T"
+
+
+def test_cold_restart_restarts_every_node(ctx):
+    pids = {n: ctx.cluster.node_pid(n) for n in ctx.cluster.broker_ids}
+    nemesis, record = run_fault(ctx, "cold-restart")
+    assert not any(ctx.cluster.node_alive(n) for n in pids)
+    assert all(probe(ctx.cluster.links.client(n).listen_port, 1.0)[0] != "answered" for n in pids)
+    heal(nemesis, record)
+    assert all(ctx.cluster.node_pid(n) not in (None, pids[n]) for n in pids)

@@ -79,6 +79,8 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
         emit("ok", "poll", {"records": [
             {"id": (m.value() or b"").decode(errors="replace"), "topic": m.topic(), "partition": m.partition(),
              "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
+        if abandon is not None and abandon.is_set() and explicit:
+            break  # close holding the records just delivered
         if explicit:
             for msg in records:
                 consumer.acknowledge(msg, AcknowledgeType.ACCEPT)
