@@ -540,3 +540,65 @@ def test_cli_check_malformed_history_names_line_and_field(tmp_path):
     (tmp_path / "junk.parquet").write_bytes(b"not parquet")
     proc = _check(tmp_path / "junk.parquet")
     assert proc.returncode == 2 and "unreadable Parquet history" in proc.stderr
+
+
+# ------------------------------------------------------------------ truncation and faults
+
+
+def _truncation(h: H, rid: str, p: int, o: int, unclean: bool = False) -> Op:
+    return h.add("nemesis", "ok", "truncated", {"id": "truncate-1", "topic": T, "partition": p, "unclean": unclean,
+                                                "records": [{"offset": o, "id": rid}]})
+
+
+def test_truncated_record_is_not_lost_and_its_offset_may_be_reused():
+    h = H()
+    h.produce("a", 0, 0)
+    h.produce("x", 0, 1)  # acks=1 to an isolated leader, never replicated
+    h.produce("b", 0, 1)  # the new leader's record at the same offset
+    _truncation(h, "x", 0, 1)
+    h.consume("consumer-0", [("a", 0, 0), ("b", 0, 1)])
+    h.read_start({0: 2})
+    r = no_loss.check(h.ops)
+    assert r.valid is True, r
+    assert r.stats["truncated"] == 1
+
+
+def test_offset_reused_without_truncation_is_a_loss():
+    h = H()
+    h.produce("x", 0, 0)
+    h.produce("b", 0, 0)
+    h.consume("consumer-0", [("b", 0, 0)])
+    r = no_loss.check(h.ops)
+    assert r.valid is False and kinds(r) == ["offset-reused"], r
+
+
+def test_delivered_record_that_was_truncated_is_an_anomaly_unless_unclean():
+    for unclean, expected in ((False, False), (True, True)):
+        h = H()
+        h.produce("x", 0, 0)
+        h.poll("consumer-0", [("x", 0, 0)])
+        _truncation(h, "x", 0, 0, unclean=unclean)
+        h.produce("b", 0, 0)
+        h.consume("consumer-0", [("b", 0, 0)])
+        r = no_loss.check(h.ops)
+        if expected:
+            assert r.allowances == {"lost-to-unclean-election": 1} and not r.anomalies, r
+        else:
+            assert "truncated-delivered" in kinds(r), r
+
+
+def test_session_loss_fault_ends_the_owners_session():
+    """A consumer cut from a broker may lose its session: its records going to another consumer
+    before the lock ends is then allowed, not an exclusivity violation."""
+    def history(with_fault: bool) -> H:
+        h = H(lock_ms=60000)
+        h.produce("a", 0, 0)
+        h.poll("consumer-0", [("a", 0, 0)])
+        if with_fault:
+            h.add("nemesis", "invoke", "fault-start", {"id": "consumer-cut-1", "fault": "consumer-cut",
+                                                       "targets": ["lane0->n1"], "effects": ["session-loss"],
+                                                       "processes": ["consumer-0"]})
+        h.consume("consumer-1", [("a", 0, 0, 2)])
+        return h
+    assert exclusive.check(history(False).ops).valid is False
+    assert exclusive.check(history(True).ops).valid is True

@@ -58,10 +58,21 @@ def test_linkmap_lookups():
 def test_linkmap_touching():
     lm = _links()
     names = {link.name for link in lm.touching(2)}
-    assert names == {"client->n2", "n1->n2", "n3->n2", "n2->n1", "n2->n3",
-                     "n2->c1", "n2->c3", "n1->c2", "n3->c2"}
+    assert names == {"n1->n2", "n3->n2", "n2->n1", "n2->n3",
+                     "n2->c1", "n2->c3", "n1->c2", "n3->c2"}  # client links stay: isolation is between nodes
     assert all("2" in link.src or "2" in link.dst for link in lm.touching(2))
     assert lm.touching(9) == []
+
+
+def test_linkmap_between_is_both_directions_of_a_split():
+    lm = _links()
+    names = {link.name for link in lm.between({1}, {2, 3})}
+    assert names == {"n1->n2", "n1->n3", "n2->n1", "n3->n1", "n1->c2", "n1->c3", "n2->c1", "n3->c1"}
+
+
+def test_lane_links_are_their_own_kind():
+    lm = LinkMap([Link("lane0", "n1", 1, 2), Link("client", "n1", 3, 4)])
+    assert lm.lane(0, 1).kind == "lane" and lm.client(1).kind == "client"
 
 
 @pytest.mark.parametrize("call", [

@@ -104,6 +104,9 @@ class _Replay:
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
         self.n = defaultdict(int)
+        self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
+        self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
+        self.session_faults: dict[str, list[str]] = {}  # fault id -> processes whose sessions it may end
 
     # -- helpers -----------------------------------------------------------------
     def anomaly(self, prop: str, kind: str, message: str, evidence: tuple[int, ...], **detail: Any) -> None:
@@ -195,6 +198,9 @@ class _Replay:
                 self.commit(index, time, process, type_, topic, partition, error)
             elif f == "produce":
                 self.produce(index, type_, topic, partition, offset, rid)
+            elif f == "truncated":
+                if type_ == "ok" and topic is not None:
+                    self.truncated(index, (topic, partition), offset, rid, value)
             else:
                 self.other(index, time, process, type_, f, topic, partition, offset, value)
         return self.finish()
@@ -208,12 +214,42 @@ class _Replay:
             rec = self.rec_for((topic, partition), offset)
             if rec is None:
                 return
+            if rec.produce_index >= 0 and rec.rid != rid:  # the offset was reused: fine only if truncated
+                self.overwritten[(topic, partition, offset, rec.rid)] = (rec.produce_index, rec.count)
+                rec.count, rec.owner, rec.status, rec.ack_seen = 0, None, OPEN, False
             rec.produce_index, rec.rid = index, rid
             if rec.status >= ACCEPTED:
                 self.advance((topic, partition), 0)
 
+    def truncated(self, index, tp, offset, rid, value) -> None:
+        """The log lost the record `rid` at `offset` (a truncation fault saw it gone): never committed,
+        so never expected; but a consumer must not have received it (an unclean election excepted)."""
+        self.n["truncated"] += 1
+        unclean = bool(json.loads(value).get("unclean")) if value else False
+        self.truncated_ids[rid] = unclean
+        rec = self.recs[tp].get(offset)
+        before = self.overwritten.pop((tp[0], tp[1], offset, rid), None)
+        if rec is not None and rec.rid == rid:
+            before = (rec.produce_index, rec.count)
+            del self.recs[tp][offset]
+        elif before is None and offset < self.watermark[tp]:
+            before = (-1, 1)  # already terminal: it was delivered and acknowledged
+        if before is not None and before[1] > 0:
+            self.lost_delivered(index, tp, offset, rid, unclean, (before[0], index))
+
+    def lost_delivered(self, index, tp, offset, rid, unclean, evidence) -> None:
+        if unclean:
+            self.allow("no-loss", "lost-to-unclean-election")
+        else:
+            self.anomaly("no-loss", "truncated-delivered",
+                         f"record {rid} at {tp[0]}-{tp[1]}@{offset} was delivered, but the log later truncated it: "
+                         f"a share fetch returned a record that was never committed", evidence, offset=offset)
+
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         self.n["deliveries"] += 1
+        if rid in self.truncated_ids:
+            self.lost_delivered(index, tp, offset, rid, self.truncated_ids[rid], (index,))
+            return
         rec = self.rec_for(tp, offset)
         where = f"{tp[0]}-{tp[1]}@{offset}"
         if rec is None:  # below the watermark: terminal for sure
@@ -384,12 +420,16 @@ class _Replay:
         elif f == "error":
             self.session_event(time)
         elif f == "fault-start" and type_ in ("invoke", "ok"):
+            if "session-loss" in (v.get("effects") or ()) and v.get("processes"):
+                self.session_faults[v.get("id")] = list(v["processes"])
+                self.sessions_lost(v["processes"], time)
             if set(v.get("effects") or ()) & set(DISRUPTING):
                 parts = v.get("partitions")
                 tps = None if parts is None else {(v.get("topic"), p) for p in parts}
                 if not any(w[3] == v.get("id") for w in self.windows):
                     self.windows.append([time, NEVER, tps, v.get("id")])
         elif f == "fault-heal" and type_ == "ok":
+            self.sessions_lost(self.session_faults.pop(v.get("id"), ()), time)
             for w in self.windows:
                 if w[3] == v.get("id") and w[1] == NEVER:
                     w[1] = time + self.settle_ns
@@ -414,6 +454,12 @@ class _Replay:
         since = rec.acq_time if rec.count else 0
         events = bisect.bisect_left(self.session_events, by) - bisect.bisect_left(self.session_events, since)
         return events >= self.limit - rec.count
+
+    def sessions_lost(self, processes, time: int) -> None:
+        """A fault may have ended these consumers' share sessions (connections cut or reset) by `time`."""
+        for process in processes:
+            self.session_end[process] = time
+            self.session_event(time)
 
     def session_event(self, time: int) -> None:
         self.last_session_event = time
@@ -485,6 +531,11 @@ class _Replay:
                     self.anomaly("no-loss", "not-accepted", f"record {rec.rid} at {where} was delivered "
                                  f"{rec.count} times but never accepted, rejected or archived",
                                  (rec.produce_index, rec.last_index), offset=o)
+        for (topic, partition, offset, rid), (produce_index, _) in self.overwritten.items():
+            self.anomaly("no-loss", "offset-reused",
+                         f"record {rid} at {topic}-{partition}@{offset} was acknowledged by the broker, but another "
+                         f"record was later acknowledged at the same offset and the history shows no truncation",
+                         (produce_index,), offset=offset)
         for process, pending in self.unresolved.items():
             for key, a in pending.items():
                 self.anomaly("ack-results", "ack-result-missing",
@@ -494,7 +545,7 @@ class _Replay:
         s = obs.stats
         s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": accepted,
                         "archived_at_limit": archived, "unknown_outcome": unresolved_maybe,
-                        "resolved_by_durable_state": n["resolved-by-durable-state"]}
+                        "resolved_by_durable_state": n["resolved-by-durable-state"], "truncated": n["truncated"]}
         s["delivery-count"] = {"deliveries": n["deliveries"], "limit": self.limit, "profile": self.profile.line,
                                "session_release_decrements": n["session-release-decrements"]}
         s["batch-order"] = {"batches": n["batches"]}

@@ -147,6 +147,11 @@ def _flatten(table: EventTable, op: Op) -> None:
             for p in v["partitions"]:
                 add(*base, p["topic"], p["partition"], p["start_offset"])
             return
+        if f == "truncated" and v.get("records"):
+            extra = json.dumps({"id": v.get("id"), "unclean": bool(v.get("unclean"))}, separators=(",", ":"))
+            for r in v["records"]:
+                add(*base, v["topic"], v["partition"], r["offset"], r["id"], value=extra)
+            return
         if f == "reset-offsets" and v.get("partitions"):
             for p in v["partitions"]:
                 add(*base, v["topic"], p["partition"], p["offset"])

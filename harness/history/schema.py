@@ -14,7 +14,7 @@ SCHEMA_VERSION = 1
 #: Every operation name a version-1 history may hold (see docs/history.md).
 KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
-    "fault-start", "fault-heal", "share-offsets", "reset-offsets", "drain", "produce-flush",
+    "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -111,5 +111,9 @@ def validate_value(op: Op) -> None:
             _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
     elif f == "config":
         _fields(v, "value", ints=("schema_version",))
+    elif f == "truncated" and t == "ok":
+        _fields(v, "value", strs=("topic",), ints=("partition",))
+        for i, r in enumerate(_list(v, "records", "value")):
+            _fields(r, f"value.records[{i}]", ints=("offset",), strs=("id",))
     elif f == "crash":
         _fields(v, "value", strs=("process",))

@@ -43,4 +43,11 @@ ALLOWANCES = {a.name: a for a in (
         "before the result arrived",
         "The first consumer fetches records 100 to 109 inclusive and then crashes. [...] it gets records "
         "100 to 109 with their delivery counts set to 2 because they are being redelivered."),
+    Allowance(
+        "lost-to-unclean-election",
+        "a record the log lost to an unclean leader election (a `truncated` operation with unclean=true) "
+        "was delivered, or acknowledged, before it was lost",
+        "unclean.leader.election.enable: Indicates whether to enable replicas not in the ISR set to be elected "
+        "as leader as a last resort, even though doing so may result in data loss. (Kafka topic configs; "
+        "KIP-932 builds on the log: 'Share groups [...] consume records from the partitions of the topics')"),
 )}
