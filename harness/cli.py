@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
     run.add_argument("--records", type=_positive_int, default=None)
     run.add_argument("--base-port", type=_positive_int, default=None)
+    run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
+                     "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
+    run.add_argument("--fault-seed", type=int, default=None, help="seed of the fault schedule (default: --seed)")
+    run.add_argument("--fault-interval", type=float, default=None, help="mean seconds between fault starts")
     check = sub.add_parser("check", help="check a run directory or history file (.jsonl or .parquet) again")
     check.add_argument("history", type=Path)
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
@@ -77,13 +81,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.faults import parse_faults
     from harness.runner import run
+    faults = parse_faults(args.faults)
     spec = RunSpec(profile=args.profile).with_profile()
     spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
                    kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
-                   base_port=args.base_port, records=args.records or spec.records)
+                   base_port=args.base_port, records=args.records or spec.records, faults=faults,
+                   fault_seed=args.fault_seed, fault_interval=args.fault_interval)
     outcome = run(spec.validate())
     print(outcome.summary())
     return {True: 0, False: 1}.get(outcome.valid, 3)

@@ -26,7 +26,7 @@ from harness.checkers import (Result, ack_results, batch_order, check_safe, comp
                               exclusive, no_loss, no_redelivery, verdict_word)
 from harness.cluster.admin import create_topic, limits_in_force, set_group_configs
 from harness.cluster.base import Cluster
-from harness.clients.driver import ConsumerDriver
+from harness.clients.pool import DriverPool
 from harness.clients.logging import LOGGER
 from harness.clients.producer import HistoryProducer
 from harness.history.events import EventTable
@@ -48,12 +48,22 @@ class RunOutcome:
     valid: Any
     results: tuple[Result, ...]
     run_dir: Path
+    faults: tuple = ()  # harness.faults.nemesis.FaultRecord, in start order
+
+    @property
+    def faults_not_applied(self) -> list:
+        return [f for f in self.faults if not f.applied or not f.healed_ok]
 
     def summary(self) -> str:
         lines = [f"verdict: {verdict_word(self.valid)}  ({self.spec.name}, seed {self.spec.seed})"]
         for r in self.results:
             lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.stats}" + (f" - {r.reason}" if r.reason else ""))
             lines += [f"    {a.kind}: {a.message}" for a in r.anomalies[:5]]
+        if self.faults:
+            applied = sum(1 for f in self.faults if f.applied)
+            lines.append(f"faults: {len(self.faults)} scheduled, {applied} applied (seed {self.spec.effective_fault_seed})")
+            lines += [f"  {f.id} {','.join(f.targets)}: NOT APPLIED: {f.reason}" for f in self.faults if not f.applied]
+            lines += [f"  {f.id}: HEAL FAILED: {f.reason}" for f in self.faults if f.applied and not f.healed_ok]
         lines.append(f"run directory: {self.run_dir}")
         lines.append(f"reproduce: {self.spec.reproduce_command()}")
         return "\n".join(lines)
@@ -80,23 +90,26 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     client_log = logging.FileHandler(run_dir / "logs" / "librdkafka.log")
     LOGGER.addHandler(client_log)
     own_cluster = cluster is None
-    drivers: list[ConsumerDriver] = []
+    pool = None
+    faults: list = []
     try:
         if own_cluster:
             cluster = make_cluster(spec, run_dir)
             cluster.start()
         topic = f"ksh-{spec.name}-s{spec.seed}-{uuid.uuid4().hex[:6]}"  # fresh per run, also on a shared cluster
         group = f"{topic}-group"
-        _setup(cluster, spec, topic, group, history)
-        drivers = _start_consumers(cluster, spec, topic, group, history, run_dir)
-        _produce(cluster, spec, topic, history)
-        _drain(spec, history, drivers)
-        while drivers:  # closed before the durable read, so every acknowledgement is in
-            drivers.pop().close()
+        limits = _setup(cluster, spec, topic, group, history)
+        pool = _start_consumers(cluster, spec, topic, group, history, run_dir)
+        if spec.faults:
+            faults = _produce_under_faults(cluster, spec, topic, group, history, pool, limits, run_dir)
+        else:
+            _produce(cluster, spec, topic, history)
+        _drain(spec, history, pool)
+        pool.close_all()  # closed before the durable read, so every acknowledgement is in
         _read_durable_state(cluster, spec, group, history)
     finally:
-        for driver in drivers:  # only on failure: the ones not closed yet
-            driver.close()
+        if pool is not None:
+            pool.close_all()  # only on failure: the ones not closed yet
         if cluster is not None:
             cluster.collect_logs(run_dir / "logs")
             if own_cluster:
@@ -104,18 +117,22 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         history.close()
         LOGGER.removeHandler(client_log)
         client_log.close()
+        if spec.faults:
+            from harness.report.timeline import write_timeline
+            write_timeline(history.ops(), run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
     events = EventTable.from_ops(history.ops())
     events.write_parquet(run_dir / "history.parquet")
     results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
-    outcome = RunOutcome(spec, compose(results), results, run_dir)
+    outcome = RunOutcome(spec, compose(results), results, run_dir, tuple(faults))
     write_json(run_dir / "verdict.json", {"valid": outcome.valid, "verdict": verdict_word(outcome.valid),
                                           "results": [r.to_json() for r in results], "seed": spec.seed,
+                                          "faults": [f.to_json() for f in faults],
                                           "kafka_version": cluster.version,
                                           "reproduce": spec.reproduce_command()})
     return outcome
 
 
-def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> None:
+def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> dict[str, Any]:
     from harness.cluster.inspect import ClusterInspector
     inspector = ClusterInspector(cluster.bootstrap_servers)
     rf = min(spec.replication_factor, len(cluster.broker_ids))
@@ -129,21 +146,68 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
         "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
         "model_profile": ".".join(version.split(".")[:2]), "auto_offset_reset": "earliest",
         "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
+    return {**limits, "lock_tolerance_ms": spec.lock_tolerance_ms}
 
 
 def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,
-                     run_dir: Path) -> list[ConsumerDriver]:
-    drivers = []
-    for i in range(spec.consumers):
-        config = {"bootstrap": cluster.bootstrap_servers, "group": group, "topics": [topic],
-                  "behaviour": spec.behaviour, "client_config": {"max.poll.records": str(spec.max_poll_records)}}
-        driver = ConsumerDriver(f"consumer-{i}", config, history, run_dir / "logs")
-        driver.start()
-        drivers.append(driver)
-    wait_until(lambda: sum(1 for op in history.ops() if op.f == "start" and op.type == "ok") == len(drivers),
-               timeout=60, what="every consumer driver to start",
-               fatal=lambda: next((f"{d.name} exited early (see {d.log_path})" for d in drivers if not d.alive()), None))
-    return drivers
+                     run_dir: Path) -> DriverPool:
+    pool = DriverPool(cluster, {"group": group, "topics": [topic], "behaviour": spec.behaviour,
+                                "client_config": {"max.poll.records": str(spec.max_poll_records)}},
+                      history, run_dir / "logs")
+    pool.start(spec.consumers)
+    return pool
+
+
+def _produce_under_faults(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,
+                          pool: DriverPool, limits: dict[str, Any], run_dir: Path) -> list:
+    """Workload and nemesis together: the producer in a thread (spread over the fault phase), the seeded
+    schedule in this thread (drivers must be started from it), then heal everything and wait for recovery."""
+    import threading
+    from dataclasses import replace as _replace
+
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    from harness.faults.schedule import PROFILES, generate, to_json
+    schedule = generate(spec.faults, spec.effective_fault_seed, PROFILES[spec.profile], spec.fault_interval)
+    write_json(run_dir / "schedule.json", {"seed": spec.effective_fault_seed, "faults": list(spec.faults),
+                                           "schedule": to_json(schedule)})
+    phase = PROFILES[spec.profile].phase
+    paced = _replace(spec, produce_rate=min(spec.produce_rate, spec.records / phase))
+    errors: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            _produce(cluster, paced, topic, history)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(exc)
+
+    producer = threading.Thread(target=produce, name="producer", daemon=True)
+    ctx = FaultContext(cluster, history, topic, group, pool, config=limits)
+    nemesis = Nemesis(ctx)
+    producer.start()
+    try:
+        nemesis.run(schedule)
+    finally:
+        nemesis.heal_all()
+        producer.join()
+    if errors:
+        raise errors[0]
+    _wait_recovered(ctx, history, pool, spec)
+    return nemesis.records
+
+
+def _wait_recovered(ctx, history: HistoryWriter, pool: DriverPool, spec: RunSpec) -> None:
+    """After the heal: every partition led with a full ISR, every consumer slot running, consumers progressing."""
+    from harness.faults.recovery import wait_in_sync
+    history.append("harness", "invoke", "recover", {})
+    wait_in_sync(ctx, timeout=120)
+    missing = spec.consumers - len(pool.live())
+    for _ in range(max(0, missing)):
+        pool.replace(None)
+    mark = len(history.ops())
+    wait_until(lambda: any(op.f == "poll" for op in history.ops()[mark:]) or _all_accepted(history.ops()),
+               timeout=spec.drain_timeout, what="consumers to make progress after the faults healed", interval=0.5)
+    history.append("harness", "ok", "recover", {})
 
 
 def _produce(cluster: Cluster, spec: RunSpec, topic: str, history: HistoryWriter) -> None:
@@ -175,18 +239,22 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: Hi
     read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
 
 
-def _drain(spec: RunSpec, history: HistoryWriter, drivers: list[ConsumerDriver]) -> None:
+def _all_accepted(ops) -> bool:
+    """Every record produced by the workload (not the nemesis) has a committed ACCEPT."""
+    produced = {(o.value["topic"], o.value["partition"], o.value["offset"])
+                for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"}
+    return produced <= no_loss.accepted_records(ops).keys()
+
+
+def _drain(spec: RunSpec, history: HistoryWriter, pool: DriverPool) -> None:
     """Wait until every acknowledged produce is accepted; a timeout is recorded, not raised."""
     def drained() -> bool:
-        ops = history.ops()
-        produced = {(o.value["topic"], o.value["partition"], o.value["offset"])
-                    for o in ops if o.f == "produce" and o.type == "ok"}
-        return produced <= no_loss.accepted_records(ops).keys()
+        return _all_accepted(history.ops())
 
     history.append("harness", "invoke", "drain", {"timeout": spec.drain_timeout})
     try:
         wait_until(drained, timeout=spec.drain_timeout, what="every produced record to be accepted", interval=0.5,
-                   fatal=lambda: "every consumer driver exited" if not any(d.alive() for d in drivers) else None)
+                   fatal=lambda: "every consumer driver exited" if not pool.live() else None)
         history.append("harness", "ok", "drain", {})
     except WaitTimeout as exc:
         history.append("harness", "info", "drain", {"error": str(exc).splitlines()[0]})

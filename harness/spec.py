@@ -48,6 +48,10 @@ class RunSpec:
     max_poll_records: int = 20
     drain_timeout: float = 90.0
     group_configs: dict[str, str] = field(default_factory=dict)
+    # faults (harness.faults): catalogue names, a seed for the schedule (default: `seed`), mean seconds apart
+    faults: tuple[str, ...] = ()
+    fault_seed: int | None = None
+    fault_interval: float | None = None
     # checking
     lock_tolerance_ms: int = 2000  # how early before its deadline a lock may end unseen (client-side prefetch)
     settle_ms: int = 10000  # how long after a fault heals its allowances still apply
@@ -69,6 +73,11 @@ class RunSpec:
             raise HarnessError(f"invalid controllers {self.controllers}: use 0 (combined) or more")
         if self.produce_rate <= 0:
             raise HarnessError(f"invalid produce-rate {self.produce_rate}: use a positive number of records per second")
+        if self.faults:
+            from harness.faults import parse_faults
+            parse_faults(",".join(self.faults))  # a bad name is a one-line error listing the valid ones
+        if self.fault_interval is not None and self.fault_interval <= 0:
+            raise HarnessError(f"invalid fault-interval {self.fault_interval}: use a positive number of seconds")
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
         return self
@@ -76,6 +85,10 @@ class RunSpec:
     def with_profile(self) -> "RunSpec":
         """Apply the profile's defaults (explicit options applied afterwards win)."""
         return replace(self, **PROFILES[self.profile])
+
+    @property
+    def effective_fault_seed(self) -> int:
+        return self.seed if self.fault_seed is None else self.fault_seed
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, indent=2)
@@ -89,4 +102,8 @@ class RunSpec:
                 "--records", str(self.records)]
         if self.bootstrap_servers:
             args += ["--bootstrap-servers", self.bootstrap_servers]
+        if self.faults:
+            args += ["--faults", ",".join(self.faults), "--fault-seed", str(self.effective_fault_seed)]
+            if self.fault_interval is not None:
+                args += ["--fault-interval", f"{self.fault_interval:g}"]
         return shlex.join(args)

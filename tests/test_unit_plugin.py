@@ -90,3 +90,22 @@ def test_spec(ksh_spec):
     result = pytester.runpytest_subprocess(*FAST, "test_spec.py", "--ksh-profile=nightly",
                                            "--ksh-seed=7", "--kafka-version=4.2.1", timeout=60)
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("option, word", [("--faults=leader,meteor", "'meteor'"), ("--fault-seed=x", "'x'"),
+                                          ("--fault-interval=-3", "'-3'")])
+def test_bad_fault_options_are_usage_errors(pytester, option, word):
+    text = _usage_error_text(_run(pytester, option))
+    assert option.split("=")[0] in text and word in text
+
+
+def test_fault_options_reach_the_spec(pytester):
+    pytester.makepyfile(test_spec="""
+def test_spec(ksh_spec):
+    assert ksh_spec.faults == ("leader-stop", "leader-kill", "leader-pause", "isolate-node")
+    assert ksh_spec.fault_seed == 5 and ksh_spec.fault_interval == 2.5
+    assert "--faults leader-stop,leader-kill,leader-pause,isolate-node --fault-seed 5" in ksh_spec.reproduce_command()
+""")
+    result = pytester.runpytest_subprocess(*FAST, "--faults=leader,isolate-node", "--fault-seed=5",
+                                           "--fault-interval=2.5", "test_spec.py", timeout=60)
+    assert result.ret == 0, result.stdout.str()

@@ -53,7 +53,7 @@ def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile,
     unknown = [f for f in faults if f not in CATALOGUE]
     if unknown:
         raise HarnessError(f"invalid fault {unknown[0]!r}: use one of {', '.join(CATALOGUE)}")
-    interval = interval or profile.interval
+    interval = profile.interval if interval is None else interval
     if interval <= 0:
         raise HarnessError(f"invalid fault interval {interval}: use a positive number of seconds")
     rng = random.Random(f"faults-{seed}")
@@ -82,7 +82,7 @@ def _earliest(schedule: list[ScheduledFault], t: float, fault, max_overlap: int)
             blockers = running
         if not blockers:
             return t
-        t = min(s.at + s.duration for s in blockers)
+        t = min(s.at + s.duration for s in blockers) + 0.001  # strictly after (times are rounded to ms)
 
 
 def end_of(schedule: list[ScheduledFault]) -> float:

@@ -1,0 +1,90 @@
+"""Fast tests of the fault catalogue's pure parts: names, seeded schedules, overlap rules, the timeline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.faults import CATALOGUE, GROUPS, in_group, parse_faults
+from harness.faults.schedule import PROFILES, ScheduleProfile, end_of, generate
+from harness.history.schema import Op
+from harness.report.timeline import fault_bars, render
+
+
+def test_every_group_has_faults_and_every_fault_a_group():
+    assert {f.group for f in CATALOGUE.values()} == set(GROUPS)
+    assert all(in_group(g) for g in GROUPS)
+    for fault in CATALOGUE.values():
+        assert set(fault.effects) <= {"leader-change", "coordinator-loss", "session-loss"}
+
+
+def test_parse_faults_expands_groups_and_rejects_unknown_names_listing_the_valid_ones():
+    assert parse_faults("leader") == ("leader-stop", "leader-kill", "leader-pause")
+    assert parse_faults("truncate,leader-kill") == ("leader-kill", "truncate", "truncate-unclean")
+    assert parse_faults("all") == tuple(CATALOGUE)
+    assert parse_faults("") == () and parse_faults(None) == () and parse_faults("none") == ()
+    with pytest.raises(HarnessError) as err:
+        parse_faults("leader,meteor")
+    message = str(err.value)
+    assert "'meteor'" in message and all(g in message for g in GROUPS) and "\n" not in message
+
+
+def test_same_seed_same_schedule_and_different_seeds_differ():
+    faults = parse_faults("all")
+    a = generate(faults, 7, PROFILES["ci"])
+    assert a == generate(faults, 7, PROFILES["ci"])
+    assert a != generate(faults, 8, PROFILES["ci"])
+    assert a and all(s.fault in CATALOGUE for s in a)
+    assert generate((), 7, PROFILES["ci"]) == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_schedule_respects_the_overlap_rules(seed):
+    profile = ScheduleProfile(phase=120, interval=4, min_duration=3, max_duration=12, max_overlap=2)
+    schedule = generate(parse_faults("all"), seed, profile)
+    assert [s.at for s in schedule] == sorted(s.at for s in schedule)
+    for s in schedule:
+        running = [o for o in schedule if o is not s and o.at <= s.at < o.at + o.duration]
+        fault = CATALOGUE[s.fault]
+        assert len(running) < profile.max_overlap
+        assert not (running and fault.exclusive), (s, running)
+        assert not any(CATALOGUE[o.fault].exclusive for o in running), (s, running)
+        assert not (fault.takes_node and any(CATALOGUE[o.fault].takes_node for o in running)), (s, running)
+    assert end_of(schedule) >= max(s.at for s in schedule)
+
+
+def test_invalid_interval_is_rejected():
+    with pytest.raises(HarnessError, match="fault interval"):
+        generate(("leader-kill",), 1, PROFILES["ci"], interval=0)
+
+
+def _op(i, t, type_, f, value):
+    return Op(i, int(t * 1e9), "nemesis", type_, f, value)
+
+
+def test_timeline_draws_applied_not_applied_and_unhealed_faults():
+    ops = [_op(0, 0.5, "invoke", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill", "targets": ["n2"]}),
+           _op(1, 1.0, "ok", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill", "targets": ["n2"]}),
+           _op(2, 4.0, "ok", "fault-heal", {"id": "leader-kill-1", "fault": "leader-kill"}),
+           _op(3, 5.0, "fail", "fault-start", {"id": "truncate-2", "fault": "truncate", "targets": []}),
+           _op(4, 6.0, "invoke", "fault-start", {"id": "latency-3", "fault": "latency", "targets": ["client->n1"]}),
+           _op(5, 6.5, "ok", "fault-start", {"id": "latency-3", "fault": "latency", "targets": ["client->n1"]}),
+           Op(6, int(9e9), "producer-0", "ok", "produce", {"id": "x", "topic": "t", "partition": 0, "offset": 0})]
+    bars = {b["id"]: b for b in fault_bars(ops)}
+    assert bars["leader-kill-1"]["applied"] and bars["leader-kill-1"]["healed"]
+    assert (bars["leader-kill-1"]["start"], bars["leader-kill-1"]["end"]) == (0.5, 4.0)
+    assert bars["truncate-2"]["applied"] is False
+    assert bars["latency-3"]["end"] == 9.0 and not bars["latency-3"]["healed"]  # never healed: to the end
+    html = render(ops)
+    assert html.startswith("<!doctype html>") and "<svg" in html and "NOT applied" in html and "n2" in html
+
+
+def test_cli_rejects_an_unknown_fault_in_one_line():
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--faults", "leader,meteor"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "invalid fault 'meteor'" in lines[0] and "Traceback" not in proc.stderr
