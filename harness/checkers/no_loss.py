@@ -49,3 +49,22 @@ def accepted_records(history: Sequence[Op]) -> dict[tuple[str, int, int], int]:
                 if ack_type == "ACCEPT" and key[:2] in ok_parts:
                     accepted.setdefault(key, op.index)
     return accepted
+
+
+def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
+    """Records accepted for sure, plus those whose ACCEPT went out with an unknown outcome (its commit
+    timed out, or its consumer crashed holding it): only the broker knows, and the durable read after
+    the drain asks it. The drain waits for this set, not for certainty it cannot get by waiting."""
+    settled = set(accepted_records(history))
+    pending: dict[str, set[tuple[str, int, int]]] = {}
+    for op in history:
+        if op.f == "acknowledge" and op.type == "ok":
+            pending.setdefault(op.process, set()).update(
+                (r["topic"], r["partition"], r["offset"]) for r in op.value["records"] if r["type"] == "ACCEPT")
+        elif op.f == "commit" and op.type in ("ok", "fail", "info"):
+            acks = pending.pop(op.process, set())
+            if op.type != "ok":
+                settled |= acks
+        elif op.f == "crash" or (op.f == "close" and op.type == "info"):
+            settled |= pending.pop(op.value.get("process", op.process) if op.f == "crash" else op.process, set())
+    return settled

@@ -1,0 +1,26 @@
+"""A run with a seeded fault schedule on the real cluster: faults applied and healed, recorded, plotted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
+
+
+def test_run_with_a_fault_schedule_records_heals_and_plots_it(local_cluster, share_run):
+    outcome = share_run(name="nemesis-smoke", faults=("leader-kill", "latency", "consumer-kill"), fault_seed=3,
+                        fault_interval=8.0, records=200, consumers=2)
+    assert outcome.faults, "the schedule drew no fault"
+    assert outcome.faults_not_applied == [], [(f.id, f.reason) for f in outcome.faults_not_applied]
+    ops = [json.loads(line) for line in (outcome.run_dir / "history.jsonl").read_text().splitlines()]
+    starts = {op["value"]["id"] for op in ops if op["f"] == "fault-start" and op["type"] == "ok"}
+    heals = {op["value"]["id"] for op in ops if op["f"] == "fault-heal" and op["type"] == "ok"}
+    assert starts == heals == {f.id for f in outcome.faults}
+    assert any(op["f"] == "recover" and op["type"] == "ok" for op in ops)
+    schedule = json.loads((outcome.run_dir / "schedule.json").read_text())
+    assert schedule["seed"] == 3 and len(schedule["schedule"]) == len(outcome.faults)
+    assert "<svg" in (outcome.run_dir / "timeline.html").read_text()
+    assert "--faults leader-kill,latency,consumer-kill --fault-seed 3" in outcome.spec.reproduce_command()
+    assert outcome.valid is True, outcome.summary()
