@@ -10,6 +10,7 @@ full ISR, and no harness process besides the cluster's and the test's own.
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 
@@ -40,7 +41,10 @@ def ctx(local_cluster, tmp_path):
     context = FaultContext(local_cluster, history, topic, group, config={"lock_duration_ms": 5000,
                                                                        "lock_tolerance_ms": 1000})
     before = {p.pid for p in live_processes()}
+    context.nemeses = []
     yield context
+    for nemesis in context.nemeses:  # a failed assertion must not leave a fault in place for the next test
+        nemesis.heal_all()
     history.close()
     assert_nothing_left(context, before)
 
@@ -54,12 +58,13 @@ def assert_nothing_left(ctx: FaultContext, before: set[int]) -> None:
     assert all(p.enabled for p in proxies.values())
     assert [(n, t.name) for n, p in proxies.items() for t in p.toxics] == []
     assert in_sync(ctx, topics_of(ctx)) and off_preferred(ctx, topics_of(ctx)) == []
-    extra = {p.name for p in live_processes() if p.pid not in before and not p.name.startswith("n")}
-    assert extra <= {p.name for p in live_processes() if p.name.startswith("consumer-")} | set(), extra
+    extra = {p.name for p in live_processes() if p.pid not in before and not re.fullmatch(r"n\d+", p.name)}
+    assert extra == set(), f"processes left behind: {extra}"
 
 
 def run_fault(ctx: FaultContext, name: str, pick: int = 0):
     nemesis = Nemesis(ctx)
+    ctx.nemeses.append(nemesis)
     record = nemesis.start(name, pick)
     assert record.applied, f"{name} not applied: {record.reason}"
     ops = [op for op in ctx.history.ops() if op.f == "fault-start"]

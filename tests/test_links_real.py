@@ -74,7 +74,7 @@ def test_cutting_a_client_link_times_out_only_that_broker(local_cluster):
 def test_link_map_covers_every_directed_link(local_cluster):
     brokers = local_cluster.broker_ids
     names = set(local_cluster.links.names())
-    expected = {f"client->n{b}" for b in brokers}
+    expected = {f"client->n{b}" for b in brokers} | {f"lane{k}->n{b}" for b in brokers for k in range(3)}
     expected |= {f"n{a}->n{b}" for a in brokers for b in brokers if a != b}
     expected |= {f"n{a}->c{b}" for a in brokers for b in local_cluster.controller_ids if a != b}
     assert names == expected

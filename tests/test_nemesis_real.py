@@ -23,4 +23,9 @@ def test_run_with_a_fault_schedule_records_heals_and_plots_it(local_cluster, sha
     assert schedule["seed"] == 3 and len(schedule["schedule"]) == len(outcome.faults)
     assert "<svg" in (outcome.run_dir / "timeline.html").read_text()
     assert "--faults leader-kill,latency,consumer-kill --fault-seed 3" in outcome.spec.reproduce_command()
-    assert outcome.valid is True, outcome.summary()
+    # Every property holds, or (a consumer killed mid-batch) the only open question is an ACCEPT whose
+    # outcome the broker alone knows and the durable read could not settle: reported unknown, never a pass.
+    assert all(r.valid is not False for r in outcome.results), outcome.summary()
+    for r in outcome.results:
+        if r.valid != True:  # noqa: E712
+            assert r.checker == "no-loss" and "unknown outcome" in r.reason, outcome.summary()

@@ -74,9 +74,15 @@ class ClusterInspector:
 
     def partitions(self, topic: str) -> list[PartitionState]:
         """Every partition of `topic`, by id (raises KafkaException if the topic is unknown)."""
-        meta = self.admin.list_topics(topic, timeout=self.timeout).topics.get(topic)
-        if meta is None or meta.error is not None:
-            raise KafkaException(meta.error if meta is not None else f"unknown topic {topic}")
+        import time
+        deadline = time.monotonic() + self.timeout
+        while True:  # a broker that has not caught up with a new topic's metadata answers "unknown" for a moment
+            meta = self.admin.list_topics(topic, timeout=self.timeout).topics.get(topic)
+            if meta is not None and meta.error is None:
+                break
+            if time.monotonic() >= deadline:
+                raise KafkaException(meta.error if meta is not None else f"unknown topic {topic}")
+            time.sleep(0.2)
         return [PartitionState(p.id, p.leader if p.leader >= 0 else None, tuple(p.replicas), tuple(sorted(p.isrs)))
                 for p in sorted(meta.partitions.values(), key=lambda p: p.id)]
 
