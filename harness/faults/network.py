@@ -52,9 +52,9 @@ def _cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
     for link in links:
         ctx.cluster.cut(link.name)
     results = _probe_all(links)
-    through = sorted(name for name, result in results.items() if result != "timeout")
+    through = sorted(f"{name} ({result})" for name, result in results.items() if result != "timeout")
     if through:
-        raise NotApplied(f"cut links still answer: {', '.join(through)}")
+        raise NotApplied(f"cut links did not time out: {', '.join(through)}")
     return f"cut {len(links)} links; ApiVersions timed out through each: {', '.join(sorted(results))}"
 
 
