@@ -83,8 +83,7 @@ class ConsumerFault:
     def _close(self, ctx: FaultContext, driver) -> str:
         driver.send("abandon")
         wait_effect(lambda: not driver.alive(), ctx.timeout, f"{driver.name} to close holding records")
-        ops = [op for op in ctx.history.ops() if op.process == driver.name]
-        closes = [op for op in ops if op.f == "close" and op.type != "invoke"]
+        closes = [op for op in ctx.history.ops() if op.process == driver.name and op.f == "close" and op.type != "invoke"]
         held = _in_flight(ctx, driver.name)
         if not held:
             raise NotApplied(f"{driver.name} closed without records in flight")

@@ -118,8 +118,6 @@ class CoordinatorLoss:
             raise NotApplied(f"could not find the {self.role} coordinator: {exc}") from None
         if node is None:
             raise NotApplied(f"the {self.role} coordinator is unknown right now")
-        if self.role == "controller" and node not in ctx.cluster.broker_ids and not hasattr(ctx.cluster, "kill_node"):
-            raise NotApplied(f"controller n{node} cannot be killed by this backend")
         return Plan([f"n{node}"], ctx.topic, None, state={"node": node, "mode": "kill", "partition": partition})
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
