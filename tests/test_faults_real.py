@@ -54,6 +54,8 @@ def assert_nothing_left(ctx: FaultContext, before: set[int]) -> None:
     for node in cluster.broker_ids:
         assert cluster.node_alive(node), f"n{node} is not running"
         assert cluster._nodes[node].proc.state() != "T", f"n{node} is still stopped (SIGSTOP)"
+        silent = [port for port in cluster._nodes[node].listener_ports if probe(port)[0] != "answered"]
+        assert silent == [], f"n{node} does not answer on listener ports {silent}"
     proxies = cluster.toxiproxy.list_proxies()
     assert all(p.enabled for p in proxies.values())
     assert [(n, t.name) for n, p in proxies.items() for t in p.toxics] == []

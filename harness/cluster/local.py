@@ -24,6 +24,7 @@ from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution, resolve
+from harness.kafka.wire import probe
 from harness.kafka.versions import check_supported
 from harness.paths import cache_dir
 from harness.ports import allocate
@@ -68,7 +69,13 @@ class _Node:
     roles: tuple[str, ...]
     home: Path
     config: Path
+    ports: kconfig.NodePorts
     proc: ManagedProcess | None = None
+
+    @property
+    def listener_ports(self) -> list[int]:
+        p = self.ports
+        return [port for port in (p.client, p.controller, *p.peers.values(), *p.lanes.values()) if port is not None]
 
 
 class LocalCluster:
@@ -145,10 +152,7 @@ class LocalCluster:
     def wait_ready(self, timeout: float | None = None) -> None:
         """Every broker registered, and a share group consumes a record."""
         timeout = timeout or self.spec.start_timeout
-        want = self.broker_ids
-        wait_until(lambda: self.inspector.broker_ids() == want, timeout=timeout,
-                   what=f"brokers {want} to register", interval=0.2,
-                   fatal=self._dead_node, diagnostics=self._log_tails)
+        self._wait_serving(list(self._nodes), timeout)
         wait_share_consumable(self.bootstrap_servers, self.inspector, timeout=timeout,
                               replication_factor=self.spec.replication_factor,
                               fatal=self._dead_node, diagnostics=self._log_tails)
@@ -192,10 +196,28 @@ class LocalCluster:
                "-cp", self.distribution.classpath, "kafka.Kafka", str(node.config)]
         node.proc = spawn(f"n{node_id}", cmd, log_path=logs / "stdout.log", cwd=node.home)
         if wait:
-            want = self.broker_ids
-            wait_until(lambda: self.inspector.broker_ids() == want, timeout=self.spec.start_timeout,
-                       what=f"node {node_id} to rejoin", interval=0.2,
-                       fatal=self._dead_node, diagnostics=self._log_tails)
+            self._wait_serving([node_id], self.spec.start_timeout)
+
+    def _wait_serving(self, node_ids: list[int], timeout: float) -> None:
+        """The nodes answer ApiVersions on every listener they bind, then every broker is registered.
+
+        The listeners come first: a node killed a moment ago is still registered until its
+        session times out, so registration alone would pass before the new process serves.
+        """
+        ports = [(i, port) for i in node_ids for port in self._nodes[i].listener_ports]
+
+        def answered(port: int) -> bool:
+            return probe(port, timeout=1.0)[0] == "answered"
+
+        def silent() -> str:
+            return "not answering: " + ", ".join(f"n{i}:{port}" for i, port in ports if not answered(port))
+        wait_until(lambda: all(answered(port) for _, port in ports), timeout=timeout,
+                   what=f"nodes {node_ids} to answer on every listener", interval=0.2, fatal=self._dead_node,
+                   diagnostics=lambda: f"{silent()}\n{self._log_tails()}")
+        want = self.broker_ids
+        wait_until(lambda: self.inspector.broker_ids() == want, timeout=timeout,
+                   what=f"brokers {want} to register", interval=0.2,
+                   fatal=self._dead_node, diagnostics=self._log_tails)
 
     def stop_node(self, node_id: int) -> None:
         proc = self._nodes[node_id].proc
@@ -310,7 +332,7 @@ class LocalCluster:
         config = home / "server.properties"
         config.write_text(kconfig.render(cfg, self.distribution.profile))
         (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
-        return _Node(i, roles, home, config)
+        return _Node(i, roles, home, config, real[i])
 
     def _format_all(self) -> None:
         cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")

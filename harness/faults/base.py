@@ -16,14 +16,13 @@ not be applied is reported as such, never counted as chaos that happened.
 
 from __future__ import annotations
 
-import socket
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
+from harness.kafka.wire import connection_reset_after, probe  # noqa: F401  (re-exported for the faults)
 
 #: Effects a checker must know of (docs/history.md): during a fault with one of these effects
 #: (until heal + settle_ms), the named allowances of `harness.model.allowances` may apply.
@@ -98,7 +97,8 @@ class Fault(Protocol):
     effects: tuple[str, ...]
     needs: tuple[type, ...]
     exclusive: bool  # nothing else may run alongside (the schedule never overlaps it)
-    takes_node: bool  # takes a node out (the schedule keeps at most one such fault at a time)
+    takes_node: bool  # takes a node out or out of the ISR; the heal waits for a full ISR, so the
+    #                   schedule keeps at most one such fault at a time
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
         """Choose targets with `pick` (a seeded number) from the cluster's state now; must not act."""
@@ -127,58 +127,3 @@ def wait_effect(condition: Callable[[], Any], timeout: float, what: str, interva
         return wait_until(condition, timeout=timeout, what=what, interval=interval)
     except WaitTimeout as exc:
         raise NotApplied(str(exc).splitlines()[0]) from None
-
-
-# ---- link probes: does a Kafka listener behind a proxy answer? --------------------------------------
-
-def _api_versions_request(correlation_id: int) -> bytes:
-    client = b"ksh-probe"
-    body = struct.pack(">hhih", 18, 0, correlation_id, len(client)) + client  # ApiVersions v0, header v1
-    return struct.pack(">i", len(body)) + body
-
-
-def probe(port: int, timeout: float = 1.5, host: str = "127.0.0.1") -> tuple[str, float]:
-    """Send ApiVersions through `port`; ("answered", seconds) or ("timeout" | "reset" | "refused", seconds).
-
-    A cut link (Toxiproxy timeout toxic) accepts the connection and drops the bytes,
-    so the request times out; a healed link answers within milliseconds.
-    """
-    started = time.monotonic()
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            sock.sendall(_api_versions_request(7))
-            header = b""
-            while len(header) < 8:
-                chunk = sock.recv(8 - len(header))
-                if not chunk:
-                    return "reset", time.monotonic() - started
-                header += chunk
-            size, correlation = struct.unpack(">ii", header)
-            return ("answered" if correlation == 7 and size > 4 else "reset"), time.monotonic() - started
-    except ConnectionRefusedError:
-        return "refused", time.monotonic() - started
-    except (ConnectionResetError, BrokenPipeError):
-        return "reset", time.monotonic() - started
-    except (socket.timeout, TimeoutError):
-        return "timeout", time.monotonic() - started
-
-
-def connection_reset_after(port: int, wait: float = 3.0, host: str = "127.0.0.1") -> float | None:
-    """Open a connection, make one request, then wait: seconds until the peer reset or closed it, else None.
-
-    A broker never closes an idle connection within seconds, so a close proves a reset_peer toxic.
-    """
-    started = time.monotonic()
-    try:
-        with socket.create_connection((host, port), timeout=wait) as sock:
-            sock.settimeout(wait)
-            sock.sendall(_api_versions_request(9))
-            while time.monotonic() - started < wait:
-                if not sock.recv(65536):
-                    return time.monotonic() - started
-    except (ConnectionResetError, BrokenPipeError, ConnectionRefusedError):
-        return time.monotonic() - started
-    except (socket.timeout, TimeoutError):
-        return None
-    return None

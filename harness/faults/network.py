@@ -52,13 +52,27 @@ def _cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
     for link in links:
         ctx.cluster.cut(link.name)
     results = _probe_all(links)
-    # A connection reset while the toxics went in (seen in CI: two links of a node just restarted) is not a
-    # verdict either way: probe those links again, and only a timeout counts as proof of the cut.
+    # "reset" means Toxiproxy closed the probe: it could not dial the node behind the link. Probe again
+    # (a node may just be binding its listeners); if the node still refuses connections directly, it is
+    # down (another fault took it out): the link carries nothing either way, and the cut is proven by
+    # its toxics being listed, which the evidence says.
     results.update(_probe_all([link for link in links if results[link.name] == "reset"]))
-    through = sorted(f"{name} ({result})" for name, result in results.items() if result != "timeout")
+    down = [link for link in links if results[link.name] == "reset" and probe(link.upstream_port)[0] == "refused"]
+    listed = {link.name for link in down if _cut_listed(ctx, link)}
+    through = sorted(f"{name} ({result})" for name, result in results.items()
+                     if result != "timeout" and name not in listed)
     if through:
         raise NotApplied(f"cut links did not time out: {', '.join(through)}")
-    return f"cut {len(links)} links; ApiVersions timed out through each: {', '.join(sorted(results))}"
+    timed_out = sorted(name for name, result in results.items() if result == "timeout")
+    evidence = f"cut {len(links)} links; ApiVersions timed out through each of {', '.join(timed_out)}"
+    if listed:
+        evidence += f"; node behind {', '.join(sorted(listed))} is down (refuses connections), cut toxics listed"
+    return evidence
+
+
+def _cut_listed(ctx: FaultContext, link: Link) -> bool:
+    from harness.proxy.client import CUT_TOXIC_PREFIX
+    return sum(t.name.startswith(CUT_TOXIC_PREFIX) for t in ctx.cluster.toxiproxy.list_toxics(link.name)) == 2
 
 
 def _heal_and_prove(ctx: FaultContext, links: list[Link], wait_cluster: bool) -> str:
@@ -82,7 +96,11 @@ class Cut:
     shape: str
     group: str = "partition"
     needs: tuple[type, ...] = (Partitionable,)
-    takes_node: bool = False
+
+    @property
+    def takes_node(self) -> bool:
+        # A node cut from its peers drops out of the ISR, and the heal waits for a full ISR again.
+        return self.shape != "consumer"
 
     @property
     def name(self) -> str:
@@ -155,12 +173,15 @@ class Degrade:
     group: str = "latency"
     needs: tuple[type, ...] = (Partitionable,)
     exclusive: bool = False
-    takes_node: bool = False
     attributes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.toxic
+
+    @property
+    def takes_node(self) -> bool:
+        return self.toxic == "reset-peer"  # may fence the node; the heal waits for a full ISR
 
     @property
     def effects(self) -> tuple[str, ...]:

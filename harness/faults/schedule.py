@@ -8,9 +8,11 @@ into a node, link or consumer from the cluster's state when it starts (e.g.
 on which node happened to lead at generation time.
 
 Rules: an `exclusive` fault (cold restart, split, truncation) never overlaps
-another; at most one fault that takes a node out runs at a time (a 3-node
-cluster with min.insync.replicas=2 stays writable); at most `max_overlap`
-faults run at once.
+another; at most one fault that takes a node out, or out of the ISR (kills,
+pauses, node cuts, reset_peer), runs at a time: a 3-node cluster with
+min.insync.replicas=2 stays writable, and each such heal can wait for a full
+ISR without another fault holding it back. At most `max_overlap` faults run
+at once.
 """
 
 from __future__ import annotations
