@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.kafka.versions import DEFAULT_VERSION
-from harness.spec import BEHAVIOURS, PROFILES, RunSpec
+from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
 
 
 def _positive_int(text: str) -> int:
@@ -26,6 +26,11 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
     return value
+
+
+def _workload_names() -> list[str]:
+    from harness.workloads import WORKLOADS
+    return list(WORKLOADS)
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -49,12 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--partitions", type=_positive_int, default=3)
     run.add_argument("--consumers", type=_positive_int, default=3)
     run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
+    run.add_argument("--workload", default=None, help="a named consumer workload (sets behaviour, consumers, "
+                     "partitions, short locks and a low delivery limit): " + ", ".join(_workload_names()))
     run.add_argument("--records", type=_positive_int, default=None)
     run.add_argument("--base-port", type=_positive_int, default=None)
     run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
                      "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
     run.add_argument("--fault-seed", type=int, default=None, help="seed of the fault schedule (default: --seed)")
     run.add_argument("--fault-interval", type=float, default=None, help="mean seconds between fault starts")
+    run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
+                     help="random: a seeded schedule drawn from --faults; once: each of --faults once")
     check = sub.add_parser("check", help="check a run directory or history file (.jsonl or .parquet) again")
     check.add_argument("history", type=Path)
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
@@ -90,7 +99,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=faults,
-                   fault_seed=args.fault_seed, fault_interval=args.fault_interval)
+                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode)
+    if args.workload:
+        from harness.workloads import apply_workload
+        spec = apply_workload(spec, args.workload)
     outcome = run(spec.validate())
     print(outcome.summary())
     return {True: 0, False: 1}.get(outcome.valid, 3)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -96,11 +97,12 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         if own_cluster:
             cluster = make_cluster(spec, run_dir)
             cluster.start()
-        topic = f"ksh-{spec.name}-s{spec.seed}-{uuid.uuid4().hex[:6]}"  # fresh per run, also on a shared cluster
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-")[:120]  # Kafka's topic name alphabet
+        topic = f"ksh-{safe}-s{spec.seed}-{uuid.uuid4().hex[:6]}"  # fresh per run, also on a shared cluster
         group = f"{topic}-group"
         limits = _setup(cluster, spec, topic, group, history)
-        pool = _start_consumers(cluster, spec, topic, group, history, run_dir)
-        if spec.faults:
+        pool = _start_consumers(cluster, spec, topic, group, history, run_dir, limits)
+        if spec.faults or spec.workload_events:
             faults = _produce_under_faults(cluster, spec, topic, group, history, pool, limits, run_dir)
         else:
             _produce(cluster, spec, topic, history)
@@ -117,7 +119,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         history.close()
         LOGGER.removeHandler(client_log)
         client_log.close()
-        if spec.faults:
+        if spec.faults or spec.workload_events:
             from harness.report.timeline import write_timeline
             write_timeline(history.ops(), run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
     events = EventTable.from_ops(history.ops())
@@ -139,9 +141,10 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
     create_topic(inspector.admin, topic, spec.topic_partitions, rf,
                  {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
     wait_until(lambda: inspector.all_led(topic, min_isr=rf), timeout=60, what=f"{topic} partitions to have leaders")
-    set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest", **spec.group_configs})
-    limits = limits_in_force(inspector.admin, group, cluster.broker_ids[0])
     version = _version(cluster, spec)
+    set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest",
+                                               **_limit_configs(spec, version), **spec.group_configs})
+    limits = limits_in_force(inspector.admin, group, cluster.broker_ids[0])
     history.append("harness", "ok", "config", {
         "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
         "model_profile": ".".join(version.split(".")[:2]), "auto_offset_reset": "earliest",
@@ -149,9 +152,24 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
     return {**limits, "lock_tolerance_ms": spec.lock_tolerance_ms}
 
 
+def _limit_configs(spec: RunSpec, version: str) -> dict[str, str]:
+    """The group configs for the spec's lock duration and delivery-count limit, by the release's names
+    (a release without a group-level name keeps the broker's value; the config op records what is in force)."""
+    from harness.kafka.versions import profile_for
+    profile, out = profile_for(version), {}
+    for role, value in (("lock_duration", spec.lock_duration_ms), ("delivery_count_limit", spec.delivery_count_limit)):
+        name = profile.group_config(role)
+        if value is not None and name is not None:
+            out[name] = str(value)
+    return out
+
+
 def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,
-                     run_dir: Path) -> DriverPool:
+                     run_dir: Path, limits: dict[str, Any]) -> DriverPool:
+    # `slow` holds a batch past its lock: the lock in force, the tolerance, and a second to spare.
+    hold_ms = limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 1000
     pool = DriverPool(cluster, {"group": group, "topics": [topic], "behaviour": spec.behaviour,
+                                "seed": spec.seed, "hold_ms": hold_ms,
                                 "client_config": {"max.poll.records": str(spec.max_poll_records)}},
                       history, run_dir / "logs")
     pool.start(spec.consumers)
@@ -168,8 +186,10 @@ def _produce_under_faults(cluster: Cluster, spec: RunSpec, topic: str, group: st
     from harness.faults.base import FaultContext
     from harness.faults.nemesis import Nemesis
     from harness.faults.schedule import PROFILES, generate, to_json
-    schedule = generate(spec.faults, spec.effective_fault_seed, PROFILES[spec.profile], spec.fault_interval)
+    schedule = generate(spec.faults, spec.effective_fault_seed, PROFILES[spec.profile], spec.fault_interval,
+                        spec.fault_mode, spec.workload_events)
     write_json(run_dir / "schedule.json", {"seed": spec.effective_fault_seed, "faults": list(spec.faults),
+                                           "mode": spec.fault_mode, "workload_events": list(spec.workload_events),
                                            "schedule": to_json(schedule)})
     phase = PROFILES[spec.profile].phase
     paced = _replace(spec, produce_rate=min(spec.produce_rate, spec.records / phase))
@@ -206,7 +226,7 @@ def _wait_recovered(ctx, history: HistoryWriter, pool: DriverPool, spec: RunSpec
         pool.replace(None)
     mark = len(history.ops())
     try:
-        wait_until(lambda: any(op.f == "poll" for op in history.ops()[mark:]) or _all_accepted(history.ops()),
+        wait_until(lambda: any(op.f == "poll" for op in history.ops()[mark:]) or _all_settled(history.ops()),
                    timeout=60, what="consumers to make progress after the faults healed", interval=0.5)
         history.append("harness", "ok", "recover", {})
     except WaitTimeout as exc:  # recorded; the drain and the checkers say what it cost
@@ -242,9 +262,10 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: Hi
     read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
 
 
-def _all_accepted(ops) -> bool:
-    """Every record produced by the workload (not the nemesis) has a committed ACCEPT, or one whose
-    outcome only the durable read after the drain can tell (`no_loss.settled_records`)."""
+def _all_settled(ops) -> bool:
+    """Every record produced by the workload (not the nemesis) is settled: accepted, rejected or archived
+    by a committed acknowledgement, or by one whose outcome only the durable read after the drain can
+    tell (`no_loss.settled_records`)."""
     produced = {(o.value["topic"], o.value["partition"], o.value["offset"])
                 for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"}
     return produced <= no_loss.settled_records(ops)
@@ -253,11 +274,11 @@ def _all_accepted(ops) -> bool:
 def _drain(spec: RunSpec, history: HistoryWriter, pool: DriverPool) -> None:
     """Wait until every acknowledged produce is accepted; a timeout is recorded, not raised."""
     def drained() -> bool:
-        return _all_accepted(history.ops())
+        return _all_settled(history.ops())
 
     history.append("harness", "invoke", "drain", {"timeout": spec.drain_timeout})
     try:
-        wait_until(drained, timeout=spec.drain_timeout, what="every produced record to be accepted", interval=0.5,
+        wait_until(drained, timeout=spec.drain_timeout, what="every produced record to be settled", interval=0.5,
                    fatal=lambda: "every consumer driver exited" if not pool.live() else None)
         history.append("harness", "ok", "drain", {})
     except WaitTimeout as exc:

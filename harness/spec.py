@@ -12,10 +12,11 @@ import shlex
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: the CLI's choices)
 from harness.errors import HarnessError
 from harness.kafka.versions import DEFAULT_VERSION, check_supported
 
-BEHAVIOURS = ("accept-implicit", "accept-explicit")
+FAULT_MODES = ("random", "once")
 PROFILES: dict[str, dict[str, Any]] = {
     "ci": {"records": 300, "drain_timeout": 90.0},
     "nightly": {"records": 20000, "drain_timeout": 600.0},
@@ -48,10 +49,15 @@ class RunSpec:
     max_poll_records: int = 20
     drain_timeout: float = 90.0
     group_configs: dict[str, str] = field(default_factory=dict)
+    workload: str | None = None  # harness.workloads name; sets behaviour, consumers, partitions, events
+    workload_events: tuple[str, ...] = ()  # consumer faults scheduled beside `faults` (crashes, joins)
+    lock_duration_ms: int | None = None  # the group's acquisition lock (None: the broker's)
+    delivery_count_limit: int | None = None  # the group's delivery-count limit, where the release has it
     # faults (harness.faults): catalogue names, a seed for the schedule (default: `seed`), mean seconds apart
     faults: tuple[str, ...] = ()
     fault_seed: int | None = None
     fault_interval: float | None = None
+    fault_mode: str = "random"  # random: a seeded schedule of `faults`; once: each of `faults` once, seeded times
     # checking
     lock_tolerance_ms: int = 2000  # how early before its deadline a lock may end unseen (client-side prefetch)
     settle_ms: int = 10000  # how long after a fault heals its allowances still apply
@@ -76,6 +82,15 @@ class RunSpec:
         if self.faults:
             from harness.faults import parse_faults
             parse_faults(",".join(self.faults))  # a bad name is a one-line error listing the valid ones
+        if self.fault_mode not in FAULT_MODES:
+            raise HarnessError(f"invalid fault-mode {self.fault_mode!r}: use one of {', '.join(FAULT_MODES)}")
+        if self.workload is not None:
+            from harness.workloads import WORKLOADS
+            if self.workload not in WORKLOADS:
+                raise HarnessError(f"invalid workload {self.workload!r}: use one of {', '.join(WORKLOADS)}")
+        if self.workload_events:
+            from harness.faults import parse_faults
+            parse_faults(",".join(self.workload_events))
         if self.fault_interval is not None and self.fault_interval <= 0:
             raise HarnessError(f"invalid fault-interval {self.fault_interval}: use a positive number of seconds")
         if self.drain_timeout <= 0:
@@ -96,14 +111,17 @@ class RunSpec:
     def reproduce_command(self) -> str:
         """A shell command that runs this spec again."""
         args = ["share-harness", "run", "--name", self.name, "--seed", str(self.seed),
-                "--profile", self.profile, "--kafka-version", self.kafka_version,
-                "--brokers", str(self.brokers), "--partitions", str(self.topic_partitions),
-                "--consumers", str(self.consumers), "--behaviour", self.behaviour,
-                "--records", str(self.records)]
+                "--profile", self.profile, "--kafka-version", self.kafka_version, "--brokers", str(self.brokers)]
+        args += ["--workload", self.workload] if self.workload else [
+            "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
+            "--behaviour", self.behaviour]
+        args += ["--records", str(self.records)]
         if self.bootstrap_servers:
             args += ["--bootstrap-servers", self.bootstrap_servers]
         if self.faults:
             args += ["--faults", ",".join(self.faults), "--fault-seed", str(self.effective_fault_seed)]
+            if self.fault_mode != "random":
+                args += ["--fault-mode", self.fault_mode]
             if self.fault_interval is not None:
                 args += ["--fault-interval", f"{self.fault_interval:g}"]
         return shlex.join(args)

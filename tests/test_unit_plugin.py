@@ -109,3 +109,19 @@ def test_spec(ksh_spec):
     result = pytester.runpytest_subprocess(*FAST, "--faults=leader,isolate-node", "--fault-seed=5",
                                            "--fault-interval=2.5", "test_spec.py", timeout=60)
     assert result.ret == 0, result.stdout.str()
+
+
+SEEDED = """
+def test_seeded(scenario_seed):
+    assert isinstance(scenario_seed, int)
+"""
+
+
+def test_ksh_seeds_runs_a_seeded_scenario_once_per_seed(pytester):
+    pytester.makepyfile(test_seeded=SEEDED)
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-seed=7", "--ksh-seeds=3", "-v", timeout=60)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*test_seeded[[]s7[]] PASSED*", "*test_seeded[[]s8[]] PASSED*",
+                                 "*test_seeded[[]s9[]] PASSED*"])
+    text = _usage_error_text(pytester.runpytest_subprocess(*FAST, "--ksh-seeds=0", timeout=60))
+    assert "--ksh-seeds" in text and "'0'" in text

@@ -24,46 +24,35 @@ def check(history: Any) -> Result:
     return property_result(NAME, history)
 
 
-def accepted_records(history: Sequence[Op]) -> dict[tuple[str, int, int], int]:
-    """(topic, partition, offset) -> index of the commit that made its ACCEPT durable.
-
-    A cheap forward pass the runner polls while draining (is everything accepted yet?);
-    the verdict itself comes from `check`.
-    """
-    pending: dict[str, dict[tuple[str, int, int], str]] = {}  # process -> acks awaiting a commit result
-    accepted: dict[tuple[str, int, int], int] = {}
-    for op in history:
-        if op.type != "ok" and not (op.f == "commit" and op.type in ("info", "fail")):
-            continue
-        if op.f == "poll":
-            pending[op.process] = {}
-        elif op.f == "acknowledge":
-            for r in op.value["records"]:
-                pending.setdefault(op.process, {})[(r["topic"], r["partition"], r["offset"])] = r["type"]
-        elif op.f == "commit":
-            acks = pending.pop(op.process, {})
-            if op.type != "ok":
-                continue
-            ok_parts = {(r["topic"], r["partition"]) for r in op.value["results"] if r.get("error") is None}
-            for key, ack_type in acks.items():
-                if ack_type == "ACCEPT" and key[:2] in ok_parts:
-                    accepted.setdefault(key, op.index)
-    return accepted
-
-
 def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
-    """Records accepted for sure, plus those whose ACCEPT went out with an unknown outcome (its commit
-    timed out, or its consumer crashed holding it): only the broker knows, and the durable read after
-    the drain asks it. The drain waits for this set, not for certainty it cannot get by waiting."""
-    settled = set(accepted_records(history))
-    pending: dict[str, set[tuple[str, int, int]]] = {}
+    """(topic, partition, offset) of records whose fate is decided: an ACCEPT or REJECT, or a RELEASE of
+    the delivery at the delivery-count limit (the broker archives it), that a commit made durable. Also
+    those whose final acknowledgement went out with an unknown outcome (its commit raised, or its
+    consumer crashed or failed to close holding it): only the broker knows, and the durable read after
+    the drain asks it. A cheap forward pass the runner polls while draining; the drain waits for this
+    set, not for certainty it cannot get by waiting. The verdict itself comes from `check`."""
+    limit: int | None = None
+    counts: dict[tuple[str, tuple[str, int, int]], int] = {}  # (process, record) -> its latest delivery count
+    pending: dict[str, set[tuple[str, int, int]]] = {}  # process -> final acknowledgements awaiting a commit
+    settled: set[tuple[str, int, int]] = set()
     for op in history:
-        if op.f == "acknowledge" and op.type == "ok":
-            pending.setdefault(op.process, set()).update(
-                (r["topic"], r["partition"], r["offset"]) for r in op.value["records"] if r["type"] == "ACCEPT")
+        if op.f == "config" and op.type == "ok":
+            limit = op.value.get("delivery_count_limit")
+        elif op.f == "poll" and op.type == "ok":
+            for r in op.value["records"]:
+                counts[(op.process, (r["topic"], r["partition"], r["offset"]))] = r["delivery_count"]
+        elif op.f == "acknowledge" and op.type == "ok":
+            for r in op.value["records"]:
+                key = (r["topic"], r["partition"], r["offset"])
+                if r["type"] in ("ACCEPT", "REJECT") or (
+                        r["type"] == "RELEASE" and limit is not None and counts.get((op.process, key), 0) >= limit):
+                    pending.setdefault(op.process, set()).add(key)
         elif op.f == "commit" and op.type in ("ok", "fail", "info"):
             acks = pending.pop(op.process, set())
-            if op.type != "ok":
+            if op.type == "ok":
+                ok_parts = {(r["topic"], r["partition"]) for r in op.value["results"] if r.get("error") is None}
+                settled |= {key for key in acks if key[:2] in ok_parts}
+            else:
                 settled |= acks
         elif op.f == "crash" or (op.f == "close" and op.type == "info"):
             settled |= pending.pop(op.value.get("process", op.process) if op.f == "crash" else op.process, set())

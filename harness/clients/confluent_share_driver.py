@@ -2,17 +2,19 @@
 
     python -m harness.clients.confluent_share_driver '<json config>'
 
-Config keys: `bootstrap`, `group`, `topics`, `behaviour` (`accept-implicit`:
-implicit mode, each batch accepted by the commit_sync that follows the poll;
-`accept-explicit`: explicit ACCEPT of every record then commit_sync),
-`client_config` (extra librdkafka properties), `poll_timeout` (seconds).
+Config keys: `bootstrap`, `group`, `topics`, `behaviour` (one of
+`harness.clients.behaviours.BEHAVIOURS`: implicit mode, where the commit_sync
+that follows a poll accepts the batch, or explicit acknowledgements decided
+per record from `seed`, then commit_sync), `seed`, `hold_ms` (how long the
+`slow` behaviour holds a batch), `client_config` (extra librdkafka
+properties), `poll_timeout` (seconds).
 
 Prints one JSON operation per line on stdout (`{"type","f","value"}`, see
 `harness.history.schema`); reads commands on stdin: `close` closes the
 consumer cleanly and exits; `abandon` closes it right after the next poll
 that delivers records, without acknowledging them (records in flight; only
 in explicit mode, where nothing acknowledges them implicitly). It must print only what really happened: a
-commit that raised is `info` (unknown), never `ok`.
+commit that raised is `info` (unknown), never `ok`; a held batch prints a `hold` op before it sleeps.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import AcknowledgeType, KafkaException, ShareConsumer
 
-BEHAVIOURS = ("accept-implicit", "accept-explicit")
+from harness.clients.behaviours import BEHAVIOURS, ack_type, explicit as is_explicit, holds
+
+_ACK = {"ACCEPT": AcknowledgeType.ACCEPT, "RELEASE": AcknowledgeType.RELEASE, "REJECT": AcknowledgeType.REJECT}
 _out_lock = threading.Lock()
 
 
@@ -51,8 +55,8 @@ def _on_commit(offsets: dict, exc: Any) -> None:
 
 
 def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event | None = None) -> None:
-    behaviour = config["behaviour"]
-    explicit = behaviour == "accept-explicit"
+    behaviour, seed = config["behaviour"], int(config.get("seed", 0))
+    explicit = is_explicit(behaviour)
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
              **config.get("client_config", {})}
@@ -77,16 +81,23 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
         if not records:
             continue
         emit("ok", "poll", {"records": [
-            {"id": (m.value() or b"").decode(errors="replace"), "topic": m.topic(), "partition": m.partition(),
+            {"id": _id(m), "topic": m.topic(), "partition": m.partition(),
              "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
         if abandon is not None and abandon.is_set() and explicit:
             break  # close holding the records just delivered
+        first = records[0]
+        if holds(behaviour, seed, _id(first), first.delivery_count()):
+            hold = float(config.get("hold_ms", 0)) / 1000
+            emit("ok", "hold", {"seconds": hold})
+            if stop.wait(hold):
+                break  # asked to close while holding: close with the records still acquired
+        types = [ack_type(behaviour, seed, _id(m), m.delivery_count()) if explicit else "ACCEPT" for m in records]
         if explicit:
-            for msg in records:
-                consumer.acknowledge(msg, AcknowledgeType.ACCEPT)
+            for msg, type_ in zip(records, types):
+                consumer.acknowledge(msg, _ACK[type_])
         emit("ok", "acknowledge", {"records": [
-            {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": "ACCEPT"}
-            for m in records]})
+            {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": type_}
+            for m, type_ in zip(records, types)]})
         commit(consumer)
     emit("invoke", "close", {})
     try:
@@ -94,6 +105,10 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
         emit("ok", "close", {})
     except KafkaException as exc:
         emit("info", "close", {"error": _error_text(exc)})
+
+
+def _id(msg: Any) -> str:
+    return (msg.value() or b"").decode(errors="replace")
 
 
 def commit(consumer: ShareConsumer) -> None:

@@ -74,6 +74,15 @@ class DriverPool:
     def lane_processes(self, lane: int) -> list[str]:
         return [d.name for d in self.live() if self._lanes.get(d.name) == lane]
 
+    def close_one(self, name: str, timeout: float = 60.0) -> str:
+        """Close one driver cleanly (it leaves the group); returns how its close ended."""
+        driver = next(d for d in self._drivers if d.name == name)
+        if name not in self._closed:
+            self._closed.add(name)
+            driver.close(timeout)
+        closes = [op.type for op in self.history.ops() if op.process == name and op.f == "close" and op.type != "invoke"]
+        return closes[-1] if closes else "without a result"
+
     def close_all(self) -> None:
         """Close every driver once (closing is what ends its share session cleanly)."""
         for driver in self._drivers:

@@ -23,7 +23,7 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     Cut("isolate"), Cut("split"), Cut("one-way"), Cut("consumer"), Cut("controller"),
     Truncation(unclean=False), Truncation(unclean=True),
     Degrade("latency"), Degrade("bandwidth"), Degrade("slow-close"), Degrade("reset-peer"), Degrade("slicer"),
-    ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"),
+    ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(),
 )}
 

@@ -1,6 +1,7 @@
 """Consumer faults: a driver process killed mid-batch, paused past its acquisition lock, or closed
 with records in flight. Healing a killed or closed consumer starts a replacement (a new process
-with a new name, as in Jepsen), so the run keeps its number of consumers.
+with a new name, as in Jepsen), so the run keeps its number of consumers. `consumer-join` is
+membership churn: a new consumer joins the group, and leaves (closes cleanly) at the heal.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import signal
 import time
 from dataclasses import dataclass
 
+from harness.clients.behaviours import explicit
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.wait import WaitTimeout, wait_until
 
@@ -38,7 +40,8 @@ def _driver(ctx: FaultContext, plan: Plan):
 
 @dataclass(frozen=True)
 class ConsumerFault:
-    """`kill` (SIGKILL mid-batch), `pause` (SIGSTOP past the lock) or `close` (close holding records)."""
+    """`kill` (SIGKILL mid-batch), `pause` (SIGSTOP past the lock), `close` (close holding records) or
+    `join` (a consumer joins, and leaves cleanly at the heal)."""
 
     action: str
     group: str = "consumer"
@@ -49,18 +52,26 @@ class ConsumerFault:
 
     @property
     def name(self) -> str:
-        return {"kill": "consumer-kill", "pause": "consumer-pause", "close": "consumer-close"}[self.action]
+        return {"kill": "consumer-kill", "pause": "consumer-pause", "close": "consumer-close",
+                "join": "consumer-join"}[self.action]
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
         if ctx.consumers is None:
             raise NotApplied("no consumers in this run")
-        if self.action == "close" and ctx.consumers.behaviour != "accept-explicit":
+        if self.action == "join":
+            return Plan(["new consumer"], ctx.topic, None)
+        if self.action == "close" and not explicit(ctx.consumers.behaviour):
             raise NotApplied("closing with records in flight needs explicit acknowledgement "
                              f"(behaviour {ctx.consumers.behaviour} acknowledges them implicitly on close)")
         driver = choose(sorted(ctx.consumers.live(), key=lambda d: d.name), pick, "live consumer")
         return Plan([driver.name], ctx.topic, None, processes=[driver.name])
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        if self.action == "join":
+            joined = ctx.consumers.replace(None)
+            plan.state["joined"] = joined.name
+            plan.processes.append(joined.name)
+            return f"{joined.name} joined the group (started, subscribed)"
         driver = _driver(ctx, plan)
         if self.action == "close":
             return self._close(ctx, driver)
@@ -90,6 +101,12 @@ class ConsumerFault:
         return f"{driver.name} closed ({closes[-1].type if closes else 'no close result'}) holding {held} records"
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        if self.action == "join":
+            name = plan.state.get("joined")
+            if name is None:
+                return "no consumer joined; nothing to leave"
+            result = ctx.consumers.close_one(name)
+            return f"{name} left the group (close {result})"
         driver = _driver_any(ctx, plan)
         if self.action == "pause":
             lock_s = ctx.config.get("lock_duration_ms", 30000) / 1000 + ctx.config.get("lock_tolerance_ms", 2000) / 1000

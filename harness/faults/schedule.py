@@ -41,47 +41,70 @@ class ScheduleProfile:
 
 
 PROFILES = {
-    "ci": ScheduleProfile(phase=30.0, interval=10.0, min_duration=3.0, max_duration=8.0, max_overlap=2),
+    "ci": ScheduleProfile(phase=15.0, interval=6.0, min_duration=3.0, max_duration=8.0, max_overlap=2),
     "nightly": ScheduleProfile(phase=300.0, interval=20.0, min_duration=5.0, max_duration=30.0, max_overlap=3),
 }
 
 
-def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile,
-             interval: float | None = None) -> list[ScheduledFault]:
-    """The schedule for `faults` (catalogue names) from `seed`; [] if no faults are enabled."""
+def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile, interval: float | None = None,
+             mode: str = "random", events: tuple[str, ...] = ()) -> list[ScheduledFault]:
+    """The schedule for `faults` (catalogue names) from `seed`; [] if nothing is enabled.
+
+    `random`: faults drawn from `faults` at seeded times, about `interval` apart, over the phase.
+    `once`: each of `faults` once, in order, at seeded times in the first two thirds of the phase
+    (a scenario test: this fault, under this workload). `events` (a workload's consumer faults:
+    crashes, joins) are drawn the same way as `random` and fitted in under the same rules.
+    """
     from harness.faults import CATALOGUE
-    if not faults:
+    if not faults and not events:
         return []
-    unknown = [f for f in faults if f not in CATALOGUE]
+    unknown = [f for f in (*faults, *events) if f not in CATALOGUE]
     if unknown:
         raise HarnessError(f"invalid fault {unknown[0]!r}: use one of {', '.join(CATALOGUE)}")
+    if mode not in ("random", "once"):
+        raise HarnessError(f"invalid fault mode {mode!r}: use random or once")
     interval = profile.interval if interval is None else interval
     if interval <= 0:
         raise HarnessError(f"invalid fault interval {interval}: use a positive number of seconds")
     rng = random.Random(f"faults-{seed}")
     schedule: list[ScheduledFault] = []
-    t = rng.uniform(0.2, 0.6) * interval
-    while t < profile.phase:
-        name = rng.choice(faults)
+
+    def add(name: str, t: float) -> float:
         fault = CATALOGUE[name]
         duration = round(rng.uniform(profile.min_duration, profile.max_duration), 3)
         pick = rng.randrange(1 << 30)
-        t = _earliest(schedule, t, fault, profile.max_overlap)
+        t = _earliest(schedule, t, duration, fault, profile.max_overlap)
         schedule.append(ScheduledFault(round(t, 3), duration, name, pick))
-        t += rng.uniform(0.5, 1.5) * interval
-    return schedule
+        return t
+
+    if mode == "once":
+        slot = profile.phase * 2 / 3 / max(1, len(faults))
+        for i, name in enumerate(faults):
+            add(name, i * slot + rng.uniform(0.15, 0.5) * slot)
+    elif faults:
+        t = rng.uniform(0.2, 0.6) * interval
+        while t < profile.phase:
+            t = add(rng.choice(faults), t) + rng.uniform(0.5, 1.5) * interval
+    if events:
+        events_rng = random.Random(f"events-{seed}")
+        t = events_rng.uniform(0.2, 0.6) * interval
+        while t < profile.phase:
+            add(events_rng.choice(events), t)
+            t += events_rng.uniform(0.5, 1.5) * interval
+    return sorted(schedule, key=lambda s: s.at)
 
 
-def _earliest(schedule: list[ScheduledFault], t: float, fault, max_overlap: int) -> float:
-    """The first time >= t at which `fault` may start under the overlap rules."""
+def _earliest(schedule: list[ScheduledFault], t: float, duration: float, fault, max_overlap: int) -> float:
+    """The first time >= t at which `fault`, lasting `duration`, may run under the overlap rules
+    (checked against every entry its whole window overlaps, also ones that start later)."""
     from harness.faults import CATALOGUE
     while True:
-        running = [s for s in schedule if s.at <= t < s.at + s.duration]
-        blockers = [s for s in running
+        overlapping = [s for s in schedule if s.at < t + duration and t < s.at + s.duration]
+        blockers = [s for s in overlapping
                     if fault.exclusive or CATALOGUE[s.fault].exclusive
                     or (fault.takes_node and CATALOGUE[s.fault].takes_node)]
-        if len(running) >= max_overlap:
-            blockers = running
+        if len(overlapping) >= max_overlap:
+            blockers = overlapping
         if not blockers:
             return t
         t = min(s.at + s.duration for s in blockers) + 0.001  # strictly after (times are rounded to ms)

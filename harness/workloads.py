@@ -1,0 +1,55 @@
+"""Consumer workloads: what the consumers do while the faults happen (seeded, named, reproducible).
+
+A workload sets the consumers' behaviour (`harness.clients.behaviours`), how many
+consumers share how many partitions, and consumer-side events the run schedules
+beside its faults (crashes and restarts, members joining and leaving). Runs with a
+workload use short acquisition locks and a low delivery-count limit, so lock
+expiry and archiving happen within seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.spec import RunSpec
+
+LOCK_DURATION_MS = 5000
+DELIVERY_COUNT_LIMIT = 3
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    behaviour: str
+    summary: str
+    consumers: int = 3
+    partitions: int = 3
+    events: tuple[str, ...] = ()  # consumer faults scheduled beside the run's faults
+
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("accept-implicit", "accept-implicit", "implicit acknowledgement: each commit accepts the batch"),
+    Workload("accept-explicit", "accept-explicit", "explicit ACCEPT of every record"),
+    Workload("mix", "mix", "a seeded mix of ACCEPT / RELEASE / REJECT per record and delivery"),
+    Workload("poison", "poison", "one record in ten always released: archived at the delivery-count limit"),
+    Workload("slow", "slow", "one batch in five held past its acquisition lock: it moves to another consumer"),
+    Workload("crash", "accept-explicit", "consumers killed mid-batch (SIGKILL) and restarted",
+             events=("consumer-kill",)),
+    Workload("churn", "accept-implicit", "consumers join the group and leave it during the run",
+             events=("consumer-join",)),
+    Workload("wide", "accept-implicit", "more consumers (5) than partitions (2)", consumers=5, partitions=2),
+)}
+
+
+def apply_workload(spec: "RunSpec", name: str) -> "RunSpec":
+    """`spec` running workload `name`; an unknown name is a one-line error listing the valid ones."""
+    workload = WORKLOADS.get(name)
+    if workload is None:
+        raise HarnessError(f"invalid workload {name!r}: use one of {', '.join(WORKLOADS)}")
+    return replace(spec, workload=name, behaviour=workload.behaviour, consumers=workload.consumers,
+                   topic_partitions=workload.partitions, workload_events=workload.events,
+                   lock_duration_ms=LOCK_DURATION_MS, delivery_count_limit=DELIVERY_COUNT_LIMIT)

@@ -1,0 +1,51 @@
+"""Chaos scenarios: one fault (or a seeded schedule) under one consumer workload, checked record by record.
+
+`chaos_run(fault=..., workload=...)` runs the workload on the session cluster
+with short locks and a low delivery-count limit, applies the fault once at a
+seeded time (`--ksh-seed`), heals it, drains, and returns the outcome. Every
+scenario asserts, through `fixtures.chaos.assert_chaos_verdict`, that the fault was applied
+and healed as scheduled and that the composed verdict of all checkers is a
+pass; an unknown verdict is never a pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
+    """Run `workload` with `fault` (a catalogue name, applied once) or `faults` (a random schedule),
+    seeded by `scenario_seed` (one test per seed: --ksh-seed and --ksh-seeds)."""
+    from dataclasses import replace
+
+    from harness.workloads import apply_workload
+    ksh_spec = replace(ksh_spec, seed=scenario_seed)
+
+    def _run(workload: str, fault: str | None = None, faults: tuple[str, ...] = (), **overrides):
+        spec = apply_workload(ksh_spec, workload)
+        chosen = (fault,) if fault else faults
+        fields = {"behaviour": spec.behaviour, "consumers": spec.consumers, "topic_partitions": spec.topic_partitions,
+                  "workload": workload, "workload_events": spec.workload_events,
+                  "lock_duration_ms": spec.lock_duration_ms, "delivery_count_limit": spec.delivery_count_limit,
+                  "faults": chosen, "fault_mode": "once" if fault else "random", "seed": scenario_seed}
+        return share_run(**{**fields, **overrides})
+
+    return _run
+
+
+@pytest.fixture(autouse=True)
+def _report_allowances(request, record_property):
+    """Each scenario records which named allowances its run used (JUnit properties, the report)."""
+    yield
+    outcomes = [o for nodeid, o in request.config.stash.get(_stash_key(), []) if nodeid == request.node.nodeid]
+    from fixtures.chaos import allowances_used
+    for outcome in outcomes:
+        for name, count in sorted(allowances_used(outcome).items()):
+            record_property(f"allowance:{name}", count)
+
+
+def _stash_key():
+    from fixtures.plugin import _OUTCOMES
+    return _OUTCOMES
+

@@ -1,0 +1,93 @@
+"""Fast tests of the workloads' pure parts: seeded behaviours, the drain's settled set, scenario schedules."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from harness.clients.behaviours import BEHAVIOURS, ack_type, explicit, holds, is_poison
+from harness.checkers.no_loss import settled_records
+from harness.errors import HarnessError
+from harness.faults import CATALOGUE, parse_faults
+from harness.faults.schedule import PROFILES, generate
+from harness.history.schema import Op
+from harness.spec import RunSpec
+from harness.workloads import WORKLOADS, apply_workload
+
+
+def test_behaviours_decide_from_seed_record_and_delivery_only():
+    ids = [f"7-{i}" for i in range(4000)]
+    mix = Counter(ack_type("mix", 7, rid, 1) for rid in ids)
+    assert mix["ACCEPT"] > mix["RELEASE"] > mix["REJECT"] > 200  # about 70 / 20 / 10 %
+    assert [ack_type("mix", 7, rid, 1) for rid in ids] == [ack_type("mix", 7, rid, 1) for rid in ids]
+    assert [ack_type("mix", 7, rid, 1) for rid in ids] != [ack_type("mix", 8, rid, 1) for rid in ids]
+    poison = [rid for rid in ids if is_poison(7, rid)]
+    assert 250 < len(poison) < 550
+    assert all(ack_type("poison", 7, rid, d) == "RELEASE" for rid in poison for d in (1, 2, 3))
+    assert all(ack_type("poison", 7, rid, 1) == "ACCEPT" for rid in ids if rid not in poison)
+    held = [rid for rid in ids if holds("slow", 7, rid, 1)]
+    assert 600 < len(held) < 1000 and not any(holds("slow", 7, rid, 2) for rid in held)
+    assert not any(holds(b, 7, rid, 1) for b in BEHAVIOURS if b != "slow" for rid in ids[:200])
+    assert {b for b in BEHAVIOURS if not explicit(b)} == {"accept-implicit"}
+    assert all(ack_type(b, 7, rid, 1) == "ACCEPT" for b in ("accept-implicit", "accept-explicit", "slow")
+               for rid in ids[:200])
+
+
+def _ops(*rows):
+    return [Op(i, i, process, type_, f, value) for i, (process, type_, f, value) in enumerate(rows)]
+
+
+def _poll(process, offset, count):
+    return (process, "ok", "poll", {"records": [{"id": f"r{offset}", "topic": "t", "partition": 0,
+                                                  "offset": offset, "delivery_count": count}]})
+
+
+def _ack(process, offset, type_):
+    return (process, "ok", "acknowledge", {"records": [{"topic": "t", "partition": 0, "offset": offset,
+                                                         "type": type_}]})
+
+
+def _commit(process, error=None):
+    return (process, "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": error}]})
+
+
+def test_settled_records_counts_reject_and_release_at_the_limit_but_not_earlier_releases():
+    ops = _ops(("harness", "ok", "config", {"delivery_count_limit": 3}),
+               _poll("c0", 0, 1), _ack("c0", 0, "REJECT"), _commit("c0"),
+               _poll("c0", 1, 2), _ack("c0", 1, "RELEASE"), _commit("c0"),
+               _poll("c1", 2, 3), _ack("c1", 2, "RELEASE"), _commit("c1"),
+               _poll("c1", 3, 1), _ack("c1", 3, "ACCEPT"), _commit("c1", "INVALID_RECORD_STATE"),
+               _poll("c2", 4, 1), _ack("c2", 4, "ACCEPT"), ("nemesis", "info", "crash", {"process": "c2"}))
+    assert settled_records(ops) == {("t", 0, 0), ("t", 0, 2), ("t", 0, 4)}
+
+
+def test_once_mode_runs_each_fault_once_and_events_fit_the_rules():
+    profile = PROFILES["ci"]
+    once = generate(("leader-kill",), 5, profile, mode="once")
+    assert [s.fault for s in once] == ["leader-kill"] and once[0].at < profile.phase * 2 / 3
+    assert once == generate(("leader-kill",), 5, profile, mode="once")
+    with_events = generate(("truncate",), 5, profile, mode="once", events=("consumer-kill",))
+    assert [s.fault for s in with_events].count("truncate") == 1
+    assert [s.fault for s in with_events].count("consumer-kill") >= 1
+    for s in with_events:  # nothing overlaps an exclusive fault
+        others = [o for o in with_events if o is not s and o.at < s.at + s.duration and s.at < o.at + o.duration]
+        assert not (others and CATALOGUE[s.fault].exclusive), (s, others)
+    assert generate((), 5, profile, events=("consumer-join",))
+    with pytest.raises(HarnessError, match="fault mode"):
+        generate(("leader-kill",), 5, profile, mode="sometimes")
+
+
+def test_workloads_set_behaviour_shape_and_limits_and_reject_unknown_names():
+    spec = apply_workload(RunSpec(), "wide")
+    assert (spec.consumers, spec.topic_partitions, spec.behaviour) == (5, 2, "accept-implicit")
+    assert spec.lock_duration_ms and spec.delivery_count_limit
+    assert apply_workload(RunSpec(), "crash").workload_events == ("consumer-kill",)
+    assert all(w.behaviour in BEHAVIOURS for w in WORKLOADS.values())
+    assert all(set(w.events) <= set(parse_faults("consumer")) for w in WORKLOADS.values())
+    assert "--workload poison" in apply_workload(RunSpec(), "poison").validate().reproduce_command()
+    with pytest.raises(HarnessError, match="invalid workload 'nope'.*accept-implicit"):
+        apply_workload(RunSpec(), "nope")
+    with pytest.raises(HarnessError, match="fault-mode"):
+        replace(RunSpec(), fault_mode="sometimes").validate()
