@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="check a run directory or history file (.jsonl or .parquet) again")
     check.add_argument("history", type=Path)
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    tally = sub.add_parser("tally", help="per scenario: runs passed/failed/unknown and allowances used")
+    tally.add_argument("runs", type=Path, nargs="+", help="run directories or folders of them (reports/runs)")
+    tally.add_argument("--json", action="store_true")
     setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
     setup.add_argument("--kafka-version", action="append", default=None)
     return parser
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup}[args.command](args)
+        return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally}[args.command](args)
     except HarnessError as exc:
         print(f"share-harness: error: {exc}", file=sys.stderr)
         return 2
@@ -106,6 +109,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome = run(spec.validate())
     print(outcome.summary())
     return {True: 0, False: 1}.get(outcome.valid, 3)
+
+
+def cmd_tally(args: argparse.Namespace) -> int:
+    """Exit 0 when every run passed, 1 otherwise (also when there is no run at all)."""
+    from harness.report.tally import render, tally
+    rows = tally(args.runs)
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(render(rows) if rows else "no runs found")
+    return 0 if rows and all(r["pass"] == r["runs"] for r in rows.values()) else 1
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -91,3 +91,27 @@ def test_workloads_set_behaviour_shape_and_limits_and_reject_unknown_names():
         apply_workload(RunSpec(), "nope")
     with pytest.raises(HarnessError, match="fault-mode"):
         replace(RunSpec(), fault_mode="sometimes").validate()
+
+
+def _run_dir(root, name, seed, valid, allowances=None, applied=True):
+    import json
+    run = root / f"{name}-{seed}"
+    run.mkdir()
+    (run / "spec.json").write_text(json.dumps({"spec": {"name": name.format(seed=seed), "seed": seed}}))
+    (run / "verdict.json").write_text(json.dumps({"valid": valid, "faults": [{"applied": applied}], "results": [
+        {"checker": "no-loss", "valid": valid, "allowances": allowances or {}}]}))
+
+
+def test_tally_groups_seeds_of_a_scenario_and_counts_allowances_and_non_passes(tmp_path):
+    from harness.cli import main
+    from harness.report.tally import render, tally
+    _run_dir(tmp_path, "test_x[s{seed}-leader-kill-mix]", 1, True, {"ack-lost-with-consumer": 2})
+    _run_dir(tmp_path, "test_x[s{seed}-leader-kill-mix]", 2, True, {"ack-lost-with-consumer": 1})
+    _run_dir(tmp_path, "test_x[s{seed}-leader-kill-mix]", 3, None, applied=False)
+    rows = tally([tmp_path])
+    row = rows["test_x[leader-kill-mix]"]
+    assert (row["runs"], row["pass"], row["unknown"], row["not_applied"]) == (3, 2, 1, 1)
+    assert row["allowances"] == {"ack-lost-with-consumer": 3} and sorted(row["seeds"]) == [1, 2, 3]
+    assert "not a pass" in render(rows)
+    assert main(["tally", str(tmp_path)]) == 1
+    assert main(["tally", str(tmp_path / "missing")]) == 2
