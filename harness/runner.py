@@ -106,7 +106,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             faults = _produce_under_faults(cluster, spec, topic, group, history, pool, limits, run_dir)
         else:
             _produce(cluster, spec, topic, history)
-        _drain(spec, history, pool)
+        _drain(spec, history, pool, limits)
         pool.close_all()  # closed before the durable read, so every acknowledgement is in
         _read_durable_state(cluster, spec, group, history)
     finally:
@@ -262,19 +262,29 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: Hi
     read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
 
 
-def _all_settled(ops) -> bool:
+def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None) -> bool:
     """Every record produced by the workload (not the nemesis) is settled: accepted, rejected or archived
     by a committed acknowledgement, or by one whose outcome only the durable read after the drain can
-    tell (`no_loss.settled_records`)."""
+    tell (`no_loss.settlement`) and which had `wait_ns` (a lock duration) to come back if the broker
+    never got it."""
     produced = {(o.value["topic"], o.value["partition"], o.value["offset"])
                 for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"}
-    return produced <= no_loss.settled_records(ops)
+    sure, maybe = no_loss.settlement(ops)
+    if not produced <= sure | set(maybe):
+        return False
+    now_ns = now_ns if now_ns is not None else (ops[-1].time if ops else 0)
+    return all(now_ns - t >= wait_ns for key, t in maybe.items() if key in produced)
 
 
-def _drain(spec: RunSpec, history: HistoryWriter, pool: DriverPool) -> None:
-    """Wait until every acknowledged produce is accepted; a timeout is recorded, not raised."""
+def _drain(spec: RunSpec, history: HistoryWriter, pool: DriverPool, limits: dict[str, Any]) -> None:
+    """Wait until every acknowledged produce is settled; a timeout is recorded, not raised.
+
+    A record settled only by an acknowledgement of unknown outcome (its consumer crashed before the
+    commit result) gets its lock duration, the tolerance and a poll to be delivered again."""
+    wait_ns = (limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 2000) * 1_000_000
+
     def drained() -> bool:
-        return _all_settled(history.ops())
+        return _all_settled(history.ops(), wait_ns, history.now_ns())
 
     history.append("harness", "invoke", "drain", {"timeout": spec.drain_timeout})
     try:

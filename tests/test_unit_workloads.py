@@ -115,3 +115,18 @@ def test_tally_groups_seeds_of_a_scenario_and_counts_allowances_and_non_passes(t
     assert "not a pass" in render(rows)
     assert main(["tally", str(tmp_path)]) == 1
     assert main(["tally", str(tmp_path / "missing")]) == 2
+
+
+def test_drain_gives_an_acknowledgement_of_unknown_outcome_a_lock_duration_to_come_back():
+    from harness.runner import _all_settled
+    ops = _ops(("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r4"}),
+               _poll("c2", 4, 1), _ack("c2", 4, "ACCEPT"), ("nemesis", "info", "crash", {"process": "c2"}))
+    crash_time = ops[-1].time
+    assert not _all_settled(ops, wait_ns=1000, now_ns=crash_time + 999)
+    assert _all_settled(ops, wait_ns=1000, now_ns=crash_time + 1000)
+    accepted = ops + [Op(10, crash_time + 1, "c0", "ok", "poll", {"records": [
+        {"id": "r4", "topic": "t", "partition": 0, "offset": 4, "delivery_count": 2}]}),
+        Op(11, crash_time + 2, "c0", "ok", "acknowledge", {"records": [
+            {"topic": "t", "partition": 0, "offset": 4, "type": "ACCEPT"}]}),
+        Op(12, crash_time + 3, "c0", "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": None}]})]
+    assert _all_settled(accepted, wait_ns=1000, now_ns=crash_time + 3)  # delivered again and accepted: sure

@@ -29,12 +29,22 @@ def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
     the delivery at the delivery-count limit (the broker archives it), that a commit made durable. Also
     those whose final acknowledgement went out with an unknown outcome (its commit raised, or its
     consumer crashed or failed to close holding it): only the broker knows, and the durable read after
-    the drain asks it. A cheap forward pass the runner polls while draining; the drain waits for this
-    set, not for certainty it cannot get by waiting. The verdict itself comes from `check`."""
+    the drain asks it. A cheap forward pass the runner polls while draining; the verdict itself comes
+    from `check`."""
+    sure, maybe = settlement(history)
+    return sure | set(maybe)
+
+
+def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[tuple[str, int, int], int]]:
+    """(records settled for sure, {record settled only by an unknown outcome: time of that outcome}).
+
+    If the broker never got such an acknowledgement, the record's lock expires and it is delivered
+    again, so the drain waits a lock duration past that time before it trusts the durable read."""
     limit: int | None = None
     counts: dict[tuple[str, tuple[str, int, int]], int] = {}  # (process, record) -> its latest delivery count
     pending: dict[str, set[tuple[str, int, int]]] = {}  # process -> final acknowledgements awaiting a commit
-    settled: set[tuple[str, int, int]] = set()
+    sure: set[tuple[str, int, int]] = set()
+    maybe: dict[tuple[str, int, int], int] = {}
     for op in history:
         if op.f == "config" and op.type == "ok":
             limit = op.value.get("delivery_count_limit")
@@ -51,9 +61,10 @@ def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
             acks = pending.pop(op.process, set())
             if op.type == "ok":
                 ok_parts = {(r["topic"], r["partition"]) for r in op.value["results"] if r.get("error") is None}
-                settled |= {key for key in acks if key[:2] in ok_parts}
+                sure |= {key for key in acks if key[:2] in ok_parts}
             else:
-                settled |= acks
+                maybe.update((key, op.time) for key in acks)
         elif op.f == "crash" or (op.f == "close" and op.type == "info"):
-            settled |= pending.pop(op.value.get("process", op.process) if op.f == "crash" else op.process, set())
-    return settled
+            process = op.value.get("process", op.process) if op.f == "crash" else op.process
+            maybe.update((key, op.time) for key in pending.pop(process, set()))
+    return sure, {key: t for key, t in maybe.items() if key not in sure}

@@ -35,6 +35,10 @@ class HistoryWriter:
             self._file.write(json.dumps(op.to_json(), separators=(",", ":")) + "\n")
         return op
 
+    def now_ns(self) -> int:
+        """The history's clock now (the `time` the next operation would get)."""
+        return time.monotonic_ns() - self._t0
+
     def ops(self) -> list[Op]:
         """A snapshot of the operations written so far."""
         with self._lock:
