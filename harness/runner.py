@@ -234,18 +234,29 @@ def _wait_recovered(ctx, history: HistoryWriter, pool: DriverPool, spec: RunSpec
 
 
 def _produce(cluster: Cluster, spec: RunSpec, topic: str, history: HistoryWriter) -> None:
-    """Produce at `produce_rate` on a fixed schedule; partitions are drawn from the seed."""
+    """Produce at `produce_rate` on a fixed schedule; partitions are drawn from the seed. A producer that
+    hits a fatal error (after an unclean election) is flushed as far as it can be and replaced."""
     rng = random.Random(spec.seed)
+    generation = 0
     producer = HistoryProducer(cluster.bootstrap_servers, history)
     start = time.monotonic()
     for seq in range(spec.records):
         due = start + seq / spec.produce_rate
-        while (wait := due - time.monotonic()) > 0:
+        while (wait := due - time.monotonic()) > 0 and producer.fatal is None:
             producer.poll(wait)  # serves delivery reports until the record is due
+        if producer.fatal is not None:
+            _flush(producer, history)
+            generation += 1
+            producer = HistoryProducer(cluster.bootstrap_servers, history, process=f"producer-{generation}")
         producer.produce(topic, f"{spec.seed}-{seq}", partition=rng.randrange(spec.topic_partitions))
+    _flush(producer, history)
+
+
+def _flush(producer: HistoryProducer, history: HistoryWriter) -> None:
     outstanding = producer.flush(60)
-    if outstanding:
-        history.append("harness", "info", "produce-flush", {"outstanding": outstanding})
+    if outstanding or producer.fatal:
+        history.append("harness", "info", "produce-flush", {"outstanding": outstanding, "process": producer.process,
+                                                            "error": producer.fatal})
 
 
 def _version(cluster: Cluster, spec: RunSpec) -> str:

@@ -3,48 +3,86 @@
 Each value is a unique id (`<run>-<seq>`), so a delivered record can be traced
 back to exactly one produce. A produce whose report never arrives stays an
 `invoke` without completion (outcome unknown), never an assumed success.
+A fatal producer error (an idempotent producer whose sequence no longer
+matches the log after an unclean election) sets `fatal`; the caller starts a
+new producer for the records still to come.
 """
 
 from __future__ import annotations
 
-from confluent_kafka import Producer
+from collections import deque
+
+from confluent_kafka import KafkaException, Producer
 
 from harness.clients.logging import client_logging
 from harness.history.store import HistoryWriter
 
 
 class HistoryProducer:
-    """Produces unique ids and records invoke/ok/fail for each."""
+    """Produces unique ids and records invoke/ok/fail for each.
+
+    Delivery reports are queued by the client's callbacks and written to the history by the caller's
+    thread after each client call, never from inside a callback: after a fatal error confluent-kafka
+    can leave a stray exception behind in callback context, which must not strike while the history
+    lock is held. After a fatal error the client is not called again.
+    """
 
     def __init__(self, bootstrap: str, history: HistoryWriter, process: str = "producer-0",
                  extra: dict[str, object] | None = None) -> None:
         self.history = history
         self.process = process
+        self.fatal: str | None = None
+        self._reports: deque[tuple[str, dict]] = deque()
         self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                   "enable.idempotence": True, "linger.ms": 5,
+                                   "enable.idempotence": True, "linger.ms": 5, "error_cb": self._on_error,
                                    **client_logging(), **(extra or {})})
+
+    def _on_error(self, err) -> None:
+        if err.fatal():
+            self.fatal = err.str()
 
     def produce(self, topic: str, record_id: str, partition: int | None = None) -> None:
         value = {"id": record_id, "topic": topic}
         if partition is not None:
             value["partition"] = partition
         self.history.append(self.process, "invoke", "produce", value)
+        reports = self._reports
 
         def report(err, msg) -> None:
             if err is not None:
-                self.history.append(self.process, "fail", "produce", {**value, "error": err.str()})
+                reports.append(("fail", {**value, "error": err.str()}))
             else:
-                self.history.append(self.process, "ok", "produce",
-                                    {"id": record_id, "topic": topic, "partition": msg.partition(), "offset": msg.offset()})
+                reports.append(("ok", {"id": record_id, "topic": topic, "partition": msg.partition(),
+                                       "offset": msg.offset()}))
 
         kwargs = {} if partition is None else {"partition": partition}
-        self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs)
-        self._producer.poll(0)
+        self._call(lambda: self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs))
+        self.poll(0)
 
     def poll(self, timeout: float) -> None:
         """Serve delivery reports for up to `timeout` seconds."""
-        self._producer.poll(timeout)
+        self._call(lambda: self._producer.poll(timeout))
 
     def flush(self, timeout: float) -> int:
         """Wait for delivery reports; returns how many are still outstanding."""
-        return self._producer.flush(timeout)
+        result = self._call(lambda: self._producer.flush(timeout))
+        return len(self._producer) if result is None else result
+
+    def _call(self, call):
+        """Call the client unless a fatal error retired it; record the delivery reports it served."""
+        result = None
+        if self.fatal is None:
+            try:
+                result = call()
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if self.fatal is None and not (err is not None and err.fatal()):
+                    raise  # not a fatal client error: a real failure of the harness
+                self.fatal = self.fatal or err.str()
+            except SystemError:
+                if self.fatal is None:
+                    raise
+        while self._reports:
+            type_, value = self._reports.popleft()
+            self.history.append(self.process, type_, "produce", value)
+        return result

@@ -14,4 +14,4 @@ def test_cold_restart_recovers_durable_state(chaos_run):
     assert_chaos_verdict(outcome, "cold-restart")
     results = {r.checker: r for r in outcome.results}
     assert results["durable-state"].stats["start_offset_reads"] >= 1, outcome.summary()
-    assert results["no-redelivery"].valid is True, outcome.summary()
+    assert results["no-redelivery-after-ack"].valid is True, outcome.summary()
