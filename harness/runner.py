@@ -108,7 +108,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             _produce(cluster, spec, topic, history)
         _drain(spec, history, pool, limits)
         pool.close_all()  # closed before the durable read, so every acknowledgement is in
-        _read_durable_state(cluster, spec, group, history)
+        _read_durable_state(cluster, spec, topic, group, history)
     finally:
         if pool is not None:
             pool.close_all()  # only on failure: the ones not closed yet
@@ -264,13 +264,18 @@ def _version(cluster: Cluster, spec: RunSpec) -> str:
     return cluster.version if cluster.version[:1].isdigit() else spec.kafka_version
 
 
-def _read_durable_state(cluster: Cluster, spec: RunSpec, group: str, history: HistoryWriter) -> None:
-    """After the consumers closed: the group's start offsets, for the durable-state checker."""
-    from harness.cluster.java_admin import read_share_offsets
+def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> None:
+    """After the consumers closed: the group's start offsets (Admin API) and its state decoded from
+    `__share_group_state`, for the durable-state checker."""
+    from harness.cluster.inspect import ClusterInspector
+    from harness.cluster.java_admin import read_share_offsets, read_share_state
     from harness.kafka.jars import resolve
     from harness.paths import cache_dir
     dist = resolve(_version(cluster, spec), cache_dir(), spec.kafka_home)
     read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
+    inspector = ClusterInspector(cluster.bootstrap_servers)
+    read_share_state(dist, cache_dir(), cluster.bootstrap_servers, group, {inspector.topic_id(topic): topic},
+                     history)
 
 
 def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None) -> bool:

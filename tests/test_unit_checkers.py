@@ -602,3 +602,58 @@ def test_session_loss_fault_ends_the_owners_session():
         return h
     assert exclusive.check(history(False).ops).valid is False
     assert exclusive.check(history(True).ops).valid is True
+
+
+def _state(h: H, parts: dict[int, tuple[int, list[list[int]]]]) -> None:
+    h.add("admin", "invoke", "share-state", {"group": "g"})
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+        {"topic": T, "partition": p, "start_offset": s, "batches": b} for p, (s, b) in sorted(parts.items())]})
+
+
+def test_decoded_state_topic_agreeing_with_the_model_passes():
+    h = base()
+    _state(h, {0: (0, [[0, 1, 2, 1]]), 1: (1, [])})
+    r = durable_state.check(h.ops)
+    assert r.valid is True and r.stats["state_topic_records_checked"] == 2, r
+
+
+def test_state_topic_holding_an_accepted_record_as_available_is_an_anomaly():
+    h = base()
+    _state(h, {0: (0, [[0, 0, 2, 1], [1, 1, 0, 1]]), 1: (1, [])})
+    assert kinds(durable_state.check(h.ops)) == ["state-topic-not-terminal"]
+
+
+def test_state_topic_acknowledging_a_record_never_delivered_is_an_anomaly():
+    h = base()
+    h.produce("d", 1, 1)
+    h.consume("consumer-0", [("d", 1, 1)], ack="RELEASE")
+    h.produce("e", 1, 2)
+    _state(h, {0: (2, []), 1: (1, [[1, 1, 0, 1], [2, 2, 2, 1]])})
+    assert "state-topic-acknowledged-undelivered" in kinds(durable_state.check(h.ops))
+
+
+def test_state_topic_settles_an_acknowledgement_of_unknown_outcome():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.add("nemesis", "info", "crash", {"process": "consumer-0"})
+    unknown = no_loss.check(h.ops)
+    assert unknown.valid == "unknown", unknown
+    _state(h, {0: (0, [[0, 0, 2, 1]])})
+    settled = no_loss.check(h.ops)
+    assert settled.valid is True and settled.stats["resolved_by_durable_state"] == 1, settled
+
+
+def test_combine_share_state_lays_updates_over_the_last_snapshot():
+    from harness.cluster.java_admin import combine_share_state
+    records = [
+        {"type": "snapshot", "topic_id": "X", "partition": 0, "start_offset": 0, "batches": [[0, 3, 0, 1]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": -1, "batches": [[1, 2, 2, 1]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": 1, "batches": [[3, 3, 4, 3]]},
+        {"type": "snapshot", "topic_id": "Y", "partition": 0, "start_offset": 5, "batches": []},
+        {"type": "snapshot", "topic_id": "X", "partition": 1, "start_offset": 0, "batches": [[0, 0, 2, 1]]},
+        {"type": "tombstone", "topic_id": "X", "partition": 1, "start_offset": -1, "batches": []},
+    ]
+    assert combine_share_state(records, {"X": "t"}) == [
+        {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]]}]

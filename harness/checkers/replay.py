@@ -103,6 +103,7 @@ class _Replay:
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
+        self.final_state: dict[tuple, tuple[int, dict[int, tuple[int, int]]]] = {}  # tp -> decoded state topic
         self.n = defaultdict(int)
         self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
@@ -438,6 +439,14 @@ class _Replay:
                 self.offset_reads[process] = dict(self.watermark)
             elif type_ == "ok":
                 self.durable(index, time, process, (topic, partition), offset)
+        elif f == "share-state" and type_ == "ok" and topic is not None:
+            self.durable_reads += 1
+            states = {}
+            for first, last, state, count in v.get("batches", []):
+                for o in range(first, last + 1):
+                    states[o] = (state, count)
+            self.final_state[(topic, partition)] = (offset, states)
+            self.final_start[(topic, partition)] = (offset, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
             tp = (topic, partition)
             for o, rec in list(self.recs[tp].items()):
@@ -502,8 +511,43 @@ class _Replay:
                              (rec.produce_index, index), start=start, offset=o)
                 break
 
+    def check_state_topic(self) -> None:
+        """The decoded `__share_group_state` must agree with the model: every record the history proves
+        accepted or rejected is terminal there (below the start offset, or acknowledged/archived); no
+        record is acknowledged there that was never delivered. An acknowledgement of unknown outcome is
+        settled by it."""
+        checked = 0
+        for tp, (start, states) in self.final_state.items():
+            def terminal(o: int) -> bool:
+                return o < start or states.get(o, (0, 0))[0] in (2, 4)
+            for o in range(start, self.watermark[tp]):  # compacted away as accepted: must be terminal
+                checked += 1
+                if not terminal(o):
+                    self.anomaly("durable-state", "state-topic-not-terminal",
+                                 f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it as state "
+                                 f"{states.get(o, (0, 0))[0]} (start offset {start})", (), offset=o)
+            for o, rec in self.recs[tp].items():
+                if rec.produce_index < 0:
+                    continue
+                checked += 1
+                if rec.status in (ACCEPTED, REJECTED) and not terminal(o):
+                    self.anomaly("durable-state", "state-topic-not-terminal",
+                                 f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was {'accepted' if rec.status == ACCEPTED else 'rejected'} "
+                                 f"by a successful commit, but __share_group_state holds it as state "
+                                 f"{states.get(o, (0, 0))[0]} (start offset {start})", (rec.status_index,), offset=o)
+                elif rec.status == MAYBE and terminal(o):
+                    rec.status = ACCEPTED  # the broker has it: the unknown outcome is settled
+                    self.n["resolved-by-state-topic"] += 1
+                elif states.get(o, (0, 0))[0] == 2 and rec.count == 0:
+                    self.anomaly("durable-state", "state-topic-acknowledged-undelivered",
+                                 f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} is acknowledged in __share_group_state "
+                                 f"but the history never saw it delivered", (rec.produce_index,), offset=o)
+        if self.final_state:
+            self.obs.stats["durable-state"]["state_topic_records_checked"] = checked
+
     # -- the end -----------------------------------------------------------------
     def finish(self) -> Observation:
+        self.check_state_topic()
         obs, n = self.obs, self.n
         unresolved_maybe = 0
         accepted = archived = 0
@@ -545,7 +589,7 @@ class _Replay:
         s = obs.stats
         s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": accepted,
                         "archived_at_limit": archived, "unknown_outcome": unresolved_maybe,
-                        "resolved_by_durable_state": n["resolved-by-durable-state"], "truncated": n["truncated"]}
+                        "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"], "truncated": n["truncated"]}
         s["delivery-count"] = {"deliveries": n["deliveries"], "limit": self.limit, "profile": self.profile.line,
                                "session_release_decrements": n["session-release-decrements"]}
         s["batch-order"] = {"batches": n["batches"]}

@@ -2,7 +2,8 @@
 
 Small Java programs in `harness/java` (`ShareOffsets`: a share group's start
 offsets, SPSO per partition; `Quorum`: the KRaft metadata quorum and its
-active controller) are compiled once per Kafka version with `javac` against
+active controller; `ShareState`: a group's records in `__share_group_state`,
+decoded with the release's own serde) are compiled once per Kafka version with `javac` against
 that version's jars (cached) and run as short-lived processes. Start offsets
 go into the history as `share-offsets` invoke/ok/fail, which the
 durable-state checker compares with the model.
@@ -72,6 +73,56 @@ def read_share_offsets(dist: KafkaDistribution, cache: Path, bootstrap: str, gro
         history.append(process, "fail", "share-offsets", {"group": group, "error": str(exc)[:300]})
         return None
     history.append(process, "ok", "share-offsets", {"group": group, "partitions": partitions})
+    return partitions
+
+
+def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> list[dict]:
+    """The state each share-partition has after `records` (decoded `__share_group_state`, in log order):
+    the last snapshot, with every later update laid over it (an update's batches replace the states
+    of the offsets they cover; its start offset, when set, moves the start), below the start dropped.
+    Partitions of topics not in `topic_names` (id -> name) are left out."""
+    states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
+    for r in records:
+        key = (r["topic_id"], r["partition"])
+        if r["type"] == "tombstone":
+            states.pop(key, None)
+            continue
+        start, offsets = states.get(key, (0, {})) if r["type"] == "update" else (0, {})
+        if r["start_offset"] >= 0:
+            start = r["start_offset"]
+        offsets = dict(offsets)
+        for first, last, state, count in r["batches"]:
+            for o in range(first, last + 1):
+                offsets[o] = (state, count)
+        states[key] = (start, {o: sc for o, sc in offsets.items() if o >= start})
+    out = []
+    for (topic_id, partition), (start, offsets) in sorted(states.items()):
+        if topic_id not in topic_names:
+            continue
+        batches: list[list[int]] = []
+        for o in sorted(offsets):
+            state, count = offsets[o]
+            if batches and batches[-1][1] == o - 1 and batches[-1][2:] == [state, count]:
+                batches[-1][1] = o
+            else:
+                batches.append([o, o, state, count])
+        out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
+                    "batches": batches})
+    return out
+
+
+def read_share_state(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str,
+                     topic_names: dict[str, str], history: HistoryWriter, process: str = "admin") -> list[dict] | None:
+    """Record one decoding of `group`'s state in `__share_group_state`; None (and a `fail` naming why,
+    e.g. a release whose share coordinator classes differ) if it did not work."""
+    history.append(process, "invoke", "share-state", {"group": group})
+    try:
+        records = run_java(dist, cache, "ShareState", bootstrap, group)["records"]
+        partitions = combine_share_state(records, topic_names)
+    except (HarnessError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+        history.append(process, "fail", "share-state", {"group": group, "error": str(exc)[:300]})
+        return None
+    history.append(process, "ok", "share-state", {"group": group, "partitions": partitions})
     return partitions
 
 

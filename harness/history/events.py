@@ -147,6 +147,11 @@ def _flatten(table: EventTable, op: Op) -> None:
             for p in v["partitions"]:
                 add(*base, p["topic"], p["partition"], p["start_offset"])
             return
+        if f == "share-state" and v.get("partitions"):
+            for p in v["partitions"]:
+                add(*base, p["topic"], p["partition"], p["start_offset"],
+                    value=json.dumps({"batches": p["batches"]}, separators=(",", ":")))
+            return
         if f == "truncated" and v.get("records"):
             extra = json.dumps({"id": v.get("id"), "unclean": bool(v.get("unclean"))}, separators=(",", ":"))
             for r in v["records"]:
