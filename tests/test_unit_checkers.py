@@ -657,3 +657,13 @@ def test_combine_share_state_lays_updates_over_the_last_snapshot():
     ]
     assert combine_share_state(records, {"X": "t"}) == [
         {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]]}]
+
+
+def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():
+    from harness.cluster.java_admin import combine_share_state
+    records = [{"type": "snapshot", "topic_id": "SW9qu-KvR_yG335oAHugtg", "partition": 0, "start_offset": -1,
+                "batches": []},
+               {"type": "update", "topic_id": "SW9qu-KvR_yG335oAHugtg", "partition": 0, "start_offset": 0,
+                "batches": [[0, 59, 2, 1]]}]
+    assert combine_share_state(records, {"SW9qu+KvR/yG335oAHugtg": "t"}) == [
+        {"topic": "t", "partition": 0, "start_offset": 0, "batches": [[0, 59, 2, 1]]}]

@@ -38,6 +38,9 @@ def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
 def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[tuple[str, int, int], int]]:
     """(records settled for sure, {record settled only by an unknown outcome: time of that outcome}).
 
+    Unknown: the commit carrying its final acknowledgement raised, returned an error for its
+    partition, or never returned (the consumer crashed or failed to close).
+
     If the broker never got such an acknowledgement, the record's lock expires and it is delivered
     again, so the drain waits a lock duration past that time before it trusts the durable read."""
     limit: int | None = None
@@ -62,6 +65,9 @@ def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[t
             if op.type == "ok":
                 ok_parts = {(r["topic"], r["partition"]) for r in op.value["results"] if r.get("error") is None}
                 sure |= {key for key in acks if key[:2] in ok_parts}
+                # An error for its partition (e.g. the leader moved): if the broker did not apply it, the
+                # lock expires and the record comes back; if it did, only the durable read can tell.
+                maybe.update((key, op.time) for key in acks if key[:2] not in ok_parts)
             else:
                 maybe.update((key, op.time) for key in acks)
         elif op.f == "crash" or (op.f == "close" and op.type == "info"):

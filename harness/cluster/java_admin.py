@@ -81,9 +81,10 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
     the last snapshot, with every later update laid over it (an update's batches replace the states
     of the offsets they cover; its start offset, when set, moves the start), below the start dropped.
     Partitions of topics not in `topic_names` (id -> name) are left out."""
+    topic_names = {_uuid_key(k): v for k, v in topic_names.items()}
     states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
     for r in records:
-        key = (r["topic_id"], r["partition"])
+        key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
             states.pop(key, None)
             continue
@@ -109,6 +110,11 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
         out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
                     "batches": batches})
     return out
+
+
+def _uuid_key(topic_id: str) -> str:
+    """Kafka prints topic ids in URL-safe base64 (Java's Uuid), librdkafka in the standard alphabet."""
+    return topic_id.replace("+", "-").replace("/", "_").rstrip("=")
 
 
 def read_share_state(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str,
