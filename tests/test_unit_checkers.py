@@ -667,3 +667,23 @@ def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():
                 "batches": [[0, 59, 2, 1]]}]
     assert combine_share_state(records, {"SW9qu+KvR/yG335oAHugtg": "t"}) == [
         {"topic": "t", "partition": 0, "start_offset": 0, "batches": [[0, 59, 2, 1]]}]
+
+
+def test_record_delivered_at_a_reused_offset_before_its_produce_is_acknowledged_is_no_phantom():
+    """After a truncation the new leader's record at a reused offset may reach a consumer before the
+    producer's delivery report reaches the history; the truncation is recorded at the heal, later."""
+    h = H()
+    h.produce("x", 0, 0)  # acks=1 to the isolated leader
+    h.add("producer-0", "invoke", "produce", {"id": "b", "topic": T, "partition": 0})
+    h.consume("consumer-0", [("b", 0, 0)])
+    h.add("producer-0", "ok", "produce", {"id": "b", "topic": T, "partition": 0, "offset": 0})
+    _truncation(h, "x", 0, 0)
+    h.read_start({0: 1})
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.stats["truncated"] == 1, r
+    h2 = H()  # without a truncation it is still an offset reused
+    h2.produce("x", 0, 0)
+    h2.add("producer-0", "invoke", "produce", {"id": "b", "topic": T, "partition": 0})
+    h2.consume("consumer-0", [("b", 0, 0)])
+    h2.add("producer-0", "ok", "produce", {"id": "b", "topic": T, "partition": 0, "offset": 0})
+    assert kinds(no_loss.check(h2.ops)) == ["offset-reused"]

@@ -263,6 +263,12 @@ class _Replay:
                              f"{where} delivered to {process} after its acknowledgement was committed", (index,),
                              offset=offset)
             return
+        if rec.produce_index >= 0 and rec.rid != rid and rid in self.pending_ids:
+            # Its produce is not acknowledged in the history yet and the offset held another record: the
+            # offset was reused (a truncation the history records later, else `offset-reused` at the end).
+            self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+            rec.count, rec.owner, rec.status, rec.ack_seen = 0, None, OPEN, False
+            rec.produce_index, rec.rid = -1, None
         if rec.produce_index >= 0:
             if rec.rid != rid:
                 self.anomaly("no-loss", "phantom", f"{where} delivered with id {rid!r} but {rec.rid!r} was produced there",

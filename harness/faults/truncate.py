@@ -76,6 +76,7 @@ class Truncation:
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node, p = plan.state["node"], plan.state["partition"]
+        plan.state["since"] = len(ctx.history.ops())  # every produce from here on may reach the old leader only
         if self.unclean:  # min ISR 1, so the ISR may shrink to the leader and its acks=1 writes commit
             before = topic_configs(ctx.inspector.admin, ctx.topic)
             plan.state["restore"] = {k: before.get(k) for k in UNCLEAN_CONFIGS}
@@ -137,17 +138,27 @@ class Truncation:
         produced = dict(plan.state["produced"])
         if not produced:
             return evidence + "; nothing was written, so nothing to truncate"
-        now = read_ids(ctx.cluster.bootstrap_servers, ctx.topic, plan.state["partition"], min(produced),
-                       max(produced), ctx.timeout)
+        # Besides the nemesis's own records, any record acknowledged to this partition since the cut may
+        # have reached the old leader only (acks=all with the ISR shrunk to it, in the unclean variant).
+        p = plan.state["partition"]
+        since = [op for op in ctx.history.ops()[plan.state.get("since", 0):]
+                 if op.f == "produce" and op.type == "ok" and op.value.get("topic") == ctx.topic
+                 and op.value.get("partition") == p and op.process != "nemesis"]
+        others = sorted({(op.value["offset"], op.value["id"]) for op in since})  # an offset may be reused
+        offsets = list(produced) + [o for o, _ in others]
+        now = read_ids(ctx.cluster.bootstrap_servers, ctx.topic, p, min(offsets), max(offsets), ctx.timeout)
         gone = sorted(o for o, rid in produced.items() if now.get(o) != rid)
+        lost = [(o, rid) for o, rid in others if now.get(o) != rid]
         ctx.history.append("nemesis", "ok", "truncated", {
-            "id": plan.id, "topic": ctx.topic, "partition": plan.state["partition"], "unclean": self.unclean,
-            "records": [{"offset": o, "id": produced[o]} for o in gone]})
+            "id": plan.id, "topic": ctx.topic, "partition": p, "unclean": self.unclean,
+            "records": [{"offset": o, "id": produced[o]} for o in gone] + [{"offset": o, "id": rid} for o, rid in lost]})
         kept = sorted(set(produced) - set(gone))
         if kept:
             plan.state["not_applied"] = f"offsets {kept} still hold the acks=1 records: not truncated"
         return (f"{evidence}; n{node} in sync again; offsets {gone} no longer hold the records written to it"
-                + (f"; offsets {kept} still do" if kept else ""))
+                + (f"; offsets {kept} still do" if kept else "")
+                + (f"; {len(lost)} other records acknowledged since the cut were lost too: offsets "
+                   f"{[o for o, _ in lost]}" if lost else ""))
 
 
 def _active_controller(ctx: FaultContext) -> int | None:
