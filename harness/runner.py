@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.checkers import (Result, ack_results, batch_order, check_safe, compose, delivery_count, durable_state,
                               exclusive, no_loss, no_redelivery, verdict_word)
-from harness.cluster.admin import create_topic, limits_in_force, set_group_configs
+from harness.cluster.admin import create_topic, group_configs_shown, limits_in_force, set_group_configs
 from harness.cluster.base import Cluster
 from harness.clients.pool import DriverPool
 from harness.clients.logging import LOGGER
@@ -142,9 +142,14 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
                  {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
     wait_until(lambda: inspector.all_led(topic, min_isr=rf), timeout=60, what=f"{topic} partitions to have leaders")
     version = _version(cluster, spec)
-    set_group_configs(inspector.admin, group, {"share.auto.offset.reset": "earliest",
-                                               **_limit_configs(spec, version), **spec.group_configs})
+    configs = {"share.auto.offset.reset": "earliest", **_limit_configs(spec, version), **spec.group_configs}
+    set_group_configs(inspector.admin, group, configs)
+    # Group configs reach the brokers through the metadata log: a describe right after the change may
+    # still show the old values (seen in CI: limit 5 recorded while the broker archived at 3).
+    wait_until(lambda: all(group_configs_shown(inspector.admin, group, configs) for _ in range(3)), timeout=30,
+               what=f"group {group}'s configs {configs} to be shown", interval=0.2)
     limits = limits_in_force(inspector.admin, group, cluster.broker_ids[0])
+    limits.update(_limits_set(spec, version))  # what this run set is what is in force once shown
     history.append("harness", "ok", "config", {
         "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
         "model_profile": ".".join(version.split(".")[:2]), "auto_offset_reset": "earliest",
@@ -152,16 +157,25 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
     return {**limits, "lock_tolerance_ms": spec.lock_tolerance_ms}
 
 
-def _limit_configs(spec: RunSpec, version: str) -> dict[str, str]:
-    """The group configs for the spec's lock duration and delivery-count limit, by the release's names
-    (a release without a group-level name keeps the broker's value; the config op records what is in force)."""
+def _limit_settings(spec: RunSpec, version: str) -> list[tuple[str, str, int]]:
+    """(limit key, group config name, value) for the spec's lock duration and delivery-count limit, where
+    the release has a group-level name (else the broker's value stays; the config op records what is in force)."""
     from harness.kafka.versions import profile_for
-    profile, out = profile_for(version), {}
-    for role, value in (("lock_duration", spec.lock_duration_ms), ("delivery_count_limit", spec.delivery_count_limit)):
+    profile, out = profile_for(version), []
+    for key, role, value in (("lock_duration_ms", "lock_duration", spec.lock_duration_ms),
+                             ("delivery_count_limit", "delivery_count_limit", spec.delivery_count_limit)):
         name = profile.group_config(role)
         if value is not None and name is not None:
-            out[name] = str(value)
+            out.append((key, name, value))
     return out
+
+
+def _limit_configs(spec: RunSpec, version: str) -> dict[str, str]:
+    return {name: str(value) for _, name, value in _limit_settings(spec, version)}
+
+
+def _limits_set(spec: RunSpec, version: str) -> dict[str, int]:
+    return {key: value for key, _, value in _limit_settings(spec, version)}
 
 
 def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,

@@ -34,6 +34,13 @@ def set_group_configs(admin: AdminClient, group_id: str, configs: dict[str, str]
     _alter(admin, ResourceType.GROUP, group_id, configs, timeout)
 
 
+def group_configs_shown(admin: AdminClient, group_id: str, configs: dict[str, str], timeout: float = 30.0) -> bool:
+    """Whether a describe of the group (answered by whichever broker the client asks) shows `configs`."""
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.GROUP, group_id)], request_timeout=timeout).values()
+    shown = {k: e.value for k, e in future.result().items()}
+    return all(shown.get(k) == v for k, v in configs.items())
+
+
 def set_topic_configs(admin: AdminClient, topic: str, configs: dict[str, str | None], timeout: float = 30.0) -> None:
     """Set (or, for a None value, delete) dynamic configs of `topic`."""
     _alter(admin, ResourceType.TOPIC, topic, configs, timeout)
