@@ -59,7 +59,10 @@ def assert_nothing_left(ctx: FaultContext, before: set[int]) -> None:
     proxies = cluster.toxiproxy.list_proxies()
     assert all(p.enabled for p in proxies.values())
     assert [(n, t.name) for n, p in proxies.items() for t in p.toxics] == []
-    assert in_sync(ctx, topics_of(ctx)) and off_preferred(ctx, topics_of(ctx)) == []
+    # The heal already waited for a full ISR; a follower of a just-truncated log may drop out for a moment
+    # right after (seen once in CI), so this waits, bounded, rather than sampling once.
+    wait_until(lambda: in_sync(ctx, topics_of(ctx)) and off_preferred(ctx, topics_of(ctx)) == [], timeout=30,
+               what="every partition in sync and led by its preferred replica after the heal")
     extra = {p.name for p in live_processes() if p.pid not in before and not re.fullmatch(r"n\d+", p.name)}
     assert extra == set(), f"processes left behind: {extra}"
 
