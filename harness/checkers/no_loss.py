@@ -24,19 +24,12 @@ def check(history: Any) -> Result:
     return property_result(NAME, history)
 
 
-def settled_records(history: Sequence[Op]) -> set[tuple[str, int, int]]:
-    """(topic, partition, offset) of records whose fate is decided: an ACCEPT or REJECT, or a RELEASE of
-    the delivery at the delivery-count limit (the broker archives it), that a commit made durable. Also
-    those whose final acknowledgement went out with an unknown outcome (its commit raised, or its
-    consumer crashed or failed to close holding it): only the broker knows, and the durable read after
-    the drain asks it. A cheap forward pass the runner polls while draining; the verdict itself comes
-    from `check`."""
-    sure, maybe = settlement(history)
-    return sure | set(maybe)
-
-
 def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[tuple[str, int, int], int]]:
     """(records settled for sure, {record settled only by an unknown outcome: time of that outcome}).
+
+    Settled: an ACCEPT or REJECT, or a RELEASE of the delivery at the delivery-count limit (the broker
+    archives it), that a commit made durable. A cheap forward pass the runner polls while draining;
+    the verdict itself comes from `check`.
 
     Unknown: the commit carrying its final acknowledgement raised, returned an error for its
     partition, or never returned (the consumer crashed or failed to close).

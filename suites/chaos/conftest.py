@@ -38,14 +38,10 @@ def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
 def _report_allowances(request, record_property):
     """Each scenario records which named allowances its run used (JUnit properties, the report)."""
     yield
-    outcomes = [o for nodeid, o in request.config.stash.get(_stash_key(), []) if nodeid == request.node.nodeid]
     from fixtures.chaos import allowances_used
+    from fixtures.plugin import _OUTCOMES
+    outcomes = [o for nodeid, o in request.config.stash.get(_OUTCOMES, []) if nodeid == request.node.nodeid]
     for outcome in outcomes:
         for name, count in sorted(allowances_used(outcome).items()):
             record_property(f"allowance:{name}", count)
-
-
-def _stash_key():
-    from fixtures.plugin import _OUTCOMES
-    return _OUTCOMES
 
