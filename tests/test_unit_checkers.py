@@ -620,7 +620,21 @@ def test_decoded_state_topic_agreeing_with_the_model_passes():
 def test_state_topic_holding_an_accepted_record_as_available_is_an_anomaly():
     h = base()
     _state(h, {0: (0, [[0, 0, 2, 1], [1, 1, 0, 1]]), 1: (1, [])})
-    assert kinds(durable_state.check(h.ops)) == ["state-topic-not-terminal"]
+    r = durable_state.check(h.ops)
+    assert kinds(r) == ["state-topic-not-terminal"]
+    assert "as AVAILABLE (delivery count 1), start offset 0" in r.anomalies[0].message, r
+
+
+def test_state_topic_anomaly_names_the_writes_that_decided_the_state():
+    h = base()
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+        {"topic": T, "partition": 0, "start_offset": 1, "batches": [[1, 1, 0, 1]], "writes": [
+            ["snapshot", 4, 0, [[0, 1, 1, 1]]], ["update", 5, 1, [[1, 1, 2, 1]]], ["update", 4, 1, [[1, 1, 0, 1]]]]},
+        {"topic": T, "partition": 1, "start_offset": 1, "batches": []}]})
+    [a] = durable_state.check(h.ops).anomalies
+    assert a.kind == "state-topic-not-terminal"
+    assert ("writes: snapshot e4 start 0 [0-1 ACQUIRED c1]; update e5 start 1 [1-1 ACKNOWLEDGED c1]; "
+            "update e4 start 1 [1-1 AVAILABLE c1]") in a.message, a
 
 
 def test_state_topic_acknowledging_a_record_never_delivered_is_an_anomaly():
@@ -656,7 +670,9 @@ def test_combine_share_state_lays_updates_over_the_last_snapshot():
         {"type": "tombstone", "topic_id": "X", "partition": 1, "start_offset": -1, "batches": []},
     ]
     assert combine_share_state(records, {"X": "t"}) == [
-        {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]]}]
+        {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]],
+         "writes": [["snapshot", -1, 0, [[0, 3, 0, 1]]], ["update", -1, -1, [[1, 2, 2, 1]]],
+                    ["update", -1, 1, [[3, 3, 4, 3]]]]}]
 
 
 def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():
@@ -665,8 +681,8 @@ def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():
                 "batches": []},
                {"type": "update", "topic_id": "SW9qu-KvR_yG335oAHugtg", "partition": 0, "start_offset": 0,
                 "batches": [[0, 59, 2, 1]]}]
-    assert combine_share_state(records, {"SW9qu+KvR/yG335oAHugtg": "t"}) == [
-        {"topic": "t", "partition": 0, "start_offset": 0, "batches": [[0, 59, 2, 1]]}]
+    [state] = combine_share_state(records, {"SW9qu+KvR/yG335oAHugtg": "t"})
+    assert (state["topic"], state["start_offset"], state["batches"]) == ("t", 0, [[0, 59, 2, 1]])
 
 
 def test_record_delivered_at_a_reused_offset_before_its_produce_is_acknowledged_is_no_phantom():
@@ -687,3 +703,34 @@ def test_record_delivered_at_a_reused_offset_before_its_produce_is_acknowledged_
     h2.consume("consumer-0", [("b", 0, 0)])
     h2.add("producer-0", "ok", "produce", {"id": "b", "topic": T, "partition": 0, "offset": 0})
     assert kinds(no_loss.check(h2.ops)) == ["offset-reused"]
+
+
+def test_record_acknowledged_without_an_offset_is_placed_by_its_delivery():
+    """librdkafka reports offset None (history: -1) for a retried idempotent batch the broker already
+    had: written, at an offset the delivery tells. Before or after the delivery report, no crash."""
+    for delivered_first in (False, True):
+        h = H()
+        h.produce("a", 0, 0)
+        h.add("producer-0", "invoke", "produce", {"id": "b", "topic": T, "partition": 0})
+        if delivered_first:
+            h.consume("consumer-0", [("a", 0, 0), ("b", 0, 1)])
+        h.add("producer-0", "ok", "produce", {"id": "b", "topic": T, "partition": 0, "offset": -1})
+        if not delivered_first:
+            h.consume("consumer-0", [("a", 0, 0), ("b", 0, 1)])
+        h.read_start({0: 2})
+        for name, check in ALL:
+            r = check(h.ops)
+            assert r.valid is True, (delivered_first, r)
+        assert no_loss.check(h.ops).stats["produced_ok"] == 2
+
+
+def test_record_acknowledged_without_an_offset_and_never_delivered_is_lost():
+    h = H()
+    h.produce("a", 0, 0)
+    h.add("producer-0", "invoke", "produce", {"id": "b", "topic": T, "partition": 0})
+    h.add("producer-0", "ok", "produce", {"id": "b", "topic": T, "partition": 0, "offset": -1})
+    h.consume("consumer-0", [("a", 0, 0)])
+    h.read_start({0: 1})
+    r = no_loss.check(h.ops)
+    assert r.valid is False and kinds(r) == ["lost"], r
+    assert "offset not reported" in r.anomalies[0].message

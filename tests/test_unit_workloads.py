@@ -133,3 +133,11 @@ def test_drain_gives_an_acknowledgement_of_unknown_outcome_a_lock_duration_to_co
             {"topic": "t", "partition": 0, "offset": 4, "type": "ACCEPT"}]}),
         Op(12, crash_time + 3, "c0", "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": None}]})]
     assert _all_settled(accepted, wait_ns=1000, now_ns=crash_time + 3)  # delivered again and accepted: sure
+
+
+def test_drain_places_a_record_acknowledged_without_an_offset_by_its_delivery():
+    from harness.runner import _all_settled
+    produced = ("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": -1, "id": "r4"})
+    assert not _all_settled(_ops(produced))  # never delivered: not settled
+    assert not _all_settled(_ops(produced, _poll("c0", 4, 1)))
+    assert _all_settled(_ops(produced, _poll("c0", 4, 1), _ack("c0", 4, "ACCEPT"), _commit("c0")))

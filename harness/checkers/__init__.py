@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from harness.history.schema import Op
@@ -51,7 +52,10 @@ def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
     try:
         result = checker(history)
     except Exception as exc:  # fail closed
-        return Result(name, "unknown", reason=f"checker crashed: {type(exc).__name__}: {exc}")
+        import traceback
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+        return Result(name, "unknown", reason=f"checker crashed: {type(exc).__name__}: {exc} ({where})")
     if not (result.valid is True or result.valid is False or result.valid == "unknown"):
         return Result(name, "unknown", reason=f"checker returned invalid verdict {result.valid!r}")
     return result

@@ -90,6 +90,8 @@ class _Replay:
         self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
         self.archived: dict[tuple, set[int]] = defaultdict(set)  # below the watermark: archived at the limit
         self.pending_ids: set[str] = set()  # produces invoked without an ok yet
+        self.pending_at: dict[str, tuple[tuple, int]] = {}  # pending id -> where it was delivered
+        self.unplaced: dict[str, tuple[int, tuple]] = {}  # acknowledged without an offset, not delivered yet
         self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack
         self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
         #: finished records' acks, for the process's current and previous commit round
@@ -104,6 +106,7 @@ class _Replay:
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
         self.final_state: dict[tuple, tuple[int, dict[int, tuple[int, int]]]] = {}  # tp -> decoded state topic
+        self.state_writes: dict[tuple, list[list]] = {}  # tp -> the state-topic writes final_state came from
         self.n = defaultdict(int)
         self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
@@ -212,6 +215,12 @@ class _Replay:
         elif type_ == "ok":
             self.pending_ids.discard(rid)
             self.n["produced"] += 1
+            at = self.pending_at.pop(rid, None)
+            if offset is None or offset < 0:  # written, offset not reported: placed by its delivery
+                if at is None:
+                    self.unplaced[rid] = (index, (topic, partition))
+                    return
+                offset = at[1]
             rec = self.rec_for((topic, partition), offset)
             if rec is None:
                 return
@@ -263,6 +272,14 @@ class _Replay:
                              f"{where} delivered to {process} after its acknowledgement was committed", (index,),
                              offset=offset)
             return
+        placed = self.unplaced.pop(rid, None) if self.unplaced else None
+        if placed is not None:  # acknowledged earlier without an offset: this is where it was written
+            if rec.produce_index >= 0 and rec.rid != rid:
+                self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+                rec.count, rec.owner, rec.status, rec.ack_seen = 0, None, OPEN, False
+            rec.produce_index, rec.rid = placed[0], rid
+        elif rec.produce_index < 0 and rid in self.pending_ids:
+            self.pending_at[rid] = (tp, offset)
         if rec.produce_index >= 0 and rec.rid != rid and rid in self.pending_ids:
             # Its produce is not acknowledged in the history yet and the offset held another record: the
             # offset was reused (a truncation the history records later, else `offset-reused` at the end).
@@ -452,6 +469,7 @@ class _Replay:
                 for o in range(first, last + 1):
                     states[o] = (state, count)
             self.final_state[(topic, partition)] = (offset, states)
+            self.state_writes[(topic, partition)] = v.get("writes", [])
             self.final_start[(topic, partition)] = (offset, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
             tp = (topic, partition)
@@ -526,12 +544,18 @@ class _Replay:
         for tp, (start, states) in self.final_state.items():
             def terminal(o: int) -> bool:
                 return o < start or states.get(o, (0, 0))[0] in (2, 4)
+
+            def held(o: int) -> str:
+                """How the state topic holds offset `o`, with the writes that decided it."""
+                state = f"as {STATE_NAMES.get(states[o][0], states[o][0])} (delivery count {states[o][1]})" \
+                    if o in states else "in no batch (not yet delivered, to a leader loading it)"
+                return f"{state}, start offset {start}; writes: {_writes_touching(self.state_writes.get(tp, []), o)}"
             for o in range(start, self.watermark[tp]):  # compacted away as accepted: must be terminal
                 checked += 1
                 if not terminal(o):
                     self.anomaly("durable-state", "state-topic-not-terminal",
-                                 f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it as state "
-                                 f"{states.get(o, (0, 0))[0]} (start offset {start})", (), offset=o)
+                                 f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it {held(o)}",
+                                 (), offset=o)
             for o, rec in self.recs[tp].items():
                 if rec.produce_index < 0:
                     continue
@@ -539,8 +563,8 @@ class _Replay:
                 if rec.status in (ACCEPTED, REJECTED) and not terminal(o):
                     self.anomaly("durable-state", "state-topic-not-terminal",
                                  f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was {'accepted' if rec.status == ACCEPTED else 'rejected'} "
-                                 f"by a successful commit, but __share_group_state holds it as state "
-                                 f"{states.get(o, (0, 0))[0]} (start offset {start})", (rec.status_index,), offset=o)
+                                 f"by a successful commit, but __share_group_state holds it {held(o)}",
+                                 (rec.status_index,), offset=o)
                 elif rec.status == MAYBE and terminal(o):
                     rec.status = ACCEPTED  # the broker has it: the unknown outcome is settled
                     self.n["resolved-by-state-topic"] += 1
@@ -581,6 +605,10 @@ class _Replay:
                     self.anomaly("no-loss", "not-accepted", f"record {rec.rid} at {where} was delivered "
                                  f"{rec.count} times but never accepted, rejected or archived",
                                  (rec.produce_index, rec.last_index), offset=o)
+        for rid, (produce_index, (topic, partition)) in self.unplaced.items():
+            if rid not in self.truncated_ids:
+                self.anomaly("no-loss", "lost", f"record {rid} was acknowledged by the broker to {topic}-{partition} "
+                             f"(offset not reported) but never delivered", (produce_index,))
         for (topic, partition, offset, rid), (produce_index, _) in self.overwritten.items():
             self.anomaly("no-loss", "offset-reused",
                          f"record {rid} at {topic}-{partition}@{offset} was acknowledged by the broker, but another "
@@ -625,6 +653,23 @@ class _Replay:
                 u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
                                    "lock duration in force are unknown")
         return obs
+
+
+#: Record states in `__share_group_state` batches (KIP-932 RecordState ids).
+STATE_NAMES = {0: "AVAILABLE", 1: "ACQUIRED", 2: "ACKNOWLEDGED", 4: "ARCHIVED"}
+
+
+def _writes_touching(writes: list[list], offset: int, last: int = 6) -> str:
+    """The state-topic writes (snapshot, then updates) that set `offset`'s state or a start offset at or
+    below it, the latest `last` of them, e.g. `update e7 start 3 [3-7 ACKNOWLEDGED c1]`."""
+    shown = []
+    for kind, epoch, start, batches in writes:
+        hit = [f"{f}-{l} {STATE_NAMES.get(st, st)} c{c}" for f, l, st, c in batches if f <= offset <= l]
+        if hit or kind == "snapshot" or 0 <= start <= offset:
+            shown.append(f"{kind} e{epoch} start {start}" + (f" [{', '.join(hit)}]" if hit else ""))
+    if not shown:
+        return "none"
+    return ("... " if len(shown) > last else "") + "; ".join(shown[-last:])
 
 
 _cache: tuple[int, Any, Observation] | None = None

@@ -52,8 +52,11 @@ class HistoryProducer:
             if err is not None:
                 reports.append(("fail", {**value, "error": err.str()}))
             else:
+                # offset() is None when the broker acknowledged without an offset: a retried idempotent
+                # batch it had already written (DUPLICATE_SEQUENCE_NUMBER). Written, at an offset unknown.
+                offset = msg.offset()
                 reports.append(("ok", {"id": record_id, "topic": topic, "partition": msg.partition(),
-                                       "offset": msg.offset()}))
+                                       "offset": -1 if offset is None or offset < 0 else offset}))
 
         kwargs = {} if partition is None else {"partition": partition}
         self._call(lambda: self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs))

@@ -11,6 +11,7 @@ durable-state checker compares with the model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -25,15 +26,16 @@ from harness.kafka.jars import KafkaDistribution, require_tool
 
 def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets") -> Path:
     """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use."""
-    target = cache / "java" / f"{program}-{dist.version}"
+    source = resources.files("harness.java").joinpath(f"{program}.java").read_text()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]  # an edited program is compiled again
+    target = cache / "java" / f"{program}-{dist.version}-{digest}"
     if (target / f"{program}.class").is_file():
         return target
     javac = require_tool("javac", "install a JDK, not only a JRE (e.g. apt-get install openjdk-17-jdk-headless)")
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    source = resources.files("harness.java").joinpath(f"{program}.java")
-    (tmp / f"{program}.java").write_text(source.read_text())
+    (tmp / f"{program}.java").write_text(source)
     proc = subprocess.run([javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
@@ -80,14 +82,22 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
     """The state each share-partition has after `records` (decoded `__share_group_state`, in log order):
     the last snapshot, with every later update laid over it (an update's batches replace the states
     of the offsets they cover; its start offset, when set, moves the start), below the start dropped.
-    Partitions of topics not in `topic_names` (id -> name) are left out."""
+    Partitions of topics not in `topic_names` (id -> name) are left out. Each partition also lists the
+    `writes` its state came from (the snapshot, then the updates: `[kind, leader epoch, start offset,
+    batches]`, the last 50), the evidence a state-topic anomaly prints."""
     topic_names = {_uuid_key(k): v for k, v in topic_names.items()}
     states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
+    writes: dict[tuple[str, int], list[list]] = {}
     for r in records:
         key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
             states.pop(key, None)
+            writes.pop(key, None)
             continue
+        if r["type"] != "update":
+            writes[key] = []
+        writes.setdefault(key, []).append([r["type"], r.get("leader_epoch", -1), r["start_offset"], r["batches"]])
+        del writes[key][:-50]
         start, offsets = states.get(key, (0, {})) if r["type"] == "update" else (0, {})
         if r["start_offset"] >= 0:
             start = r["start_offset"]
@@ -108,7 +118,7 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
             else:
                 batches.append([o, o, state, count])
         out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
-                    "batches": batches})
+                    "batches": batches, "writes": writes.get((topic_id, partition), [])})
     return out
 
 

@@ -143,7 +143,7 @@ class Truncation:
         p = plan.state["partition"]
         since = [op for op in ctx.history.ops()[plan.state.get("since", 0):]
                  if op.f == "produce" and op.type == "ok" and op.value.get("topic") == ctx.topic
-                 and op.value.get("partition") == p and op.process != "nemesis"]
+                 and op.value.get("partition") == p and op.process != "nemesis" and op.value["offset"] >= 0]
         others = sorted({(op.value["offset"], op.value["id"]) for op in since})  # an offset may be reused
         offsets = list(produced) + [o for o, _ in others]
         now = read_ids(ctx.cluster.bootstrap_servers, ctx.topic, p, min(offsets), max(offsets), ctx.timeout)

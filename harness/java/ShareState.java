@@ -1,8 +1,8 @@
 // Decodes one share group's records in the __share_group_state topic with the share coordinator's own
 // serde (the release's classes, so the format is the release's) and prints them, in log order per
 // state partition, as one JSON line:
-// {"records":[{"type":"snapshot"|"update"|"tombstone","topic_id","partition","start_offset",
-//              "batches":[[first_offset,last_offset,delivery_state,delivery_count],...]}]}
+// {"records":[{"type":"snapshot"|"update"|"tombstone","topic_id","partition","start_offset","leader_epoch",
+//              "state_epoch" (snapshots), "batches":[[first_offset,last_offset,delivery_state,delivery_count],...]}]}
 // Usage: java -cp <kafka libs>:<dir> ShareState <bootstrap> <group>
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -86,21 +86,26 @@ public class ShareState {
         if (!groupId.equals(group)) return null;
         StringBuilder s = new StringBuilder();
         long start = -1;
+        int leaderEpoch = -1, stateEpoch = -1;
         if (record.value() == null) {
             type = "tombstone";
         } else if (record.value().message() instanceof ShareSnapshotValue v) {
             start = v.startOffset();
+            leaderEpoch = v.leaderEpoch();
+            stateEpoch = v.stateEpoch();
             for (ShareSnapshotValue.StateBatch b : v.stateBatches()) {
                 batch(s, b.firstOffset(), b.lastOffset(), b.deliveryState(), b.deliveryCount());
             }
         } else if (record.value().message() instanceof ShareUpdateValue v) {
             start = v.startOffset();
+            leaderEpoch = v.leaderEpoch();
             for (ShareUpdateValue.StateBatch b : v.stateBatches()) {
                 batch(s, b.firstOffset(), b.lastOffset(), b.deliveryState(), b.deliveryCount());
             }
         }
         return "{\"type\":\"" + type + "\",\"topic_id\":\"" + topicId + "\",\"partition\":" + partition
-            + ",\"start_offset\":" + start + ",\"batches\":[" + s + "]}";
+            + ",\"start_offset\":" + start + ",\"leader_epoch\":" + leaderEpoch + ",\"state_epoch\":" + stateEpoch
+            + ",\"batches\":[" + s + "]}";
     }
 
     static void batch(StringBuilder s, long first, long last, byte state, short count) {
