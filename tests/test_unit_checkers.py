@@ -671,7 +671,7 @@ def test_combine_share_state_lays_updates_over_the_last_snapshot():
     ]
     assert combine_share_state(records, {"X": "t"}) == [
         {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]],
-         "writes": [["snapshot", -1, 0, [[0, 3, 0, 1]]], ["update", -1, -1, [[1, 2, 2, 1]]],
+         "max_start_offset": 1, "writes": [["snapshot", -1, 0, [[0, 3, 0, 1]]], ["update", -1, -1, [[1, 2, 2, 1]]],
                     ["update", -1, 1, [[3, 3, 4, 3]]]]}]
 
 
@@ -734,3 +734,50 @@ def test_record_acknowledged_without_an_offset_and_never_delivered_is_lost():
     r = no_loss.check(h.ops)
     assert r.valid is False and kinds(r) == ["lost"], r
     assert "offset not reported" in r.anomalies[0].message
+
+
+def test_combine_share_state_merges_overlaps_as_the_share_coordinator_does():
+    """PersisterStateBatchCombiner: the higher delivery count wins, then the higher state; a late
+    lock-timeout write (AVAILABLE, count 1) does not undo an ACKNOWLEDGED (count 1) written before it.
+    A lower start offset replaces the higher one (up to 4.3), and max_start_offset keeps the higher."""
+    from harness.cluster.java_admin import combine_share_state
+    records = [
+        {"type": "snapshot", "topic_id": "X", "partition": 0, "start_offset": 0, "batches": []},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": 0, "batches": [[0, 4, 2, 1]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": -1, "batches": [[2, 3, 0, 1]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": -1, "batches": [[4, 4, 0, 2]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": 6, "batches": [[6, 6, 2, 1]]},
+        {"type": "update", "topic_id": "X", "partition": 0, "start_offset": 2, "batches": [[7, 7, 2, 1]]},
+    ]
+    [state] = combine_share_state(records, {"X": "t"})
+    assert state["batches"] == [[6, 7, 2, 1]] and state["start_offset"] == 2 and state["max_start_offset"] == 6
+    [early] = combine_share_state(records[:4], {"X": "t"})
+    assert early["batches"] == [[0, 3, 2, 1], [4, 4, 0, 2]]
+
+
+def _regressed(version: str, reset: bool = False) -> H:
+    """Records 0..3 accepted; the state topic's start went from 4 back to 2, and 2..3 are in no batch."""
+    h = H(version=version)
+    for o in range(4):
+        h.produce(f"r{o}", 0, o)
+    h.consume("consumer-0", [(f"r{o}", 0, o) for o in range(4)])
+    if reset:
+        h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T, "partitions": [{"partition": 0, "offset": 4}]})
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+        {"topic": T, "partition": 0, "start_offset": 2, "batches": [], "max_start_offset": 4,
+         "writes": [["update", 3, 4, []], ["update", 3, 2, []]]}]})
+    return h
+
+
+def test_state_start_offset_going_back_is_a_known_bug_up_to_4_3_and_an_anomaly_on_4_4():
+    old = durable_state.check(_regressed("4.3").ops)
+    assert old.valid is True and old.allowances == {"state-start-offset-regressed": 2}, old
+    new = durable_state.check(_regressed("4.4").ops)
+    assert kinds(new) == ["state-start-offset-regressed"] * 2, new
+    assert "went back from 4" in new.anomalies[0].message
+
+
+def test_state_start_offset_is_not_excused_as_the_known_bug_after_an_admin_reset():
+    """A reset moves the start on purpose: the highest start written before it proves nothing."""
+    r = durable_state.check(_regressed("4.3", reset=True).ops)
+    assert kinds(r) == ["state-topic-not-terminal"] * 2 and not r.allowances, r

@@ -107,6 +107,8 @@ class _Replay:
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
         self.final_state: dict[tuple, tuple[int, dict[int, tuple[int, int]]]] = {}  # tp -> decoded state topic
         self.state_writes: dict[tuple, list[list]] = {}  # tp -> the state-topic writes final_state came from
+        self.state_max_start: dict[tuple, int] = {}  # tp -> highest start offset the state topic ever held
+        self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved
         self.n = defaultdict(int)
         self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
@@ -470,6 +472,7 @@ class _Replay:
                     states[o] = (state, count)
             self.final_state[(topic, partition)] = (offset, states)
             self.state_writes[(topic, partition)] = v.get("writes", [])
+            self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
             tp = (topic, partition)
@@ -478,6 +481,7 @@ class _Replay:
                     del self.recs[tp][o]
             self.watermark[tp] = min(self.watermark[tp], offset)
             self.n["offset-resets"] += 1
+            self.reset_tps.add(tp)
 
     def could_be_archived(self, rec: Rec, by: int) -> bool:
         """Delivered at the limit, or enough sessions ended between its last delivery and `by` to have
@@ -550,21 +554,33 @@ class _Replay:
                 state = f"as {STATE_NAMES.get(states[o][0], states[o][0])} (delivery count {states[o][1]})" \
                     if o in states else "in no batch (not yet delivered, to a leader loading it)"
                 return f"{state}, start offset {start}; writes: {_writes_touching(self.state_writes.get(tp, []), o)}"
+            # Below the highest start offset ever written the share coordinator once had every record
+            # terminal: the start went back (out-of-order writes; 4.4 keeps the higher one).
+            went_back = self.state_max_start.get(tp, start) if tp not in self.reset_tps else start
+
+            def not_terminal(o: int, message: str, evidence: tuple[int, ...]) -> None:
+                if o < went_back:
+                    if self.profile.state_start_may_regress:
+                        self.allow("durable-state", "state-start-offset-regressed")
+                        return
+                    self.anomaly("durable-state", "state-start-offset-regressed",
+                                 f"{message}; the state topic's start offset went back from {went_back}",
+                                 evidence, offset=o)
+                    return
+                self.anomaly("durable-state", "state-topic-not-terminal", message, evidence, offset=o)
             for o in range(start, self.watermark[tp]):  # compacted away as accepted: must be terminal
                 checked += 1
                 if not terminal(o):
-                    self.anomaly("durable-state", "state-topic-not-terminal",
-                                 f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it {held(o)}",
-                                 (), offset=o)
+                    not_terminal(o, f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it {held(o)}",
+                                 ())
             for o, rec in self.recs[tp].items():
                 if rec.produce_index < 0:
                     continue
                 checked += 1
                 if rec.status in (ACCEPTED, REJECTED) and not terminal(o):
-                    self.anomaly("durable-state", "state-topic-not-terminal",
-                                 f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was {'accepted' if rec.status == ACCEPTED else 'rejected'} "
-                                 f"by a successful commit, but __share_group_state holds it {held(o)}",
-                                 (rec.status_index,), offset=o)
+                    not_terminal(o, f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was "
+                                 f"{'accepted' if rec.status == ACCEPTED else 'rejected'} by a successful commit, "
+                                 f"but __share_group_state holds it {held(o)}", (rec.status_index,))
                 elif rec.status == MAYBE and terminal(o):
                     rec.status = ACCEPTED  # the broker has it: the unknown outcome is settled
                     self.n["resolved-by-state-topic"] += 1

@@ -79,21 +79,29 @@ def read_share_offsets(dist: KafkaDistribution, cache: Path, bootstrap: str, gro
 
 
 def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> list[dict]:
-    """The state each share-partition has after `records` (decoded `__share_group_state`, in log order):
-    the last snapshot, with every later update laid over it (an update's batches replace the states
-    of the offsets they cover; its start offset, when set, moves the start), below the start dropped.
-    Partitions of topics not in `topic_names` (id -> name) are left out. Each partition also lists the
-    `writes` its state came from (the snapshot, then the updates: `[kind, leader epoch, start offset,
-    batches]`, the last 50), the evidence a state-topic anomaly prints."""
+    """The state each share-partition has after `records` (decoded `__share_group_state`, in log order),
+    as the share coordinator replays them (`ShareCoordinatorShard.merge`, `PersisterStateBatchCombiner`):
+    the last snapshot, with every later update merged in. Where an update's batch overlaps the state
+    so far, the higher delivery count wins, then the higher state (ARCHIVED > ACKNOWLEDGED >
+    AVAILABLE), not the later write; an update's start offset, when set (not -1), replaces the start
+    even if lower (4.4 writes the higher one); offsets below the start are dropped.
+
+    Partitions of topics not in `topic_names` (id -> name) are left out. Each partition also has
+    `max_start_offset` (the highest start offset ever written; above `start_offset` when the start went
+    back) and the `writes` its state came from (the snapshot, then the updates: `[kind, leader epoch,
+    start offset, batches]`, the last 50), the evidence a state-topic anomaly prints."""
     topic_names = {_uuid_key(k): v for k, v in topic_names.items()}
     states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
     writes: dict[tuple[str, int], list[list]] = {}
+    max_start: dict[tuple[str, int], int] = {}
     for r in records:
         key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
             states.pop(key, None)
             writes.pop(key, None)
+            max_start.pop(key, None)
             continue
+        max_start[key] = max(max_start.get(key, 0), r["start_offset"])
         if r["type"] != "update":
             writes[key] = []
         writes.setdefault(key, []).append([r["type"], r.get("leader_epoch", -1), r["start_offset"], r["batches"]])
@@ -104,7 +112,9 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
         offsets = dict(offsets)
         for first, last, state, count in r["batches"]:
             for o in range(first, last + 1):
-                offsets[o] = (state, count)
+                old = offsets.get(o)
+                if old is None or (count, state) >= (old[1], old[0]):
+                    offsets[o] = (state, count)
         states[key] = (start, {o: sc for o, sc in offsets.items() if o >= start})
     out = []
     for (topic_id, partition), (start, offsets) in sorted(states.items()):
@@ -118,7 +128,8 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
             else:
                 batches.append([o, o, state, count])
         out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
-                    "batches": batches, "writes": writes.get((topic_id, partition), [])})
+                    "batches": batches, "max_start_offset": max(start, max_start.get((topic_id, partition), 0)),
+                    "writes": writes.get((topic_id, partition), [])})
     return out
 
 

@@ -150,7 +150,9 @@ def _flatten(table: EventTable, op: Op) -> None:
         if f == "share-state" and v.get("partitions"):
             for p in v["partitions"]:
                 add(*base, p["topic"], p["partition"], p["start_offset"],
-                    value=json.dumps({"batches": p["batches"], "writes": p.get("writes", [])}, separators=(",", ":")))
+                    value=json.dumps({"batches": p["batches"], "writes": p.get("writes", []),
+                                      "max_start_offset": p.get("max_start_offset", p["start_offset"])},
+                                     separators=(",", ":")))
             return
         if f == "truncated" and v.get("records"):
             extra = json.dumps({"id": v.get("id"), "unclean": bool(v.get("unclean"))}, separators=(",", ":"))

@@ -16,6 +16,11 @@ Each fact is taken from the release's sources (`SharePartition.java`,
     Archived.
 - `AcknowledgeType.RENEW` (KIP-1222) exists from 4.2.0; 4.3 adds the group
   config `share.renew.acknowledge.enable` (default true).
+- The share coordinator's start offset (`ShareCoordinatorShard.generateShareStateRecord`):
+  up to 4.3.x a write's start offset replaces the stored one even when lower, so
+  writes that arrive out of order (each acknowledgement and lock timeout is its
+  own RPC, retried on its own) move it back; 4.4.0 takes the max (checked in the
+  4.4.0 jar: `Math.max` on the start offsets).
 - A member that expires from the group (heartbeat timeout) does not release
   its records in any of these versions: only the acquisition lock does.
 """
@@ -36,13 +41,16 @@ class ModelProfile:
     session_release_archives: bool
     #: whether clients may acknowledge with RENEW.
     renew: bool
+    #: known bug: the share coordinator takes a write's start offset even when lower than the one it
+    #: holds, so out-of-order writes move it back (fixed in 4.4: `ShareCoordinatorShard` keeps the max).
+    state_start_may_regress: bool = False
 
 
 MODEL_PROFILES = {
-    "4.0": ModelProfile("4.0", "keep", True, False),
-    "4.1": ModelProfile("4.1", "decrease", False, False),
-    "4.2": ModelProfile("4.2", "keep", True, True),
-    "4.3": ModelProfile("4.3", "keep", True, True),
+    "4.0": ModelProfile("4.0", "keep", True, False, state_start_may_regress=True),
+    "4.1": ModelProfile("4.1", "decrease", False, False, state_start_may_regress=True),
+    "4.2": ModelProfile("4.2", "keep", True, True, state_start_may_regress=True),
+    "4.3": ModelProfile("4.3", "keep", True, True, state_start_may_regress=True),
     "4.4": ModelProfile("4.4", "keep", True, True),
 }
 
