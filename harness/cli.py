@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.kafka.versions import DEFAULT_VERSION
+from harness.spark.engine import SPARK_THRESHOLD
 from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
 
 
@@ -64,9 +65,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fault-interval", type=float, default=None, help="mean seconds between fault starts")
     run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
                      help="random: a seeded schedule drawn from --faults; once: each of --faults once")
-    check = sub.add_parser("check", help="check a run directory or history file (.jsonl or .parquet) again")
-    check.add_argument("history", type=Path)
+    check = sub.add_parser("check", help="check run directories, history files (.jsonl or .parquet) or folders "
+                                          "of runs again")
+    check.add_argument("history", type=Path, nargs="+")
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    check.add_argument("--engine", choices=("auto", "inprocess", "spark"), default="auto",
+                       help="inprocess: one Python replay per history; spark: one Spark job for all (Parquet "
+                            "only); auto: spark when the histories hold more than --spark-threshold events")
+    check.add_argument("--spark-master", default=None,
+                       help="Spark master URL (default: $SPARK_MASTER, else embedded local[*])")
+    check.add_argument("--spark-threshold", type=_positive_int, default=SPARK_THRESHOLD,
+                       help=f"events above which auto picks spark (default {SPARK_THRESHOLD:,})")
+    check.add_argument("--nightly", type=Path, default=None,
+                       help="append one row per run to this nightly table (a directory of Parquet files)")
+    nightly = sub.add_parser("nightly-report", help="HTML report of a nightly table: pass rate and anomalies "
+                                                    "per scenario and night")
+    nightly.add_argument("table", type=Path)
+    nightly.add_argument("--out", type=Path, default=None, help="default: <table>/report.html")
+    nightly.add_argument("--spark-master", default=None)
     tally = sub.add_parser("tally", help="per scenario: runs passed/failed/unknown and allowances used")
     tally.add_argument("runs", type=Path, nargs="+", help="run directories or folders of them (reports/runs)")
     tally.add_argument("--json", action="store_true")
@@ -83,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally}[args.command](args)
+        return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
+                "nightly-report": cmd_nightly_report}[args.command](args)
     except HarnessError as exc:
         print(f"share-harness: error: {exc}", file=sys.stderr)
         return 2
@@ -123,18 +140,31 @@ def cmd_tally(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Exit 0 (every property holds), 1 (a violation), 2 (unknown, or bad input)."""
-    from harness.checkers import check_safe, compose, verdict_word
-    from harness.history.events import load_history
-    from harness.runner import CHECKERS
-    events = load_history(args.history)
-    results = [check_safe(name, fn, events) for name, fn in CHECKERS.items()]
-    valid = compose(results)
+    """Exit 0 (every property of every history holds), 1 (a violation), 2 (unknown, or bad input)."""
+    from harness.checkers import compose, verdict_word
+    from harness.spark.engine import check_histories
+    checks, engine = check_histories(args.history, args.engine, args.spark_master, args.spark_threshold)
+    if args.nightly is not None:
+        from harness.spark.nightly import append, row_for
+        append(args.nightly, [row_for(c, engine) for c in checks])
+    valid = compose([r for c in checks for r in c.results])
     if args.json:
-        print(json.dumps({"verdict": verdict_word(valid), "results": [r.to_json() for r in results]}, indent=2))
+        print(json.dumps({"engine": engine, "verdict": verdict_word(valid), "histories": [
+            {"history": str(c.path), "verdict": verdict_word(c.valid), "results": [r.to_json() for r in c.results]}
+            for c in checks]}, indent=2))
     else:
-        print(results_table(results, valid, len(events)))
+        for c in checks:
+            if len(checks) > 1:
+                print(f"== {c.path}")
+            print(results_table(c.results, c.valid, c.events) + f" [{engine}]")
     return {True: 0, False: 1}.get(valid, 2)
+
+
+def cmd_nightly_report(args: argparse.Namespace) -> int:
+    from harness.spark.nightly import report
+    out = report(args.table, args.out or args.table / "report.html", args.spark_master)
+    print(f"nightly report: {out}")
+    return 0
 
 
 def results_table(results, valid, events: int) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import re
 import time
@@ -30,6 +31,7 @@ from harness.cluster.base import Cluster
 from harness.clients.pool import DriverPool
 from harness.clients.logging import LOGGER
 from harness.clients.producer import HistoryProducer
+from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
@@ -124,14 +126,34 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             write_timeline(history.ops(), run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
     events = EventTable.from_ops(history.ops())
     events.write_parquet(run_dir / "history.parquet")
-    results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
+    engine = check_engine(len(events))
+    if engine == "spark":
+        from harness.spark.engine import check_files
+        results = check_files([run_dir / "history.parquet"])[0].results
+    else:
+        results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
     outcome = RunOutcome(spec, compose(results), results, run_dir, tuple(faults))
     write_json(run_dir / "verdict.json", {"valid": outcome.valid, "verdict": verdict_word(outcome.valid),
                                           "results": [r.to_json() for r in results], "seed": spec.seed,
                                           "faults": [f.to_json() for f in faults],
-                                          "kafka_version": cluster.version,
+                                          "kafka_version": cluster.version, "engine": engine,
                                           "reproduce": spec.reproduce_command()})
     return outcome
+
+
+def check_engine(events: int) -> str:
+    """The engine that checks a run's history: $KSH_CHECK_ENGINE (inprocess, spark, or auto: spark
+    above $KSH_SPARK_THRESHOLD events; the pytest plugin's --ksh-engine and --ksh-spark-threshold)."""
+    from harness.spark.engine import SPARK_THRESHOLD
+    engine = os.environ.get("KSH_CHECK_ENGINE", "auto")
+    if engine not in ("auto", "inprocess", "spark"):
+        raise HarnessError(f"invalid KSH_CHECK_ENGINE {engine!r}: use auto, inprocess or spark")
+    if engine == "auto":
+        threshold = os.environ.get("KSH_SPARK_THRESHOLD", str(SPARK_THRESHOLD))
+        if not threshold.isdigit():
+            raise HarnessError(f"invalid KSH_SPARK_THRESHOLD {threshold!r}: use a number of events")
+        engine = "spark" if events > int(threshold) else "inprocess"
+    return engine
 
 
 def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> dict[str, Any]:

@@ -52,19 +52,28 @@ def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
     try:
         result = checker(history)
     except Exception as exc:  # fail closed
-        import traceback
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
-        return Result(name, "unknown", reason=f"checker crashed: {type(exc).__name__}: {exc} ({where})")
+        return Result(name, "unknown", reason=crash_reason(exc))
     if not (result.valid is True or result.valid is False or result.valid == "unknown"):
         return Result(name, "unknown", reason=f"checker returned invalid verdict {result.valid!r}")
     return result
 
 
+def crash_reason(exc: Exception) -> str:
+    """"checker crashed: <type>: <message> (<file>:<line> in <function>)", where it was raised."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    return f"checker crashed: {type(exc).__name__}: {exc}{where}"
+
+
 def property_result(prop: str, history: Any) -> Result:
     """The Result for one property from the shared model replay (see `harness.checkers.replay`)."""
     from harness.checkers.replay import replay
-    obs = replay(history)
+    return observed_result(prop, replay(history))
+
+
+def observed_result(prop: str, obs: Any) -> Result:
+    """The Result for `prop` from a replay's Observation (whichever engine built it)."""
     anomalies = tuple(obs.anomalies.get(prop, ()))
     allowances = dict(obs.allowances.get(prop, {}))
     stats = dict(obs.stats.get(prop, {}))

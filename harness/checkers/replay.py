@@ -177,6 +177,10 @@ class _Replay:
     # -- events ------------------------------------------------------------------
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
+        return observation([self.run_partial(rows)])
+
+    def run_partial(self, rows) -> "Partial":
+        """Replay rows and return the findings unmerged (one share-partition's, in the Spark engine)."""
         last_batch, batch_last = -1, {}
         for (index, time, process, type_, f, topic, partition, offset, rid, dc, ack, error, member,
              value) in rows:
@@ -209,7 +213,7 @@ class _Replay:
                     self.truncated(index, (topic, partition), offset, rid, value)
             else:
                 self.other(index, time, process, type_, f, topic, partition, offset, value)
-        return self.finish()
+        return self.partial()
 
     def produce(self, index, type_, topic, partition, offset, rid) -> None:
         if type_ == "invoke":
@@ -592,11 +596,11 @@ class _Replay:
             self.obs.stats["durable-state"]["state_topic_records_checked"] = checked
 
     # -- the end -----------------------------------------------------------------
-    def finish(self) -> Observation:
+    def partial(self) -> "Partial":
+        """End of the replay: the final checks, and what `observation` needs to build the verdicts. A
+        replay of one share-partition's rows (plus the global ones) gives one Partial; they merge."""
         self.check_state_topic()
         obs, n = self.obs, self.n
-        unresolved_maybe = 0
-        accepted = archived = 0
         for tp, recs in self.recs.items():
             start, read_time = self.final_start.get(tp, (0, -1))
             for o, rec in sorted(recs.items()):
@@ -604,16 +608,16 @@ class _Replay:
                     continue
                 where = f"{tp[0]}-{tp[1]}@{o}"
                 if rec.status >= ACCEPTED:
-                    accepted += 1
+                    n["accepted"] += 1
                 elif rec.count >= self.limit:
-                    archived += 1  # delivered at the limit and never accepted: archived by the broker
+                    n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
                 elif o < start and rec.ack_seen:
                     n["resolved-by-durable-state"] += 1
                 elif o < start and self.could_be_archived(rec, read_time):
-                    archived += 1  # terminal per the broker; archived after acquisitions the history never saw
+                    n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
                     self.allow("no-loss", "unobserved-acquisition")
                 elif rec.status == MAYBE:
-                    unresolved_maybe += 1
+                    n["unresolved-maybe"] += 1
                 elif rec.count == 0:
                     self.anomaly("no-loss", "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
                                  f"but never delivered", (rec.produce_index,), offset=o)
@@ -635,40 +639,108 @@ class _Replay:
                 self.anomaly("ack-results", "ack-result-missing",
                              f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
                              (a.index,), process=process)
-        accepted += sum(self.watermark.values())
-        s = obs.stats
-        s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": accepted,
-                        "archived_at_limit": archived, "unknown_outcome": unresolved_maybe,
-                        "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"], "truncated": n["truncated"]}
-        s["delivery-count"] = {"deliveries": n["deliveries"], "limit": self.limit, "profile": self.profile.line,
-                               "session_release_decrements": n["session-release-decrements"]}
-        s["batch-order"] = {"batches": n["batches"]}
-        s["exclusive-acquisition"] = {"deliveries": n["deliveries"], "lock_duration_ms": self.lock_ns // MS,
-                                      "tolerance_ms": self.tol_ns // MS}
-        s["no-redelivery-after-ack"] = {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
-        s["ack-results"] = {"acks": n["acks"]}
-        s["durable-state"] = {"start_offset_reads": self.durable_reads, **s["durable-state"]}
-        for prop in PROPERTIES:
-            if n[f"{prop}:more"]:
-                s[prop]["anomalies_not_listed"] = n[f"{prop}:more"]
-        u = obs.unknown
-        if unresolved_maybe:
-            u["no-loss"] = (f"{unresolved_maybe} records' acknowledgements have an unknown outcome and no later "
-                            f"start-offset read settles them")
-        if not n["produced"]:
-            u["no-loss"] = "no produce was acknowledged: nothing to check"
-        if not n["batches"]:
-            for prop in ("batch-order", "delivery-count", "exclusive-acquisition", "no-redelivery-after-ack"):
-                u[prop] = "no poll delivered records: nothing to check"
-        if not n["acks"]:
-            u["ack-results"] = "no acknowledgement in the history: nothing to check"
-        if not self.durable_reads:
-            u["durable-state"] = "the history holds no read of durable state (share-offsets): nothing to check"
-        if not obs.config:
-            for prop in ("delivery-count", "exclusive-acquisition"):
-                u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
-                                   "lock duration in force are unknown")
-        return obs
+        n["accepted"] += sum(self.watermark.values())
+        n["durable-reads"] += self.durable_reads
+        return Partial(obs.anomalies, obs.allowances, dict(n), obs.stats["durable-state"], obs.unknown, obs.config)
+
+
+@dataclass
+class Partial:
+    """One replay's findings before the verdicts: anomalies, allowance and event counts, the
+    durable-state stats (counts and per-partition maps) and undecidable properties. Partials of
+    disjoint share-partitions (each with the history's global rows) add up to the whole history's."""
+
+    anomalies: dict[str, list[Anomaly]]
+    allowances: dict[str, dict[str, int]]
+    counts: dict[str, int]
+    durable: dict[str, Any]
+    unknown: dict[str, str]
+    config: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"anomalies": {p: [[a.kind, a.message, list(a.evidence), a.detail] for a in found]
+                              for p, found in self.anomalies.items()},
+                "allowances": self.allowances, "counts": self.counts, "durable": self.durable,
+                "unknown": self.unknown, "config": self.config}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Partial":
+        return Partial({p: [Anomaly(k, m, tuple(e), d) for k, m, e, d in found]
+                        for p, found in data["anomalies"].items()},
+                       data["allowances"], data["counts"], data["durable"], data["unknown"], data["config"])
+
+
+ANOMALY_CAP = 1000
+
+
+def observation(partials: Sequence[Partial], batches: int | None = None) -> Observation:
+    """The verdict-ready Observation of the partials' history (one partial: a whole-history replay).
+
+    Anomalies are listed in history order (by evidence), at most ANOMALY_CAP per property; `batches`
+    overrides the summed count of polls with records (a poll spanning partitions is in several partials)."""
+    config = next((p.config for p in partials if p.config), {})
+    obs = Observation(config=config)
+    n: dict[str, int] = defaultdict(int)
+    for part in partials:
+        for key, value in part.counts.items():
+            n[key] += value
+        for prop, found in part.anomalies.items():
+            obs.anomalies[prop].extend(found)
+        for prop, counts in part.allowances.items():
+            mine = obs.allowances[prop]
+            for name, count in counts.items():
+                mine[name] = mine.get(name, 0) + count
+        for key, value in part.durable.items():
+            if isinstance(value, dict):
+                obs.stats["durable-state"].setdefault(key, {}).update(value)
+            else:
+                obs.stats["durable-state"][key] = obs.stats["durable-state"].get(key, 0) + value
+        for prop, why in part.unknown.items():
+            obs.unknown.setdefault(prop, why)
+    if batches is not None:
+        n["batches"] = batches
+    for prop, found in obs.anomalies.items():
+        found.sort(key=lambda a: (a.evidence, a.kind, a.message))
+        if len(found) > ANOMALY_CAP:
+            n[f"{prop}:more"] += len(found) - ANOMALY_CAP
+            del found[ANOMALY_CAP:]
+    profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
+    limit = int(config.get("delivery_count_limit", 5))
+    s = obs.stats
+    s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
+                    "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
+                    "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
+                    "truncated": n["truncated"]}
+    s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
+                           "session_release_decrements": n["session-release-decrements"]}
+    s["batch-order"] = {"batches": n["batches"]}
+    s["exclusive-acquisition"] = {"deliveries": n["deliveries"],
+                                  "lock_duration_ms": int(config.get("lock_duration_ms", 30000)),
+                                  "tolerance_ms": int(config.get("lock_tolerance_ms", 2000))}
+    s["no-redelivery-after-ack"] = {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
+    s["ack-results"] = {"acks": n["acks"]}
+    s["durable-state"] = {"start_offset_reads": n["durable-reads"], **s["durable-state"]}
+    for prop in PROPERTIES:
+        if n[f"{prop}:more"]:
+            s[prop]["anomalies_not_listed"] = n[f"{prop}:more"]
+    u = obs.unknown
+    if n["unresolved-maybe"]:
+        u["no-loss"] = (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
+                        f"start-offset read settles them")
+    if not n["produced"]:
+        u["no-loss"] = "no produce was acknowledged: nothing to check"
+    if not n["batches"]:
+        for prop in ("batch-order", "delivery-count", "exclusive-acquisition", "no-redelivery-after-ack"):
+            u[prop] = "no poll delivered records: nothing to check"
+    if not n["acks"]:
+        u["ack-results"] = "no acknowledgement in the history: nothing to check"
+    if not n["durable-reads"]:
+        u["durable-state"] = "the history holds no read of durable state (share-offsets): nothing to check"
+    if not config:
+        for prop in ("delivery-count", "exclusive-acquisition"):
+            u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
+                               "lock duration in force are unknown")
+    return obs
 
 
 #: Record states in `__share_group_state` batches (KIP-932 RecordState ids).

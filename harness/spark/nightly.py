@@ -1,0 +1,123 @@
+"""The nightly table: one row per checked run, kept across nights, and its report.
+
+The table is a directory of Parquet files (`part-<utc time>-<random>.parquet`), one per append, so
+concurrent appends never collide and Spark, pyarrow or pandas read it as one dataset. Columns:
+run, night (UTC date of the run), checked_at, engine, version, scenario, seed, verdict,
+allowances (JSON: name -> count), anomalies (count), anomaly_kinds (JSON: kind -> count),
+events, deliveries, throughput_rps (records delivered per second of the run's history).
+
+`report` queries it with Spark: per scenario and night, runs, pass rate and anomalies, as a
+small self-contained HTML page (a table and one pass-rate bar per night).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+SEED_PART = re.compile(r"\bs\d+-")  # "test_x[s3-leader-kill-mix]" -> "test_x[leader-kill-mix]"
+COLUMNS = ("run", "night", "checked_at", "engine", "version", "scenario", "seed", "verdict", "allowances",
+           "anomalies", "anomaly_kinds", "events", "deliveries", "throughput_rps")
+
+
+def row_for(check, engine: str) -> dict[str, Any]:
+    """The table row of a `RunCheck` (spec.json and verdict.json beside the history fill the run's facts)."""
+    from harness.checkers import verdict_word
+    run_dir = check.path.parent
+    spec = _json(run_dir / "spec.json").get("spec", {})
+    verdict = _json(run_dir / "verdict.json")
+    name = str(spec.get("name") or run_dir.name)
+    allowances: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    for r in check.results:
+        for k, v in r.allowances.items():
+            allowances[k] = allowances.get(k, 0) + v
+        for a in r.anomalies:
+            kinds[a.kind] = kinds.get(a.kind, 0) + 1
+    stamp = re.match(r"(\d{8})-\d{6}", run_dir.name)
+    night = (datetime.strptime(stamp.group(1), "%Y%m%d").date() if stamp
+             else datetime.fromtimestamp(check.path.stat().st_mtime, timezone.utc).date())
+    return {"run": run_dir.name, "night": night.isoformat(), "checked_at": datetime.now(timezone.utc).isoformat(),
+            "engine": engine, "version": str(verdict.get("kafka_version") or spec.get("kafka_version") or ""),
+            "scenario": SEED_PART.sub("", name), "seed": int(spec.get("seed", verdict.get("seed", -1)) or 0),
+            "verdict": verdict_word(check.valid), "allowances": json.dumps(allowances, sort_keys=True),
+            "anomalies": sum(kinds.values()), "anomaly_kinds": json.dumps(kinds, sort_keys=True),
+            "events": check.events, "deliveries": int(check.facts.get("deliveries", 0)),
+            "throughput_rps": float(check.facts.get("throughput_rps", 0.0))}
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def append(table: Path, rows: list[dict[str, Any]]) -> Path | None:
+    """Append `rows` to the table as one new Parquet file; None when there is nothing to append."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    if not rows:
+        return None
+    table.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    path = table / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows]), tmp)
+    tmp.rename(path)  # readers never see half a file
+    return path
+
+
+def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
+    """Per scenario and night: runs, passes, pass rate, anomalies (a Spark query over the table)."""
+    from pyspark.sql import functions as F
+
+    from harness.spark.session import spark_session
+    if not any(table.glob("part-*.parquet")):
+        raise HarnessError(f"{table} holds no nightly table: check runs with --nightly {table} first")
+    spark = spark_session(master)
+    df = spark.read.parquet(str(table.resolve() / "part-*.parquet"))
+    rows = (df.groupBy("scenario", "night")
+            .agg(F.count(F.lit(1)).alias("runs"),
+                 F.sum(F.when(F.col("verdict") == "PASS", 1).otherwise(0)).alias("passed"),
+                 F.sum("anomalies").alias("anomalies"),
+                 F.avg("throughput_rps").alias("throughput_rps"))
+            .orderBy("scenario", "night").collect())
+    return [{**r.asDict(), "pass_rate": (r["passed"] / r["runs"]) if r["runs"] else 0.0} for r in rows]
+
+
+def report(table: Path, out: Path, master: str | None = None) -> Path:
+    """Write the HTML report of `summary(table)` to `out`."""
+    rows = summary(table, master)
+    nights = sorted({r["night"] for r in rows})
+    by_scenario: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by_scenario.setdefault(r["scenario"], {})[r["night"]] = r
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in nights)
+    body = []
+    for scenario, cells in sorted(by_scenario.items()):
+        tds = []
+        for night in nights:
+            r = cells.get(night)
+            if r is None:
+                tds.append("<td></td>")
+                continue
+            pct = round(100 * r["pass_rate"])
+            colour = "#2e7d32" if pct == 100 else "#c62828"
+            tds.append(f"<td title='{r['passed']}/{r['runs']} passed, {r['anomalies']} anomalies'>"
+                       f"<div style='background:{colour};width:{max(pct, 4)}%;height:8px'></div>"
+                       f"{r['passed']}/{r['runs']} ({r['anomalies']} anomalies)</td>")
+        body.append(f"<tr><td>{html.escape(scenario)}</td>{''.join(tds)}</tr>")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("<!doctype html><meta charset='utf-8'><title>share-harness nightly</title>"
+                   "<style>body{font:13px sans-serif}td,th{border:1px solid #ccc;padding:3px}</style>"
+                   f"<h1>Nightly: pass rate and anomalies per scenario</h1><table><tr><th>scenario</th>{head}"
+                   f"</tr>{''.join(body)}</table>")
+    return out

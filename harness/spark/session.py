@@ -1,0 +1,75 @@
+"""A SparkSession for the history pipeline.
+
+Embedded local Spark by default (`local[*]`, driver memory bounded by `KSH_SPARK_MEMORY`, default
+1g, so it fits beside a 3-node cluster and its clients); `master` (the `--spark-master` option)
+or `SPARK_MASTER` sends the job to an existing cluster. The workers run this interpreter, so they
+import the same `harness` package (a cluster's workers need it installed: `pip install
+kafka-share-harness`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+_local_dir: Path | None = None
+
+
+def spark_session(master: str | None = None, memory: str | None = None):
+    """The active session, or a new one for `master` (default: $SPARK_MASTER, else local[*])."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise HarnessError("pyspark is not installed: pip install 'pyspark>=4.0'") from None
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise HarnessError("Spark needs Java 17+: install a JDK (e.g. apt-get install openjdk-17-jdk-headless)")
+    master = master or os.environ.get("SPARK_MASTER") or "local[*]"
+    memory = memory or os.environ.get("KSH_SPARK_MEMORY", "1g")
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master == master:
+        return active
+    if active is not None:
+        active.stop()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    global _local_dir
+    if _local_dir is None:  # scratch space of this process, removed at exit with the session
+        _local_dir = Path(tempfile.mkdtemp(prefix="ksh-spark-"))
+    builder = (SparkSession.builder.master(master).appName("share-harness-check")
+               .config("spark.driver.memory", memory)
+               .config("spark.ui.enabled", "false")
+               .config("spark.local.dir", str(_local_dir))
+               .config("spark.sql.shuffle.partitions", str(max(2, 2 * (os.cpu_count() or 1))))
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=warn"))
+    if master.startswith("local"):
+        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: one line, not a Py4J traceback
+        raise HarnessError(f"Spark did not start ({master}): {str(exc).strip().splitlines()[-1]}") from None
+    session.sparkContext.setLogLevel("WARN")
+    import atexit
+    atexit.register(stop)
+    return session
+
+
+def stop() -> None:
+    """Stop the session and remove its scratch space (idempotent)."""
+    global _local_dir
+    try:
+        from pyspark.sql import SparkSession
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+    except Exception:  # stopping is best effort at exit
+        pass
+    if _local_dir is not None:
+        shutil.rmtree(_local_dir, ignore_errors=True)
+        _local_dir = None

@@ -1,0 +1,158 @@
+"""The Spark engine against the in-process engine: identical verdicts, anomalies, allowances, stats.
+
+Histories: the model's (seeded configs, and hypothesis-drawn ones), the model's with each mutation
+applied, and every history the real-cluster tests and suites left in reports/runs. Spark runs
+embedded (local[2], JVM heap 1g); one job checks many histories at once, as users run it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.checkers import verdict_word
+from harness.errors import HarnessError
+from harness.history.events import EventTable
+from harness.model.simulate import SimConfig, simulate
+from harness.spark.engine import check_files, check_histories, check_inprocess, history_files
+
+pytestmark = [pytest.mark.spark, pytest.mark.real]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def spark():
+    from harness.spark.session import spark_session, stop
+    yield spark_session("local[2]")
+    stop()
+
+
+def _same(spark_check, file: Path) -> None:
+    """Field by field, so a difference names itself."""
+    mine = check_inprocess(file)
+    for s, i in zip(spark_check.results, mine.results):
+        where = f"{file} {s.checker}"
+        assert (s.checker, verdict_word(s.valid)) == (i.checker, verdict_word(i.valid)), (where, s.reason, i.reason)
+        assert [(a.kind, a.message, a.evidence) for a in s.anomalies] == \
+               [(a.kind, a.message, a.evidence) for a in i.anomalies], where
+        assert s.allowances == i.allowances, where
+        assert s.stats == i.stats, where
+        assert s.reason == i.reason, where
+    assert spark_check.events == mine.events
+    assert spark_check.facts == mine.facts
+
+
+def _write(ops, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return EventTable.from_ops(ops).write_parquet(path)
+
+
+def _model_histories(tmp: Path) -> list[Path]:
+    """40 seeded model histories over the model's knobs, and each mutation on some of them."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    import test_unit_model as m
+    rng = random.Random(932)
+    files = []
+    for n in range(40):
+        cfg = SimConfig(seed=rng.randrange(10**6), partitions=rng.randint(1, 4), consumers=rng.randint(1, 3),
+                        records=rng.randint(10, 120), limit=rng.randint(2, 4), max_poll=rng.randint(1, 8),
+                        version=rng.choice(["4.1", "4.2", "4.3"]), p_release=rng.choice([0.0, 0.1]),
+                        p_reject=rng.choice([0.0, 0.05]), p_ignore=rng.choice([0.0, 0.05]),
+                        p_close=rng.choice([0.0, 0.03]), p_crash=rng.choice([0.0, 0.03]),
+                        leader_changes=rng.randint(0, 2))
+        ops = simulate(cfg)
+        files.append(_write(ops, tmp / f"model-{n}" / "history.parquet"))
+        pick = lambda seq: seq[rng.randrange(len(seq))]  # noqa: E731
+        mutation = [lambda: m.mutate_drop_delivery(ops, pick),
+                    lambda: m.mutate_duplicate_acquisition(ops, pick, [f"consumer-{i}" for i in range(cfg.consumers)]),
+                    lambda: m.mutate_count_past_limit(ops, pick, cfg.limit),
+                    lambda: m.mutate_swap_in_batch(ops, pick),
+                    lambda: m.mutate_redeliver_accepted(ops, pick),
+                    lambda: m.mutate_drop_ack_result(ops, pick)][n % 6]()
+        if mutation is not None:
+            files.append(_write(mutation[0], tmp / f"mutated-{n}" / "history.parquet"))
+    files.append(_write(simulate(SimConfig(seed=1, records=20))[:0], tmp / "empty" / "history.parquet"))
+    no_config = [op for op in simulate(SimConfig(seed=2, records=20)) if op.f != "config"]
+    files.append(_write(no_config, tmp / "no-config" / "history.parquet"))
+    return files
+
+
+def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_histories(tmp_path):
+    files = _model_histories(tmp_path)
+    checks = check_files(files)
+    assert [c.path for c in checks] == files
+    failing = sum(1 for c in checks if c.valid is False)
+    assert failing >= 5, "the mutations must make some histories fail (else the comparison proves little)"
+    for check, file in zip(checks, files):
+        _same(check, file)
+
+
+SETTINGS = settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+@SETTINGS
+@given(cfg=st.builds(SimConfig, seed=st.integers(0, 10**6), partitions=st.integers(1, 3),
+                     consumers=st.integers(1, 3), records=st.integers(5, 80), limit=st.integers(2, 4),
+                     leader_changes=st.integers(0, 2), p_crash=st.sampled_from([0.0, 0.05])))
+def test_spark_engine_equals_the_in_process_engine_on_hypothesis_histories(tmp_path_factory, cfg):
+    file = _write(simulate(cfg), tmp_path_factory.mktemp("h") / "history.parquet")
+    [check] = check_files([file])
+    _same(check, file)
+
+
+def test_spark_engine_equals_the_in_process_engine_on_real_cluster_histories():
+    """Every history the real-cluster tests and suites wrote (reports/runs), the newest 60."""
+    runs = sorted((REPO / "reports" / "runs").glob("*/history.parquet"))[-60:]
+    if not runs:
+        pytest.skip("no real-cluster history in reports/runs yet (the real tests and suites write them)")
+    for check, file in zip(check_files(runs), runs):
+        _same(check, file)
+
+
+def test_check_writes_results_beside_the_history_and_appends_the_nightly_table(tmp_path):
+    from harness.cli import main
+    from harness.spark.nightly import report
+    run = tmp_path / "runs" / "20261121-010203-test_x-s4-leader-kill-mix-"
+    _write(simulate(SimConfig(seed=4, records=30)), run / "history.parquet")
+    (run / "spec.json").write_text(json.dumps({"spec": {"name": "test_x[s4-leader-kill-mix]", "seed": 4,
+                                                        "kafka_version": "4.3.1"}}))
+    table = tmp_path / "nightly"
+    assert main(["check", "--engine", "spark", "--nightly", str(table), str(tmp_path / "runs")]) == 0
+    data = json.loads((run / "check-spark.json").read_text())
+    assert data["verdict"] == "PASS" and len(data["results"]) == 7 and data["engine"] == "spark"
+    assert (run / "check-spark-anomalies.parquet").is_file()
+    import pyarrow.parquet as pq
+    rows = pq.read_table(table).to_pylist()
+    assert len(rows) == 1 and rows[0]["scenario"] == "test_x[leader-kill-mix]" and rows[0]["seed"] == 4
+    assert rows[0]["night"] == "2026-11-21" and rows[0]["verdict"] == "PASS" and rows[0]["version"] == "4.3.1"
+    html = report(table, tmp_path / "report.html").read_text()
+    assert "test_x[leader-kill-mix]" in html and "1/1" in html
+
+
+def test_bad_input_is_a_one_line_error_naming_the_file(tmp_path, capsys):
+    from harness.cli import main
+    bad = tmp_path / "run" / "history.parquet"
+    bad.parent.mkdir()
+    bad.write_bytes(b"not parquet at all")
+    with pytest.raises(HarnessError, match=f"unreadable Parquet history {bad}"):
+        history_files([bad.parent])
+    with pytest.raises(HarnessError, match="does not exist"):
+        history_files([tmp_path / "missing"])
+    assert main(["check", "--engine", "spark", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err
+
+
+def test_auto_engine_picks_spark_above_the_threshold(tmp_path):
+    file = _write(simulate(SimConfig(seed=5, records=20)), tmp_path / "r" / "history.parquet")
+    assert check_histories([file], "auto", threshold=10**9)[1] == "inprocess"
+    checks, engine = check_histories([file], "auto", threshold=10)
+    assert engine == "spark" and checks[0].valid is True
