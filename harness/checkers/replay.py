@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -695,8 +696,9 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
                 obs.stats["durable-state"].setdefault(key, {}).update(value)
             else:
                 obs.stats["durable-state"][key] = obs.stats["durable-state"].get(key, 0) + value
-        for prop, why in part.unknown.items():
-            obs.unknown.setdefault(prop, why)
+        for prop, why in part.unknown.items():  # the earliest in the history, as one replay would keep
+            if prop not in obs.unknown or _at_index(why) < _at_index(obs.unknown[prop]):
+                obs.unknown[prop] = why
     if batches is not None:
         n["batches"] = batches
     for prop, found in obs.anomalies.items():
@@ -741,6 +743,11 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
             u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
                                "lock duration in force are unknown")
     return obs
+
+
+def _at_index(why: str) -> int:
+    found = re.search(r"at index (\d+)", why)
+    return int(found.group(1)) if found else NEVER
 
 
 #: Record states in `__share_group_state` batches (KIP-932 RecordState ids).
