@@ -772,6 +772,7 @@ def _regressed(version: str, reset: bool = False) -> H:
 def test_state_start_offset_going_back_is_a_known_bug_up_to_4_3_and_an_anomaly_on_4_4():
     old = durable_state.check(_regressed("4.3").ops)
     assert old.valid is True and old.allowances == {"state-start-offset-regressed": 2}, old
+    assert len(old.stats["known_bug_evidence"]) == 2 and "went back from 4" in old.stats["known_bug_evidence"][0]
     new = durable_state.check(_regressed("4.4").ops)
     assert kinds(new) == ["state-start-offset-regressed"] * 2, new
     assert "went back from 4" in new.anomalies[0].message

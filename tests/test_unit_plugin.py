@@ -5,6 +5,8 @@ The inner test files request no cluster fixture, so nothing is started.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -125,3 +127,41 @@ def test_ksh_seeds_runs_a_seeded_scenario_once_per_seed(pytester):
                                  "*test_seeded[[]s9[]] PASSED*"])
     text = _usage_error_text(pytester.runpytest_subprocess(*FAST, "--ksh-seeds=0", timeout=60))
     assert "--ksh-seeds" in text and "'0'" in text
+
+
+KNOWN_BUG_TEST = """
+from types import SimpleNamespace
+from pathlib import Path
+
+from harness.checkers import Result
+from fixtures.plugin import _OUTCOMES
+
+
+def _outcome(allowances, version):
+    result = Result("durable-state", True, (), {"known_bug_evidence": ["t-0@3 was accepted, but ..."]}, "", allowances)
+    return SimpleNamespace(results=(result,), spec=SimpleNamespace(kafka_version=version), run_dir=Path("/runs/x"))
+
+
+def test_met_a_known_bug(request):
+    request.config.stash.setdefault(_OUTCOMES, []).append(
+        (request.node.nodeid, _outcome({"state-start-offset-regressed": 2}, "4.3.1")))
+
+
+def test_only_kip_allowances(request):
+    request.config.stash.setdefault(_OUTCOMES, []).append(
+        (request.node.nodeid, _outcome({"delivery-count-lag": 1}, "4.3.1")))
+"""
+
+
+def test_chaos_scenario_meeting_a_known_bug_is_an_expected_failure_with_evidence(pytester):
+    """suites/chaos/conftest.py: a pass that needed a known-bug allowance is recorded as xfail."""
+    chaos_conftest = Path(__file__).resolve().parents[1] / "suites" / "chaos" / "conftest.py"
+    pytester.makeconftest(f"""
+from importlib.machinery import SourceFileLoader
+pytest_runtest_makereport = SourceFileLoader("chaos_conftest", r"{chaos_conftest}").load_module().pytest_runtest_makereport
+""")
+    pytester.makepyfile(test_bugs=KNOWN_BUG_TEST)
+    result = pytester.runpytest_subprocess(*FAST, "-rxX", timeout=60)
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*XFAIL*test_met_a_known_bug*known Kafka bug met 2 times by durable-state on 4.3.1"
+                                 "*state-start-offset-regressed*Evidence: t-0@3 was accepted*"])

@@ -565,8 +565,12 @@ class _Replay:
 
             def not_terminal(o: int, message: str, evidence: tuple[int, ...]) -> None:
                 if o < went_back:
-                    if self.profile.state_start_may_regress:
+                    if self.profile.state_start_may_regress:  # a known bug of this release: counted, shown
                         self.allow("durable-state", "state-start-offset-regressed")
+                        evidence_kept = self.obs.stats["durable-state"].setdefault("known_bug_evidence", [])
+                        if len(evidence_kept) < KNOWN_BUG_EVIDENCE:
+                            evidence_kept.append(f"{message}; the state topic's start offset went back from "
+                                                 f"{went_back}")
                         return
                     self.anomaly("durable-state", "state-start-offset-regressed",
                                  f"{message}; the state topic's start offset went back from {went_back}",
@@ -672,6 +676,7 @@ class Partial:
 
 
 ANOMALY_CAP = 1000
+KNOWN_BUG_EVIDENCE = 5  # messages kept (in stats) of situations a known bug of the release explains
 
 
 def observation(partials: Sequence[Partial], batches: int | None = None) -> Observation:
@@ -694,6 +699,11 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
         for key, value in part.durable.items():
             if isinstance(value, dict):
                 obs.stats["durable-state"].setdefault(key, {}).update(value)
+            elif isinstance(value, list):
+                kept = obs.stats["durable-state"].setdefault(key, [])
+                kept.extend(value)
+                kept.sort()
+                del kept[KNOWN_BUG_EVIDENCE:]
             else:
                 obs.stats["durable-state"][key] = obs.stats["durable-state"].get(key, 0) + value
         for prop, why in part.unknown.items():  # the earliest in the history, as one replay would keep
