@@ -134,12 +134,14 @@ from types import SimpleNamespace
 from pathlib import Path
 
 from harness.checkers import Result
+from harness.spec import RunSpec
 from fixtures.plugin import _OUTCOMES
 
 
 def _outcome(allowances, version):
     result = Result("durable-state", True, (), {"known_bug_evidence": ["t-0@3 was accepted, but ..."]}, "", allowances)
-    return SimpleNamespace(results=(result,), spec=SimpleNamespace(kafka_version=version), run_dir=Path("/runs/x"))
+    return SimpleNamespace(results=(result,), spec=RunSpec(kafka_version=version), run_dir=Path("/runs/x"),
+                           valid=True)
 
 
 def test_met_a_known_bug(request):
@@ -157,8 +159,11 @@ def test_chaos_scenario_meeting_a_known_bug_is_an_expected_failure_with_evidence
     """suites/chaos/conftest.py: a pass that needed a known-bug allowance is recorded as xfail."""
     chaos_conftest = Path(__file__).resolve().parents[1] / "suites" / "chaos" / "conftest.py"
     pytester.makeconftest(f"""
-from importlib.machinery import SourceFileLoader
-pytest_runtest_makereport = SourceFileLoader("chaos_conftest", r"{chaos_conftest}").load_module().pytest_runtest_makereport
+import importlib.util
+spec = importlib.util.spec_from_file_location("chaos_conftest", r"{chaos_conftest}")
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+pytest_runtest_makereport = module.pytest_runtest_makereport
 """)
     pytester.makepyfile(test_bugs=KNOWN_BUG_TEST)
     result = pytester.runpytest_subprocess(*FAST, "-rxX", timeout=60)
