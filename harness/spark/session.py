@@ -1,7 +1,7 @@
 """A SparkSession for the history pipeline.
 
 Embedded local Spark by default (`local[*]`, driver memory bounded by `KSH_SPARK_MEMORY`, default
-1g, so it fits beside a 3-node cluster and its clients); `master` (the `--spark-master` option)
+2g, so it fits beside a 3-node cluster and its clients); `master` (the `--spark-master` option)
 or `SPARK_MASTER` sends the job to an existing cluster. The JVM exits when this process does
 (PySpark's gateway watches our pipe); its scratch dir is removed by `stop()` at exit, or by the
 harness reaper if this process is killed. The workers run this interpreter, so they
@@ -11,6 +11,7 @@ kafka-share-harness`).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -36,7 +37,8 @@ def spark_session(master: str | None = None, memory: str | None = None):
     if active is not None and (master is None or active.sparkContext.master == master):
         return active  # no master asked for: whichever session the caller (or a test) started
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"
-    memory = memory or os.environ.get("KSH_SPARK_MEMORY", "1g")
+    from harness.spark.engine import DEFAULT_MEMORY
+    memory = memory or os.environ.get("KSH_SPARK_MEMORY", DEFAULT_MEMORY)
     if active is not None:
         active.stop()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -53,6 +55,7 @@ def spark_session(master: str | None = None, memory: str | None = None):
                           "appender.console.layout.pattern = spark: %p %c{1}: %m%n\n")
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # test traffic stays on loopback
+    logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)  # errors reach the user as one line
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     builder = (SparkSession.builder.master(master).appName("share-harness-check")
                .config("spark.driver.memory", memory)
@@ -60,6 +63,7 @@ def spark_session(master: str | None = None, memory: str | None = None):
                .config("spark.local.dir", str(_local_dir))
                .config("spark.sql.shuffle.partitions", str(max(2, 2 * (os.cpu_count() or 1))))
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}"))
