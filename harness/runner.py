@@ -319,8 +319,10 @@ def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None) -> bool:
     by a committed acknowledgement, or by one whose outcome only the durable read after the drain can
     tell (`no_loss.settlement`) and which had `wait_ns` (a lock duration) to come back if the broker
     never got it."""
+    truncated = {r["id"] for o in ops if o.f == "truncated" and o.type == "ok" for r in o.value.get("records", ())}
     produced = {(o.value["topic"], o.value["partition"], o.value["offset"]) if o.value["offset"] >= 0
-                else o.value["id"] for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"}
+                else o.value["id"] for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"
+                and o.value["id"] not in truncated}  # the log lost those: nothing to settle
     unplaced = {key for key in produced if isinstance(key, str)}  # acknowledged without an offset
     if unplaced:  # placed by their deliveries; one never delivered is not settled
         placed = {r["id"]: (r["topic"], r["partition"], r["offset"]) for o in ops if o.f == "poll" and o.type == "ok"

@@ -141,3 +141,14 @@ def test_drain_places_a_record_acknowledged_without_an_offset_by_its_delivery():
     assert not _all_settled(_ops(produced))  # never delivered: not settled
     assert not _all_settled(_ops(produced, _poll("c0", 4, 1)))
     assert _all_settled(_ops(produced, _poll("c0", 4, 1), _ack("c0", 4, "ACCEPT"), _commit("c0")))
+
+
+def test_drain_does_not_wait_for_records_the_log_lost_to_a_truncation():
+    from harness.runner import _all_settled
+    produced = ("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r4"})
+    truncated = ("nemesis", "ok", "truncated", {"id": "truncate-unclean-1", "topic": "t", "partition": 0,
+                                                "unclean": True, "records": [{"offset": 4, "id": "r4"}]})
+    assert not _all_settled(_ops(produced))
+    assert _all_settled(_ops(produced, truncated))
+    reused = ("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r9"})
+    assert not _all_settled(_ops(produced, truncated, reused))  # the record now at that offset must settle

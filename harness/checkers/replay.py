@@ -765,12 +765,12 @@ STATE_NAMES = {0: "AVAILABLE", 1: "ACQUIRED", 2: "ACKNOWLEDGED", 4: "ARCHIVED"}
 
 
 def _writes_touching(writes: list[list], offset: int, last: int = 6) -> str:
-    """The state-topic writes (snapshot, then updates) that set `offset`'s state or a start offset at or
-    below it, the latest `last` of them, e.g. `update e7 start 3 [3-7 ACKNOWLEDGED c1]`."""
+    """The state-topic writes (snapshot, then updates) that set `offset`'s state or a start offset, the
+    latest `last` of them, e.g. `update e7 start 3 [3-7 ACKNOWLEDGED c1]`."""
     shown = []
     for kind, epoch, start, batches in writes:
         hit = [f"{f}-{l} {STATE_NAMES.get(st, st)} c{c}" for f, l, st, c in batches if f <= offset <= l]
-        if hit or kind == "snapshot" or 0 <= start <= offset:
+        if hit or kind == "snapshot" or start >= 0:  # it touched the offset, or set the start
             shown.append(f"{kind} e{epoch} start {start}" + (f" [{', '.join(hit)}]" if hit else ""))
     if not shown:
         return "none"
