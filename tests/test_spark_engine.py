@@ -95,6 +95,15 @@ def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_historie
         _same(check, file)
 
 
+def test_spark_engine_joins_global_rows_into_groups_when_too_many_to_broadcast(tmp_path, monkeypatch):
+    """The path for runs whose global rows exceed BROADCAST_ROWS gives the same results."""
+    import harness.spark.engine as engine
+    monkeypatch.setattr(engine, "BROADCAST_ROWS", 0)
+    files = _model_histories(tmp_path)[::4]
+    for check, file in zip(check_files(files), files):
+        _same(check, file)
+
+
 SETTINGS = settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
