@@ -95,11 +95,12 @@ def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_historie
         _same(check, file)
 
 
-def test_spark_engine_joins_global_rows_into_groups_when_too_many_to_broadcast(tmp_path, monkeypatch):
-    """The path for runs whose global rows exceed BROADCAST_ROWS gives the same results."""
+def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_path, monkeypatch):
+    """Histories too big for one slot per core are spread over more slots (each replays its
+    share-partitions with the run's global rows): the same results, with many runs in one slot."""
     import harness.spark.engine as engine
-    monkeypatch.setattr(engine, "BROADCAST_ROWS", 0)
-    files = _model_histories(tmp_path)[::4]
+    files = _model_histories(tmp_path)[::3]
+    monkeypatch.setattr(engine, "SLOT_ROWS", max(1, engine._events(files) // 8))
     for check, file in zip(check_files(files), files):
         _same(check, file)
 

@@ -2,16 +2,19 @@
 
 One job checks any number of runs. Per run, every row that belongs to one share-partition (it
 names a topic and a partition: deliveries, acknowledgements, commit results, produces, truncations,
-durable reads) goes to that share-partition's group; every other row (config, commit invokes and
-failures, crashes, closes, faults...) is global and goes to every group of its run, together with a
-"commit returned" marker for each commit that returned results (the replay marks a process's commit
-as returned on any of its rows). A group is replayed by `harness.checkers.replay._Replay` exactly as
-the in-process engine replays a whole history, and the partial findings are merged by
-`replay.observation`, the same code that finishes an in-process replay. The merge is exact because
-the replay keeps no state that links two share-partitions except through global rows.
+durable reads) goes, through one hash shuffle, to the slot (a Python task) its share-partition is
+spread to; every other row (config, commit invokes and failures, crashes, closes, faults...) is
+global: collected once, with a "commit returned" marker for each commit that returned results (the
+replay marks a process's commit as returned on any of its rows), and broadcast to every slot. A
+slot replays each run's share-partitions it holds, together with the run's global rows, with
+`harness.checkers.replay._Replay` exactly as the in-process engine replays a whole history; the
+partial findings of the slots are merged by `replay.observation`, the same code that finishes an
+in-process replay. The merge is exact because the replay keeps no state that links two
+share-partitions except through global rows.
 
-Polls with records, events, produced and delivered records and each run's time span are
-DataFrame aggregations (a poll spanning partitions is one batch, not one per group).
+Events, produced and delivered records and each run's time span are counted where the rows are
+(slots, and the collected global rows); polls with records are merged by index (a poll spanning
+share-partitions is one batch, not one per slot).
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from harness.checkers import Result, compose, crash_reason, observed_result
 from harness.errors import HarnessError
 from harness.history.events import COLUMNS, INT_COLUMNS
 
-GLOBAL_TOPIC = "\x00global"  # the group key of a run's global-only group
 #: `--engine auto` checks on Spark above this many events (in all the histories of one call).
 SPARK_THRESHOLD = 5_000_000
 DEFAULT_MEMORY = "2g"  # the embedded Spark's heap (KSH_SPARK_MEMORY)
@@ -139,42 +141,68 @@ def _check_schema(file: Path) -> None:
         raise HarnessError(f"{file} is not a share-harness history: column {missing[0]!r} is missing")
 
 
-def _replay_group(configs: dict[int, Any], groups: dict[int, tuple[int, str, int]], shared=None):
-    """The function each group runs (on a Spark worker): the same replay; its findings as JSON and
-    the indexes of its polls with records (as int64 bytes: a poll spanning partitions is one batch).
-
-    `groups`: group id -> (run, topic, partition); a group's rows arrive without the topic, partition
-    and run columns (constants of the group, re-added here) unless they carry their own (global rows
-    joined in). `shared`: a broadcast of {run: the run's global rows as Arrow IPC}, merged into every
-    group of the run here instead of travelling through the shuffle once per group."""
-    def replay_group(table):
+def _replay_slot(configs: dict[int, Any], shared):
+    """The function each slot runs (on a Spark worker): for each run among its rows, that run's
+    share-partitions of the slot replayed together with the run's global rows (from the broadcast
+    `shared`: {run: Arrow IPC}), by the same replay as the in-process engine. Yields per run its
+    partial findings as JSON, the indexes of its polls with records (int64 bytes: a poll spanning
+    share-partitions is one batch) and the facts of its rows (events, deliveries, produced, times)."""
+    def replay_slot(batches):
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from harness.checkers.replay import _Replay
-        from harness.history.events import EventTable
-        gid = table.column("gid")[0].as_py()
-        run, topic, partition = groups[gid]
-        if "topic" not in table.column_names:
-            n = table.num_rows
-            table = table.append_column("topic", pa.array([topic] * n, pa.string())).append_column(
-                "partition", pa.array(np.full(n, partition, dtype=np.int32)))
-        polls = table.filter(pc.and_(pc.equal(table["f"], "poll"), pc.equal(table["type"], "ok"))).column("index")
-        polls = np.unique(polls.to_numpy()).astype(np.int64).tobytes()
-        if shared is not None and run in shared.value:
-            common = pa.ipc.open_stream(shared.value[run]).read_all()
-            table = pa.concat_tables([table.select(common.schema.names), common.cast(
-                table.select(common.schema.names).schema)])
-        table = table.sort_by([("index", "ascending"), ("seq", "ascending")])
-        partial = _Replay(configs.get(run, {})).run_partial(EventTable.from_arrow(table).rows())
-        return pa.table({"gid": pa.array([gid], pa.int32()), "polls": pa.array([polls], pa.binary()),
-                         "partial": [json.dumps(partial.to_json(), separators=(",", ":"))]})
-    return replay_group
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        runs = pc.unique(table["run"]).to_pylist()
+        for run in runs:
+            mine = table if len(runs) == 1 else table.filter(pc.equal(table["run"], run))
+            times = pc.min_max(mine["time"])
+            is_ok = pc.equal(mine["type"], "ok")
+            polls = mine.filter(pc.and_(pc.equal(mine["f"], "poll"), is_ok)).column("index")
+            produced = pc.sum(pc.and_(pc.equal(mine["f"], "produce"), is_ok).cast(pa.int64())).as_py() or 0
+            events = mine.num_rows
+            mine = mine.drop_columns(["run"])
+            common = shared.value.get(run)
+            if common is not None:
+                common = pa.ipc.open_stream(common).read_all()
+                mine = pa.concat_tables([mine.select(common.schema.names),
+                                         common.cast(mine.select(common.schema.names).schema)])
+            partial = _Replay(configs.get(run, {})).run_partial(_arrow_rows(_in_order(mine)))
+            yield pa.RecordBatch.from_pydict({
+                "run": pa.array([run], pa.int32()), "events": pa.array([events], pa.int64()),
+                "deliveries": pa.array([len(polls)], pa.int64()), "produced": pa.array([produced], pa.int64()),
+                "t0": pa.array([times["min"].as_py()], pa.int64()), "t1": pa.array([times["max"].as_py()], pa.int64()),
+                "polls": pa.array([np.unique(polls.to_numpy()).astype(np.int64).tobytes()], pa.binary()),
+                "partial": pa.array([json.dumps(partial.to_json(), separators=(",", ":"))], pa.string())})
+    return replay_slot
 
 
-#: Global rows of all runs up to which they are broadcast to the groups (else joined to each group).
-BROADCAST_ROWS = 4_000_000
+def _in_order(table):
+    """`table`'s rows by (index, seq): the history's own order. The rows come as runs already in
+    `seq` order (each file split's, and the global rows), which a stable sort merges cheaply."""
+    import numpy as np
+    order = np.argsort(table["seq"].to_numpy(), kind="stable")
+    index = table["index"].to_numpy()[order]
+    if len(index) > 1 and not np.all(index[1:] >= index[:-1]):  # not in index order: sort by both
+        order = order[np.argsort(index, kind="stable")]
+    return table.take(order)
+
+
+def _arrow_rows(table, chunk: int = 65_536):
+    """The rows of an Arrow event table as replay tuples, converted a chunk at a time (bounded memory)."""
+    import pyarrow as pa
+
+    from harness.history.events import EventTable
+    for batch in table.to_batches(max_chunksize=chunk):
+        yield from EventTable.from_arrow(pa.Table.from_batches([batch])).rows()
+
+
+#: Rows one slot (a Python task) replays at most, before a check uses more slots than cores.
+SLOT_ROWS = 8_000_000
 
 
 def check_files(files: list[Path], master: str | None = None) -> list[RunCheck]:
@@ -193,9 +221,22 @@ def check_files(files: list[Path], master: str | None = None) -> list[RunCheck]:
                            f"{memory}: raise KSH_SPARK_MEMORY, or send it to a cluster with --spark-master)") from None
 
 
+def _slot_values(spark, n: int) -> list[int]:
+    """For each slot 0..n-1, a value that Spark's hash partitioning into n partitions sends to that
+    partition (so slots map one to one onto tasks instead of colliding)."""
+    from pyspark.sql import functions as F
+    found: dict[int, int] = {}
+    for row in spark.range(64 * n).select("id", F.pmod(F.hash("id"), F.lit(n)).alias("p")).collect():
+        found.setdefault(row["p"], row["id"])
+    return [found[i] for i in range(n)]
+
+
 def _check_files(spark, files: list[Path]) -> list[RunCheck]:
     from functools import reduce
 
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
     from harness.checkers.replay import PROPERTIES, Observation, Partial, _config, _Replay, observation
@@ -205,82 +246,75 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
         spark.read.parquet(str(f.resolve())).select(*COLUMNS).withColumn("run", F.lit(i))
         .withColumn("seq", F.monotonically_increasing_id()) for i, f in enumerate(files)])
     keyed_cond = F.col("topic").isNotNull() & F.col("partition").isNotNull() & (F.col("partition") >= 0)
-    # -- set-based facts: DataFrame aggregations (one pass) -----------------------------------
-    polls = F.when((F.col("f") == "poll") & (F.col("type") == "ok") & keyed_cond, F.col("index"))
     # a global row: no share-partition; empty polls do nothing in the replay, so they are left out
     global_cond = ~keyed_cond & ~((F.col("f") == "poll") & F.col("topic").isNull())
-    facts_rows = df.groupBy("run").agg(
-        F.count(F.lit(1)).alias("events"),
-        F.sum(F.when(polls.isNotNull(), 1).otherwise(0)).alias("deliveries"),
-        F.sum(F.when((F.col("f") == "produce") & (F.col("type") == "ok"), 1).otherwise(0)).alias("produced"),
-        F.sum(F.when(global_cond, 1).otherwise(0)).alias("global_rows"),
-        F.min("time").alias("t0"), F.max("time").alias("t1"),
-        F.collect_set(F.when(keyed_cond, F.struct("topic", "partition"))).alias("keys")).collect()
-    facts = {r["run"]: r.asDict() for r in facts_rows}
-    # the groups: each run's share-partitions; a run with none gets one for its global rows alone
-    groups: dict[int, tuple[int, str, int]] = {}
-    for r in facts_rows:
-        for k in sorted(r["keys"], key=lambda k: (k["topic"], k["partition"])) or [None]:
-            groups[len(groups)] = (r["run"], GLOBAL_TOPIC, -1) if k is None else (r["run"], k["topic"], k["partition"])
-    keys = spark.createDataFrame([(gid, run, topic, partition) for gid, (run, topic, partition) in groups.items()],
-                                 schema="gid int, k_run int, k_topic string, k_partition int")
-    # -- each run's config, read as the in-process replay reads it ----------------------------
-    config_rows = df.where(F.col("f") == "config").select("run", "index", "seq", *COLUMNS[1:]).collect()
-    configs: dict[int, Any] = {}
-    bad_config: dict[int, Exception] = {}
-    for run in {r["run"] for r in config_rows}:
-        mine = sorted((r for r in config_rows if r["run"] == run), key=lambda r: (r["index"], r["seq"]))
-        table = EventTable({c: [r[c] if r[c] is not None else (-1 if c in INT_COLUMNS else None) for r in mine]
-                            for c in COLUMNS})
-        try:
-            configs[run] = _config(table)
-        except Exception as exc:  # the in-process replay raises it too: every property unknown
-            bad_config[run] = exc
-    # -- the replay per share-partition --------------------------------------------------------
-    # Only what the replay reads crosses the shuffle: no member ids, values only where it reads them,
-    # and a group id instead of run, topic and partition (constants of a group).
+    # Only what the replay reads crosses to Python: no member ids, values only where it reads them.
     df = (df.withColumn("member", F.lit(None).cast("string"))
           .withColumn("value", F.when(~keyed_cond | F.col("f").isin("truncated", "share-state"), F.col("value"))))
-    keyed = df.where(keyed_cond).join(
-        F.broadcast(keys), on=[F.col("run") == F.col("k_run"), F.col("topic") == F.col("k_topic"),
-                               F.col("partition") == F.col("k_partition")])
-    # A commit that returned results marks its process's commit as returned in every group (the replay
-    # does so on any row of it); duplicates of the marker are harmless (it only sets a flag).
-    returned = (df.where((F.col("f") == "commit") & (F.col("type") == "ok") & keyed_cond)
-                .withColumn("topic", F.lit(None).cast("string")).withColumn("partition", F.lit(None).cast("int"))
-                .withColumn("offset", F.lit(None).cast("long")).withColumn("error", F.lit(None).cast("string")))
-    global_rows = df.where(global_cond).unionByName(returned)
-    schema = "gid int, polls binary, partial string"
-    row_cols = [c for c in COLUMNS if c not in ("topic", "partition")] + ["seq"]
-    if sum(r["global_rows"] for r in facts_rows) <= BROADCAST_ROWS:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        shared_rows = global_rows.toArrow()
-        by_run: dict[int, pa.Table] = {
-            run: _without_idle_commit_returns(shared_rows.filter(pc.equal(shared_rows["run"], run))
-                                              .sort_by([("index", "ascending"), ("seq", "ascending")]))
-            for run in set(shared_rows.column("run").to_pylist())}
-        shared = spark.sparkContext.broadcast({run: _ipc(rows.drop_columns(["run"])) for run, rows in by_run.items()})
-        out = keyed.select("gid", *row_cols).groupBy("gid").applyInArrow(
-            _replay_group(configs, groups, shared), schema=schema).collect()
-        shared.unpersist()
-        out = [(groups[r["gid"]][0], r["polls"], r["partial"]) for r in out]
-        for gid, (run, topic, _) in groups.items():
-            if topic == GLOBAL_TOPIC:  # only global rows: replayed here
-                rows = by_run.get(run)
-                table = EventTable() if rows is None else EventTable.from_arrow(rows)
-                out.append((run, b"", json.dumps(_Replay(configs.get(run, {})).run_partial(table.rows()).to_json())))
-    else:  # too many to broadcast: each group gets its run's global rows through the shuffle
-        cols = ["gid", *row_cols, "topic", "partition"]
-        every = global_rows.join(F.broadcast(keys), on=F.col("run") == F.col("k_run")).select(*cols)
-        out = [(groups[r["gid"]][0], r["polls"], r["partial"]) for r in keyed.select(*cols).unionByName(every)
-               .groupBy("gid").applyInArrow(_replay_group(configs, groups), schema=schema).collect()]
-    import numpy as np
+    # -- the global rows, collected once (one scan): every slot of their run replays them -------------
+    # A commit that returned results marks its process's commit as returned (the replay does so on any
+    # row of it): a marker of it (the row without its share-partition) goes with the global rows;
+    # duplicates of it only set the flag again. Empty polls count as events only.
+    commit_ok = (F.col("f") == "commit") & (F.col("type") == "ok") & keyed_cond
+    kind = F.when(global_cond, 0).when(commit_ok, 1).otherwise(2)  # global, marker, empty poll
+    marker_drops = ("topic", "partition", "offset", "error")
+    collected = (df.where(global_cond | commit_ok | ((F.col("f") == "poll") & F.col("topic").isNull()))
+                 .withColumn("kind", kind)
+                 .select(*[F.when(F.col("kind") != 1, F.col(c)).alias(c) if c in marker_drops else c
+                           for c in df.columns], "kind").toArrow())
+    real = collected.filter(pc.not_equal(collected["kind"], 1))
+    facts: dict[int, dict[str, Any]] = {}
+    for run in pc.unique(real["run"]).to_pylist():
+        mine = real.filter(pc.equal(real["run"], run))
+        times = pc.min_max(mine["time"])
+        facts[run] = {"events": mine.num_rows, "deliveries": 0, "t0": times["min"].as_py(), "t1": times["max"].as_py(),
+                      "produced": int(pc.sum(pc.and_(pc.equal(mine["f"], "produce"), pc.equal(mine["type"], "ok"))
+                                             .cast(pa.int64())).as_py() or 0)}
+    shared_rows = collected.filter(pc.not_equal(collected["kind"], 2)).drop_columns(["kind"])
+    real = real.filter(pc.equal(real["kind"], 0))
+    # -- each run's config, read as the in-process replay reads it (config rows are global) -----------
+    configs: dict[int, Any] = {}
+    bad_config: dict[int, Exception] = {}
+    config_rows = real.filter(pc.equal(real["f"], "config")).sort_by([("index", "ascending"), ("seq", "ascending")])
+    for run in pc.unique(config_rows["run"]).to_pylist():
+        try:
+            configs[run] = _config(EventTable.from_arrow(config_rows.filter(pc.equal(config_rows["run"], run))))
+        except Exception as exc:  # the in-process replay raises it too: every property unknown
+            bad_config[run] = exc
+    shared_runs = pc.unique(shared_rows["run"]).to_pylist()
+    by_run: dict[int, pa.Table] = {
+        run: _without_idle_commit_returns(_in_order(
+            shared_rows if len(shared_runs) == 1 else shared_rows.filter(pc.equal(shared_rows["run"], run))))
+        for run in shared_runs}
+    # -- the replay: share-partitions spread over slots, each slot one task replaying its own --------
+    # (a slot replays its run's global rows once for all its share-partitions; hash partitioning on a
+    # slot value chosen per slot, so no two slots share a task and no sort is needed)
+    cores = spark.sparkContext.defaultParallelism
+    slots = cores * max(1, -(-_events(files) // (cores * SLOT_ROWS)))  # whole waves of tasks
+    values = _slot_values(spark, slots)
+    slot = F.pmod(F.coalesce(F.col("partition"), F.lit(0)) + F.col("run") * 7919
+                  + F.coalesce(F.hash("topic"), F.lit(0)), F.lit(slots))
+    shared = spark.sparkContext.broadcast({run: _ipc(rows.drop_columns(["run"])) for run, rows in by_run.items()})
+    schema = ("run int, events long, deliveries long, produced long, t0 long, t1 long, polls binary, "
+              "partial string")
+    out = (df.where(keyed_cond).withColumn("slot", F.element_at(F.array(*[F.lit(v).cast("long") for v in values]), slot + 1))
+           .repartition(slots, "slot").drop("slot").mapInArrow(_replay_slot(configs, shared), schema=schema).collect())
+    shared.unpersist()
     polls: dict[int, list] = {}
     partials: dict[int, list[Partial]] = {}
-    for run, poll_bytes, partial in out:
-        partials.setdefault(run, []).append(Partial.from_json(json.loads(partial)))
-        polls.setdefault(run, []).append(np.frombuffer(poll_bytes, dtype=np.int64))
+    for r in out:
+        run = r["run"]
+        fact = facts.setdefault(run, {"events": 0, "deliveries": 0, "produced": 0, "t0": None, "t1": None})
+        fact["events"] += r["events"]
+        fact["deliveries"] += r["deliveries"]
+        fact["produced"] += r["produced"]
+        fact["t0"] = r["t0"] if fact["t0"] is None else min(fact["t0"], r["t0"])
+        fact["t1"] = r["t1"] if fact["t1"] is None else max(fact["t1"], r["t1"])
+        partials.setdefault(run, []).append(Partial.from_json(json.loads(r["partial"])))
+        polls.setdefault(run, []).append(np.frombuffer(r["polls"], dtype=np.int64))
+    for run, rows in by_run.items():  # a run whose rows are all global: replayed here
+        if run not in partials:
+            partials[run] = [_Replay(configs.get(run, {})).run_partial(_arrow_rows(rows))]
     batches = {run: len(np.unique(np.concatenate(found))) for run, found in polls.items()}
     checks = []
     for key, file in enumerate(files):
@@ -307,26 +341,37 @@ def _without_idle_commit_returns(rows):
 
     Such a row (a commit `ok` naming no share-partition, or the marker of one that did) only marks
     its process's last commit as returned, and the replay reads that mark only when the process
-    crashes or fails to close, until its next commit starts. So only the last one before each
-    crash or close `info` of its process (with no commit invoke between) is kept: the replay of
-    every group is the same, with a fraction of the rows (a commit per poll is common)."""
+    crashes or fails to close, until its next commit starts. So of a process's commit invokes,
+    commit returns, crashes and failed closes, a return is kept only when the next of them is a crash
+    or failed close: the replay of every group is the same, with a fraction of the rows (a commit
+    per poll is common). Vectorised: a history holds millions of them."""
+    import numpy as np
     import pyarrow as pa
-    f, type_, process, value = (rows.column(c).to_pylist() for c in ("f", "type", "process", "value"))
-    pending: dict[str, int] = {}  # process -> its latest commit-returned row since its last commit invoke
-    keep = [True] * rows.num_rows
-    for i in range(rows.num_rows):
-        if f[i] != "commit" and f[i] != "crash" and f[i] != "close":
-            continue
-        if f[i] == "commit":
-            if type_[i] == "invoke":
-                pending.pop(process[i], None)
-            elif type_[i] == "ok":
-                keep[i] = False
-                pending[process[i]] = i
-        elif f[i] == "crash" or type_[i] == "info":
-            who = process[i] if f[i] == "close" else (json.loads(value[i]) if value[i] else {}).get("process", "")
-            if who in pending:
-                keep[pending.pop(who)] = True
+    import pyarrow.compute as pc
+    f, type_ = rows["f"], rows["type"]
+    is_commit = pc.equal(f, "commit")
+    invoke = pc.and_(is_commit, pc.equal(type_, "invoke")).to_numpy(zero_copy_only=False)
+    ok = pc.and_(is_commit, pc.equal(type_, "ok")).to_numpy(zero_copy_only=False)
+    crash = pc.equal(f, "crash").to_numpy(zero_copy_only=False)
+    failed_close = pc.and_(pc.equal(f, "close"), pc.equal(type_, "info")).to_numpy(zero_copy_only=False)
+    at = np.flatnonzero(invoke | ok | crash | failed_close)
+    if not ok.any() or len(at) == 0:
+        return rows
+    encoded = pc.dictionary_encode(pc.fill_null(rows["process"], "").combine_chunks())
+    who = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    code = {name: i for i, name in enumerate(encoded.dictionary.to_pylist())}
+    values = rows["value"]
+    for row in np.flatnonzero(crash):  # a crash names the crashed process in its value
+        value = values[int(row)].as_py()
+        who[row] = code.setdefault((json.loads(value) if value else {}).get("process", ""), len(code))
+    who = who[at]
+    order = np.lexsort((at, who))  # by process, then position
+    ends = (crash | failed_close)[at[order]]
+    same_next = np.zeros(len(order), dtype=bool)
+    same_next[:-1] = who[order][1:] == who[order][:-1]
+    drop = ok[at[order]] & ~(same_next & np.append(ends[1:], False))
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[at[order][drop]] = False
     return rows.filter(pa.array(keep))
 
 
