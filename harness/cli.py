@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
+    run.add_argument("--suite", choices=SUITES, default=None,
+                     help="run a pytest suite of the repository instead of one workload (JUnit XML, allure "
+                          "results and, for conformance, the area report go under reports/)")
     run.add_argument("--name", default="share-basic")
     run.add_argument("--seed", type=int, default=1)
     run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
@@ -109,7 +112,46 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+SUITES = ("conformance", "chaos", "basic")
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """`run --suite NAME`: pytest on suites/NAME with the run's options; pytest's exit status, except
+    that "no tests ran" is a failure (a gate that checked nothing must not pass)."""
+    import subprocess
+    import time
+
+    from harness.report.rundir import reports_root
+    repo = Path(__file__).resolve().parents[1]
+    target = repo / "suites" / ("" if args.suite == "basic" else args.suite)
+    if not target.is_dir():
+        raise HarnessError(f"{target} not found: run suites from a clone of the repository (pip install -e .)")
+    out = reports_root() / "suites" / f"{time.strftime('%Y%m%d-%H%M%S')}-{args.suite}"
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if args.suite == "basic" else str(target),
+           "-q", "-rfEsx", "--ksh-profile", args.profile, "--ksh-seed", str(args.seed),
+           "--kafka-version", args.kafka_version, "--junitxml", str(out / "junit.xml")]
+    if args.bootstrap_servers:
+        cmd += ["--bootstrap-servers", args.bootstrap_servers]
+    if args.kafka_home:
+        cmd += ["--kafka-home", args.kafka_home]
+    try:
+        import allure_pytest  # noqa: F401
+        cmd += ["--alluredir", str(out / "allure")]
+    except ImportError:
+        pass
+    print(f"suite {args.suite}: {' '.join(cmd)}", flush=True)
+    rc = subprocess.call(cmd, cwd=repo)
+    print(f"suite {args.suite}: exit {rc}; JUnit XML {out / 'junit.xml'}")
+    if rc == 5:
+        print(f"suite {args.suite}: no tests ran: failing", flush=True)
+        return 1
+    return rc
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.suite:
+        return run_suite(args)
     from harness.faults import parse_faults
     from harness.runner import run
     faults = parse_faults(args.faults)

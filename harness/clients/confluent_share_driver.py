@@ -9,6 +9,16 @@ per record from `seed`, then commit_sync), `seed`, `hold_ms` (how long the
 `slow` behaviour holds a batch), `client_config` (extra librdkafka
 properties), `poll_timeout` (seconds).
 
+Behaviour `step` (conformance tests, certification) does nothing on its own: it runs the
+commands it reads on stdin, one JSON object per line, in order (`docs/driver.md`):
+`{"cmd": "poll", "timeout": S}` polls until a batch arrives or S seconds pass;
+`{"cmd": "ack", "records": [{"topic", "partition", "offset", "type"}]}` acknowledges records of
+the batches it was given; `{"cmd": "commit_sync"}`, `{"cmd": "commit_async"}`; `{"cmd": "close"}`.
+Config key `mode`: `explicit` (default) or `implicit` (the next poll or commit accepts the batch:
+the driver prints that acknowledgement first). After each command it prints
+`{"type": "ok", "f": "step", "value": {"n": N, ...}}` (N counts commands from 1), which the
+harness takes as the command's end and keeps out of the history.
+
 Prints one JSON operation per line on stdout (`{"type","f","value"}`, see
 `harness.history.schema`); reads commands on stdin: `close` closes the
 consumer cleanly and exits; `abandon` closes it right after the next poll
@@ -124,6 +134,126 @@ def commit(consumer: ShareConsumer) -> None:
         for tp, err in results.items()]})
 
 
+def run_steps(config: dict[str, Any], commands) -> None:
+    """The `step` behaviour: run each command of `commands` (JSON lines) and mark its end."""
+    explicit = config.get("mode", "explicit") == "explicit"
+    props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
+             "share.acknowledgement.mode": "explicit" if explicit else "implicit",
+             **config.get("client_config", {})}
+    consumer = ShareConsumer(props)
+    consumer.set_acknowledgement_commit_callback(_on_commit)
+    consumer.subscribe(config["topics"])
+    emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
+                         "librdkafka": confluent_kafka.libversion()[0], "behaviour": "step",
+                         "mode": "explicit" if explicit else "implicit"})
+    given: dict[tuple, Any] = {}  # (topic, partition, offset) -> the message, from the polls so far
+    unacked: list = []  # implicit mode: the last batch, which the next poll or commit accepts
+    n = 0
+    for line in commands:
+        if not line.strip():
+            continue
+        n += 1
+        try:
+            command = json.loads(line)
+            cmd = command["cmd"]
+        except (ValueError, KeyError, TypeError):
+            emit("info", "error", {"code": None, "message": f"bad command: {line.strip()[:200]}"})
+            emit("ok", "step", {"n": n, "cmd": None})
+            continue
+        reply: dict[str, Any] = {"n": n, "cmd": cmd}
+        if not explicit and unacked and cmd in ("poll", "commit_sync", "commit_async"):
+            emit("ok", "acknowledge", {"records": [
+                {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": "ACCEPT"}
+                for m in unacked]})
+            unacked = []
+        if cmd == "close":
+            break
+        try:
+            reply.update(_step(consumer, cmd, command, given))
+        except Exception as exc:  # e.g. IllegalStateException: a poll with records unacknowledged
+            reply["error"] = f"{type(exc).__name__}: {exc}"
+            emit("info", "error", {"code": None, "message": f"{cmd}: {reply['error']}"})
+        if cmd == "poll" and not explicit:
+            unacked = reply.pop("batch", [])
+        reply.pop("batch", None)
+        emit("ok", "step", reply)
+    emit("invoke", "close", {})
+    try:
+        consumer.close()
+        emit("ok", "close", {})
+    except KafkaException as exc:
+        emit("info", "close", {"error": _error_text(exc)})
+    emit("ok", "step", {"n": n, "cmd": "close"})
+
+
+def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict[str, Any]:
+    """Run one command (not close); what the end marker reports."""
+    if cmd == "poll":
+        records = _poll_batch(consumer, float(command.get("timeout", 5.0)))
+        given.update({(m.topic(), m.partition(), m.offset()): m for m in records})
+        return {"records": len(records), "batch": records}
+    if cmd == "ack":
+        return {"error": _acknowledge(consumer, given, command.get("records", []))}
+    if cmd == "commit_sync":
+        commit(consumer)
+        return {}
+    if cmd == "commit_async":
+        emit("invoke", "commit", {})
+        try:
+            consumer.commit_async()
+        except KafkaException as exc:
+            emit("info", "commit", {"error": _error_text(exc)})
+        return {}
+    return {"error": f"unknown command {cmd!r}"}
+
+
+def _poll_batch(consumer: ShareConsumer, timeout: float) -> list:
+    """Poll until one batch with records arrives or `timeout` seconds pass; print it."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            messages = consumer.poll(max(0.05, min(left, 0.5)))
+        except KafkaException as exc:
+            emit("info", "error", {"code": exc.args[0].code(), "message": _error_text(exc)})
+            messages = []
+        records = []
+        for msg in messages:
+            if msg.error() is not None:
+                emit("info", "error", {"code": msg.error().code(), "message": _error_text(msg.error())})
+            else:
+                records.append(msg)
+        if records:
+            emit("ok", "poll", {"records": [
+                {"id": _id(m), "topic": m.topic(), "partition": m.partition(),
+                 "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
+            return records
+        if time.monotonic() >= deadline:
+            return []
+
+
+def _acknowledge(consumer: ShareConsumer, given: dict, records: list) -> str | None:
+    """Acknowledge `records` (each must come from a poll); print what the client accepted.
+    A record the client refuses is printed as a failed acknowledgement with the client's error."""
+    done, error = [], None
+    for r in records:
+        key = (r["topic"], int(r["partition"]), int(r["offset"]))
+        msg = given.get(key)
+        try:
+            if msg is None:
+                raise KeyError(f"{key[0]}-{key[1]}@{key[2]} was never returned by a poll")
+            consumer.acknowledge(msg, _ACK[r["type"]])
+            done.append({"topic": key[0], "partition": key[1], "offset": key[2], "type": r["type"]})
+        except (KafkaException, KeyError, ValueError, TypeError, RuntimeError) as exc:
+            error = _error_text(exc) if isinstance(exc, KafkaException) else f"{type(exc).__name__}: {exc}"
+            emit("fail", "acknowledge", {"records": [
+                {"topic": key[0], "partition": key[1], "offset": key[2], "type": r["type"]}], "error": error})
+    if done:
+        emit("ok", "acknowledge", {"records": done})
+    return error
+
+
 def _watch_stdin(stop: threading.Event, abandon: threading.Event) -> None:
     for line in sys.stdin:
         if line.strip() == "close":
@@ -135,6 +265,9 @@ def _watch_stdin(stop: threading.Event, abandon: threading.Event) -> None:
 
 def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
+    if config.get("behaviour") == "step":
+        run_steps(config, sys.stdin)
+        return 0
     if config.get("behaviour") not in BEHAVIOURS:
         print(f"unknown behaviour {config.get('behaviour')!r}: use one of {', '.join(BEHAVIOURS)}", file=sys.stderr)
         return 2

@@ -50,7 +50,10 @@ class ConsumerDriver:
                 continue
             try:
                 event = json.loads(line)
+                if event.get("f") == "step" and self._on_step(event.get("value")):
+                    continue
                 op = self.history.append(self.name, event["type"], event["f"], event.get("value"))
+                self._on_op(op)
             except (ValueError, KeyError, TypeError):
                 self.history.append(self.name, "info", "error",
                                     {"code": None, "message": f"unparsable driver output: {line[:200]}"})
@@ -58,6 +61,13 @@ class ConsumerDriver:
             if op.f == "close" and op.type != "invoke":
                 self.closed.set()
         self.closed.set()
+
+    def _on_step(self, value: Any) -> bool:
+        """A command's end marker (step mode): not history. Plain drivers print none."""
+        return False
+
+    def _on_op(self, op) -> None:
+        """Each operation recorded from this driver (step mode collects a command's)."""
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
@@ -97,3 +107,49 @@ class ConsumerDriver:
         if self._reader is not None:
             self._reader.join(5)
         return code
+
+
+class StepDriver(ConsumerDriver):
+    """A driver in step mode (`docs/driver.md`): it runs the commands it is sent, one at a time.
+
+    `command({"cmd": "poll", "timeout": 5})` waits for the command's end marker and returns
+    (the marker's value, the operations the command recorded). Every operation still goes into
+    the history; a driver that dies or does not answer in time is a HarnessError naming its log."""
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path) -> None:
+        super().__init__(name, {**config, "behaviour": "step"}, history, log_dir)
+        self._lock = threading.Condition()
+        self._ops: list = []
+        self._done: dict[int, Any] = {}
+        self._sent = 0
+
+    def _on_step(self, value: Any) -> bool:
+        with self._lock:
+            if isinstance(value, dict) and isinstance(value.get("n"), int):
+                self._done[value["n"]] = value
+            self._lock.notify_all()
+        return True
+
+    def _on_op(self, op) -> None:
+        with self._lock:
+            self._ops.append(op)
+
+    def command(self, cmd: dict[str, Any], timeout: float = 60.0) -> tuple[dict[str, Any], list]:
+        import time
+
+        from harness.errors import HarnessError
+        with self._lock:
+            self._ops = []
+            self._sent += 1
+            n = self._sent
+        if not self.send(json.dumps(cmd)):
+            raise HarnessError(f"driver {self.name} is not running (see {self.log_path})")
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while n not in self._done:
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc is not None and not self.proc.alive() and self.closed.is_set()):
+                    state = "did not answer in time" if left <= 0 else "exited"
+                    raise HarnessError(f"driver {self.name} {state} on {json.dumps(cmd)} (see {self.log_path})")
+                self._lock.wait(min(left, 0.2))
+            return self._done[n], list(self._ops)

@@ -1,0 +1,214 @@
+"""Conformance sessions: one share group on a real cluster, driven step by step.
+
+A test opens a `ShareSession` (a fresh topic and share group with the configs it asks for),
+produces records, starts consumers in step mode (`StepConsumer`: each a driver process that runs
+one command at a time, see `docs/driver.md`), and asserts a KIP-932 behaviour on what the
+consumers were given. Every operation goes into the session's history, which `finish()` checks with
+all seven checkers against the reference model, as the chaos suites do: a test passes only if its
+own assertion holds and the history conforms record by record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
+from harness.wait import wait_until
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record as a consumer was given it."""
+
+    id: str
+    topic: str
+    partition: int
+    offset: int
+    delivery_count: int
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return self.topic, self.partition, self.offset
+
+
+class StepConsumer:
+    """One share consumer in its own process, in step mode."""
+
+    def __init__(self, driver, mode: str = "explicit") -> None:
+        self.driver = driver
+        self.mode = mode
+        self.name = driver.name
+        self.last_error: str | None = None  # the error the client raised on the last command, if any
+
+    def _do(self, cmd: dict[str, Any], timeout: float = 60.0):
+        reply, ops = self.driver.command(cmd, timeout)
+        self.last_error = reply.get("error")
+        return reply, ops
+
+    def poll(self, timeout: float = 10.0) -> list[Record]:
+        """One batch (empty if none came within `timeout` seconds)."""
+        _, ops = self._do({"cmd": "poll", "timeout": timeout}, timeout + 30)
+        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+                for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+
+    def poll_until(self, count: int, timeout: float = 30.0, ack: str | None = None) -> list[Record]:
+        """Batches until `count` records came or `timeout` passed (all of them, in order). In explicit
+        mode a batch must be acknowledged before the next poll: `ack` names the type each batch gets
+        (without it, a short first batch is an error rather than a refused poll)."""
+        import time
+        deadline, got = time.monotonic() + timeout, []
+        while len(got) < count and (left := deadline - time.monotonic()) > 0:
+            batch = self.poll(min(left, 5.0))
+            got.extend(batch)
+            if batch and ack is not None:
+                self.ack(batch, ack)
+            elif batch and self.mode == "explicit" and len(got) < count:
+                raise HarnessError(f"{self.name}: {len(got)} of {count} records in the first batch; pass ack= "
+                                   f"to acknowledge each batch (explicit mode refuses a poll before that)")
+        return got
+
+    def ack(self, records, type_: str = "ACCEPT") -> str | None:
+        """Acknowledge `records` with `type_`; the client's error if it refused one, else None."""
+        reply, _ = self._do({"cmd": "ack", "records": [
+            {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": type_} for r in records]})
+        return reply.get("error")
+
+    def commit_sync(self) -> list[dict[str, Any]]:
+        """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
+        _, ops = self._do({"cmd": "commit_sync"})
+        for op in ops:
+            if op.f == "commit" and op.type == "ok":
+                return op.value["results"]
+            if op.f == "commit" and op.type == "info":
+                raise HarnessError(f"{self.name}: commit_sync raised {op.value.get('error')}")
+        return []
+
+    def commit_async(self) -> None:
+        self._do({"cmd": "commit_async"})
+
+    def close(self) -> None:
+        if self.driver.alive():
+            self._do({"cmd": "close"})
+        self.driver.close()
+
+
+class ShareSession:
+    """A fresh topic and share group on `cluster`, its history, producer and step consumers."""
+
+    def __init__(self, cluster, spec, run_dir: Path) -> None:
+        from harness.report.rundir import write_json
+        from harness.runner import _setup
+        self.cluster, self.spec, self.run_dir = cluster, spec, run_dir
+        write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": spec.reproduce_command()})
+        self.history = HistoryWriter(run_dir / "history.jsonl")
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-")[:100]
+        self.topic = f"ksh-{safe}-{uuid.uuid4().hex[:6]}"
+        self.group = f"{self.topic}-group"
+        self.limits = _setup(cluster, spec, self.topic, self.group, self.history)
+        self.consumers: list[StepConsumer] = []
+        self._producer = None
+        self._produced = 0
+        self.results: tuple = ()
+        self.valid: bool | None = None
+
+    # -- producing ------------------------------------------------------------
+    def produce(self, count: int, partition: int | None = 0) -> list[str]:
+        """Produce `count` records (to `partition`, or spread by the seed) and wait until all are written."""
+        import random
+
+        from harness.clients.producer import HistoryProducer
+        if self._producer is None:
+            self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history)
+        rng = random.Random(self.spec.seed * 7919 + self._produced)
+        ids = []
+        for _ in range(count):
+            rid = f"{self.spec.seed}-{self._produced}"
+            self._produced += 1
+            part = partition if partition is not None else rng.randrange(self.spec.topic_partitions)
+            self._producer.produce(self.topic, rid, partition=part)
+            ids.append(rid)
+        if self._producer.flush(60):
+            raise HarnessError(f"{self.topic}: records not written within 60 s")
+        return ids
+
+    # -- consumers ------------------------------------------------------------
+    def consumer(self, mode: str = "explicit", **client_config: str) -> StepConsumer:
+        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement)."""
+        from harness.clients.driver import StepDriver
+        name = f"consumer-{len(self.consumers)}"
+        config = {"group": self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
+                  "bootstrap": self.cluster.bootstrap_servers,
+                  "client_config": {"max.poll.records": str(self.spec.max_poll_records),
+                                    **{k.replace("_", "."): v for k, v in client_config.items()}}}
+        driver = StepDriver(name, config, self.history, self.run_dir / "logs")
+        driver.start()
+        wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
+                   not driver.alive(), timeout=60, what=f"{name} to start")
+        if not driver.alive():
+            raise HarnessError(f"{name} exited at start (see {driver.log_path})")
+        consumer = StepConsumer(driver, mode)
+        self.consumers.append(consumer)
+        return consumer
+
+    # -- the verdict ----------------------------------------------------------
+    def finish(self):
+        """Close what is open, read the durable state, check the history with all seven checkers."""
+        from harness.checkers import check_safe, compose, verdict_word
+        from harness.history.events import EventTable
+        from harness.report.rundir import write_json
+        from harness.runner import CHECKERS, _read_durable_state
+        try:
+            for c in self.consumers:
+                c.close()
+            if self._producer is not None:
+                self._producer.flush(30)
+            _read_durable_state(self.cluster, self.spec, self.topic, self.group, self.history)
+        finally:
+            for c in self.consumers:
+                c.driver.close(10)
+            self.cluster.collect_logs(self.run_dir / "logs")
+            self.history.close()
+        events = EventTable.from_ops(self.history.ops())
+        events.write_parquet(self.run_dir / "history.parquet")
+        self.results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
+        self.valid = compose(self.results)
+        write_json(self.run_dir / "verdict.json", {
+            "valid": self.valid, "verdict": verdict_word(self.valid), "results": [r.to_json() for r in self.results],
+            "seed": self.spec.seed, "kafka_version": self.cluster.version, "engine": "inprocess",
+            "reproduce": self.spec.reproduce_command()})
+        return self
+
+    def assert_conforms(self) -> None:
+        """Close the session, check its history against the reference model, assert the verdict."""
+        self.finish()
+        assert self.valid is True, self.summary()
+
+    def ops(self, process: str | None = None, f: str | None = None) -> list:
+        return [op for op in self.history.ops() if (process is None or op.process == process)
+                and (f is None or op.f == f)]
+
+    def summary(self) -> str:
+        from harness.checkers import verdict_word
+        lines = [f"{verdict_word(self.valid)} {self.run_dir}"]
+        for r in self.results:
+            if r.valid is not True:
+                lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.reason} "
+                             + "; ".join(a.message for a in r.anomalies[:5]))
+        return "\n".join(lines)
+
+
+def missing_requirement(version: str, line: str | None = None, group_config: str | None = None) -> str | None:
+    """Why a test that needs release `line` (or later) and the group-level config `group_config`
+    (a role of `harness.kafka.versions`) cannot run on Kafka `version`; None if it can."""
+    from harness.kafka.versions import parse_version, profile_for
+    if line and parse_version(version)[:2] < tuple(int(p) for p in line.split(".")):
+        return f"needs Kafka {line} or later; the cluster runs {version}"
+    if group_config and profile_for(version).group_config(group_config) is None:
+        return f"Kafka {version} has no group-level config for {group_config.replace('_', ' ')}"
+    return None

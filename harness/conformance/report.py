@@ -1,0 +1,74 @@
+"""The conformance report: KIP area x result for the release tested, for a person to read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The KIP-932 areas of suites/conformance, in report order: marker name -> title.
+AREAS = {
+    "acknowledgement": "Acknowledgement",
+    "delivery-count": "Delivery counts and limits",
+    "locks": "Acquisition locks",
+    "ordering": "Ordering",
+    "start-offsets": "Start offsets",
+    "lifecycle": "Group lifecycle and membership",
+    "transactions": "Transactions",
+    "retention": "Log retention and compaction",
+    "partitions-added": "Partitions added",
+    "authorization": "Authorization",
+    "newer-features": "Newer features",
+    "model": "Model-based (stateful)",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    area: str
+    test: str  # node id
+    behaviour: str  # the behaviour in KIP terms (the test's docstring, first line)
+    result: str  # pass | fail | skipped | error
+    reason: str = ""  # skip reason or failure summary (one line)
+    run_dir: str = ""
+
+
+def area_result(rows: list[Row]) -> str:
+    """An area fails if any test failed or errored; passes if at least one passed; else skipped."""
+    results = {r.result for r in rows}
+    if results & {"fail", "error"}:
+        return "FAIL"
+    if "pass" in results:
+        return "PASS"
+    return "SKIPPED" if rows else "NOT RUN"
+
+
+def render_markdown(rows: list[Row], kafka_version: str, target: str) -> str:
+    lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "",
+             "| Area | Result | Passed | Failed | Skipped |", "|---|---|---|---|---|"]
+    for area, title in AREAS.items():
+        mine = [r for r in rows if r.area == area]
+        count = lambda *names: sum(1 for r in mine if r.result in names)  # noqa: E731
+        lines.append(f"| {title} | {area_result(mine)} | {count('pass')} | {count('fail', 'error')} | "
+                     f"{count('skipped')} |")
+    for area, title in AREAS.items():
+        mine = [r for r in rows if r.area == area]
+        if not mine:
+            continue
+        lines += ["", f"## {title}", ""]
+        for r in mine:
+            why = f": {r.reason}" if r.reason else ""
+            where = f" ([run]({r.run_dir}))" if r.run_dir else ""
+            lines.append(f"- **{r.result}** {r.behaviour} (`{r.test}`){why}{where}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path) -> Path:
+    import json
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "conformance.json").write_text(json.dumps(
+        {"kafka_version": kafka_version, "target": target,
+         "areas": {a: area_result([r for r in rows if r.area == a]) for a in AREAS},
+         "tests": [r.__dict__ for r in rows]}, indent=1))
+    path = out_dir / "conformance.md"
+    path.write_text(render_markdown(rows, kafka_version, target))
+    return path

@@ -1,0 +1,106 @@
+"""Conformance suites: one file per KIP-932 area, each test one behaviour, on a real cluster.
+
+Markers: `pytest.mark.kip("area")` (an area of `harness.conformance.report.AREAS`) on every test
+module; `pytest.mark.requires(line="4.3", group_config="delivery_count_limit")` on a test that
+needs a release line or a group-level config: elsewhere it is skipped with that reason.
+
+`share_session(**spec_overrides)` opens a `harness.conformance.ShareSession` on the session
+cluster; `session.assert_conforms()` closes it, checks its history with all seven checkers and asserts
+the verdict. At the end a report (area x result) is written to reports/conformance/<time>/.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_ROWS = pytest.StashKey[list]()
+_SESSIONS = pytest.StashKey[dict]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "kip(area): the KIP-932 area a conformance test checks")
+    config.addinivalue_line("markers", "requires(line, group_config): the release line (at least) or the "
+                                       "group-level config a conformance test needs")
+
+
+def _version(cluster, spec) -> str:
+    from harness.runner import _version as version
+    return version(cluster, spec)
+
+
+@pytest.fixture(autouse=True)
+def _requires(request, kafka_cluster, ksh_spec):
+    """Skip, naming what is missing, a test whose release line or group config the cluster lacks."""
+    from harness.conformance import missing_requirement
+    marker = request.node.get_closest_marker("requires")
+    if marker is None:
+        return
+    why = missing_requirement(_version(kafka_cluster, ksh_spec), marker.kwargs.get("line"),
+                              marker.kwargs.get("group_config"))
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture
+def share_session(kafka_cluster, ksh_spec, request):
+    """Open sessions (fresh topic and group each) on the session cluster: `share_session(topic_partitions=1)`."""
+    from dataclasses import replace
+
+    from harness.conformance import ShareSession
+    from harness.report.rundir import new_run_dir
+    opened = []
+
+    def _open(**overrides):
+        name = overrides.pop("name", request.node.name)
+        spec = replace(ksh_spec, name=name, **overrides)
+        session = ShareSession(kafka_cluster, spec, new_run_dir(name))
+        opened.append(session)
+        request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(session.run_dir)
+        return session
+
+    yield _open
+    for session in opened:  # a test that failed before conforms(): close its drivers, keep its history
+        if session.valid is None:
+            try:
+                session.finish()
+            except Exception:  # the test's own failure is the one to report
+                pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    marker = item.get_closest_marker("kip")
+    if marker is None or not marker.args:
+        return
+    if report.when == "call" or (report.when == "setup" and (report.skipped or report.failed)):
+        result = "pass" if report.passed else "skipped" if report.skipped else \
+            "fail" if report.when == "call" else "error"
+        reason = ""
+        if report.skipped and isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        elif report.failed:
+            reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
+        doc = (getattr(item.function, "__doc__", None) or item.name).strip().splitlines()[0]
+        from harness.conformance.report import Row
+        run_dir = item.config.stash.get(_SESSIONS, {}).get(item.nodeid, "")
+        item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    rows = session.config.stash.get(_ROWS, [])
+    if not rows:
+        return
+    import time
+
+    from harness.conformance.report import write_report
+    from harness.kafka.versions import DEFAULT_VERSION
+    from harness.report.rundir import reports_root
+    from fixtures.plugin import _value
+    version = _value(session.config, "kafka_version") or DEFAULT_VERSION
+    target = _value(session.config, "bootstrap_servers") or "local cluster started by the harness"
+    out = reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S")
+    path = write_report(rows, version, target, out)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"conformance report: {path}")

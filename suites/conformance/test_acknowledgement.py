@@ -1,0 +1,144 @@
+"""KIP-932 acknowledgement: implicit and explicit modes, ACCEPT / RELEASE / REJECT, commit results,
+the commit callback, acknowledging after the lock expired, and close releasing acquired records.
+
+Every test also checks its whole history against the reference model (`assert_conforms`)."""
+
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("acknowledgement")]
+
+QUIET_S = 3.0  # how long a consumer polls to show that nothing more is delivered
+
+
+def _offsets(records):
+    return sorted(r.offset for r in records)
+
+
+def test_explicit_accept_is_final(share_session):
+    """Records acknowledged ACCEPT and committed are never delivered again."""
+    s = share_session(topic_partitions=1)
+    s.produce(10)
+    c = s.consumer()
+    got = c.poll_until(10, ack="ACCEPT")
+    assert _offsets(got) == list(range(10)) and all(r.delivery_count == 1 for r in got)
+    assert all(r["error"] is None for r in c.commit_sync())
+    assert c.poll(QUIET_S) == [], "an accepted record was delivered again"
+    s.assert_conforms()
+
+
+def test_release_makes_records_available_again_with_a_higher_count(share_session):
+    """RELEASE returns records to Available: they are delivered again with delivery count 2."""
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer()
+    first = c.poll_until(5, ack="RELEASE")
+    c.commit_sync()
+    again = c.poll_until(5, ack="ACCEPT")
+    assert _offsets(again) == _offsets(first)
+    assert all(r.delivery_count == 2 for r in again), [(r.offset, r.delivery_count) for r in again]
+    c.commit_sync()
+    s.assert_conforms()
+
+
+def test_reject_archives_records(share_session):
+    """REJECT archives records: they are never delivered again."""
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer()
+    got = c.poll_until(5, ack="REJECT")
+    assert len(got) == 5
+    assert all(r["error"] is None for r in c.commit_sync())
+    assert c.poll(QUIET_S) == [], "a rejected record was delivered again"
+    s.assert_conforms()
+
+
+def test_implicit_mode_next_poll_accepts_the_previous_batch(share_session):
+    """In implicit mode the next poll (or commit) accepts every record of the previous batch."""
+    s = share_session(topic_partitions=1, max_poll_records=4)
+    s.produce(12)
+    c = s.consumer(mode="implicit")
+    got = c.poll_until(12)
+    assert _offsets(got) == list(range(12))
+    c.commit_sync()  # accepts the last batch
+    other = s.consumer(mode="implicit")
+    assert c.poll(QUIET_S) == [] and other.poll(QUIET_S) == [], "an implicitly accepted record came again"
+    s.assert_conforms()
+
+
+def test_commit_sync_returns_a_result_per_partition(share_session):
+    """commitSync returns one result for each share-partition whose acknowledgements it carried."""
+    s = share_session(topic_partitions=3)
+    for p in range(3):
+        s.produce(4, partition=p)
+    c = s.consumer()
+    seen: set = set()
+    partitions_with_results: set = set()
+    while len(seen) < 12:
+        batch = c.poll(10)
+        assert batch, f"only {len(seen)} of 12 records came"
+        seen.update(r.key for r in batch)
+        c.ack(batch, "ACCEPT")
+        results = c.commit_sync()
+        assert sorted((r["partition"], r["error"]) for r in results) == \
+            [(p, None) for p in sorted({r.partition for r in batch})], (results, batch)
+        partitions_with_results.update(r["partition"] for r in results)
+    assert partitions_with_results == {0, 1, 2}
+    s.assert_conforms()
+
+
+def test_commit_async_reports_through_the_callback(share_session):
+    """commitAsync's outcome arrives through the acknowledgement commit callback, per partition."""
+    from harness.wait import wait_until
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer()
+    got = c.poll_until(5, ack="ACCEPT")
+    assert len(got) == 5
+    c.commit_async()
+    # callbacks are served while the client polls
+    wait_until(lambda: c.poll(0.5) == [] and s.ops(c.name, "callback"), timeout=30,
+               what="the acknowledgement commit callback")
+    [callback] = [op for op in s.ops(c.name, "callback")]
+    assert callback.value["error"] is None
+    assert sorted(o for part in callback.value["partitions"] for o in part["offsets"]) == list(range(5))
+    s.assert_conforms()
+
+
+def test_acknowledging_after_the_lock_expired_fails(share_session):
+    """Acknowledging a record whose acquisition lock expired (it went to another consumer) fails
+    with the invalid-record-state error, and the record's new owner keeps it."""
+    s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    s.produce(1)
+    late, other = s.consumer(), s.consumer()
+    [mine] = late.poll_until(1)
+    started = time.monotonic()
+    [theirs] = other.poll_until(1, timeout=30)  # only after the lock expired
+    assert theirs.key == mine.key and theirs.delivery_count == 2
+    assert time.monotonic() - started >= 1.0
+    late.ack([mine], "ACCEPT")
+    results = late.commit_sync()
+    errors = [r["error"] for r in results if r["partition"] == mine.partition]
+    assert errors and errors[0] is not None and "INVALID_RECORD_STATE" in errors[0].upper(), results
+    other.ack([theirs], "ACCEPT")
+    assert all(r["error"] is None for r in other.commit_sync())
+    s.assert_conforms()
+
+
+def test_close_releases_acquired_records(share_session):
+    """Closing a consumer releases the records it still holds: another consumer gets them at once,
+    long before their locks would have expired."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.produce(5)
+    first = s.consumer()
+    held = first.poll(10)
+    assert held
+    first.close()
+    started = time.monotonic()
+    second = s.consumer()
+    again = second.poll_until(5, timeout=30, ack="ACCEPT")
+    assert set(_offsets(held)) <= set(_offsets(again)) and len(again) == 5
+    assert time.monotonic() - started < 45, "records came back only after their locks expired"
+    second.commit_sync()
+    s.assert_conforms()

@@ -1,0 +1,38 @@
+"""KIP-932 delivery counts: the count rises by one per acquisition, and a record delivered
+`delivery count limit` times is archived, never delivered again."""
+
+import pytest
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("delivery-count")]
+
+
+def _released_until_archived(s, limit: int) -> list[int]:
+    s.produce(1)
+    c = s.consumer()
+    counts = []
+    for _ in range(limit + 1):
+        got = c.poll_until(1, timeout=15)
+        if not got:
+            break
+        counts.append(got[0].delivery_count)
+        c.ack(got, "RELEASE")
+        c.commit_sync()
+    return counts
+
+
+def test_count_rises_per_acquisition_and_the_limit_archives(share_session):
+    """Released on every delivery, a record comes with counts 1, 2, ... up to the limit in force,
+    then never again."""
+    s = share_session(topic_partitions=1)
+    limit = s.limits["delivery_count_limit"]
+    assert _released_until_archived(s, limit) == list(range(1, limit + 1))
+    s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.3", group_config="delivery_count_limit")
+def test_group_delivery_count_limit_override(share_session):
+    """The group-level delivery-count limit (share.delivery.count.limit) overrides the broker's."""
+    s = share_session(topic_partitions=1, delivery_count_limit=2)
+    assert s.limits["delivery_count_limit"] == 2
+    assert _released_until_archived(s, 2) == [1, 2]
+    s.assert_conforms()
