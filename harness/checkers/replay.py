@@ -485,6 +485,10 @@ class _Replay:
                 if o >= offset:
                     del self.recs[tp][o]
             self.watermark[tp] = min(self.watermark[tp], offset)
+            for r in v.get("records", ()):  # produced from the new start on: deliverable again
+                rec = self.rec_for(tp, r["offset"])
+                if rec is not None:
+                    rec.produce_index, rec.rid = index, r["id"]
             self.n["offset-resets"] += 1
             self.reset_tps.add(tp)
 

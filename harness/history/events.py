@@ -161,7 +161,9 @@ def _flatten(table: EventTable, op: Op) -> None:
             return
         if f == "reset-offsets" and v.get("partitions"):
             for p in v["partitions"]:
-                add(*base, v["topic"], p["partition"], p["offset"])
+                records = p.get("records")
+                add(*base, v["topic"], p["partition"], p["offset"], value=None if not records else
+                    json.dumps({"records": records}, separators=(",", ":"), sort_keys=True))
             return
     add(*base, error=v.get("error") if isinstance(v.get("error"), str) else None,
         value=None if op.value is None else json.dumps(op.value, separators=(",", ":"), sort_keys=True))

@@ -250,7 +250,7 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
     global_cond = ~keyed_cond & ~((F.col("f") == "poll") & F.col("topic").isNull())
     # Only what the replay reads crosses to Python: no member ids, values only where it reads them.
     df = (df.withColumn("member", F.lit(None).cast("string"))
-          .withColumn("value", F.when(~keyed_cond | F.col("f").isin("truncated", "share-state"), F.col("value"))))
+          .withColumn("value", F.when(~keyed_cond | F.col("f").isin("truncated", "share-state", "reset-offsets"), F.col("value"))))
     # -- the global rows, collected once (one scan): every slot of their run replays them -------------
     # A commit that returned results marks its process's commit as returned (the replay does so on any
     # row of it): a marker of it (the row without its share-partition) goes with the global rows;

@@ -1,0 +1,141 @@
+"""KIP-932 group lifecycle and membership: states EMPTY / STABLE / DEAD, describe (members,
+assignment, coordinator), listing by type, deleting only an empty group, more consumers than
+partitions all making progress, and a member that stops heartbeating losing its records."""
+
+import signal
+
+import pytest
+
+from harness.wait import wait_until
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("lifecycle")]
+
+
+def _state(s):
+    return s.describe().get("state", "").upper()
+
+
+def test_states_members_assignment_and_coordinator(share_session):
+    """A group with a member is STABLE and describes its member, assignment and coordinator; with
+    every member gone it is EMPTY."""
+    s = share_session(topic_partitions=2)
+    s.produce(2, partition=None)
+    c = s.consumer()
+    wait_until(lambda: _state(s) == "STABLE" and len(s.describe()["members"]) == 1
+               and len(s.describe()["members"][0]["partitions"]) == 2, timeout=30,
+               what="the group to be STABLE with its one member assigned both partitions", interval=0.5)
+    described = s.describe()
+    assert sorted(p for _, p in described["members"][0]["partitions"]) == [0, 1]
+    assert described["coordinator"] in s.cluster.broker_ids, described
+    c.poll_until(2, ack="ACCEPT")
+    c.commit_sync()
+    c.close()
+    wait_until(lambda: _state(s) == "EMPTY", timeout=30, what="the group to be EMPTY", interval=0.5)
+    assert s.describe()["members"] == []
+    s.assert_conforms()
+
+
+def test_listing_groups_shows_the_share_type(share_session):
+    """Listing groups shows a share group with type SHARE."""
+    s = share_session(topic_partitions=1)
+    s.produce(1)
+    c = s.consumer()
+    c.poll_until(1, ack="ACCEPT")
+    c.commit_sync()
+    listed = {g["group"]: g for g in s.admin("list")["groups"]}
+    assert s.group in listed and (listed[s.group]["type"] or "").upper() == "SHARE", listed.get(s.group)
+    s.assert_conforms()
+
+
+def test_delete_share_group_only_when_empty(share_session):
+    """Deleting a share group with members fails (GroupNotEmpty); an empty one is deleted (then DEAD
+    or unknown)."""
+    s = share_session(topic_partitions=1)
+    s.produce(1)
+    c = s.consumer()
+    c.poll_until(1, ack="ACCEPT")
+    c.commit_sync()
+    wait_until(lambda: _state(s) == "STABLE", timeout=30, what="the group to be STABLE", interval=0.5)
+    refused = s.admin("delete", s.group)
+    assert refused.get("error") == "GroupNotEmptyException", refused
+    c.close()
+    wait_until(lambda: _state(s) == "EMPTY", timeout=30, what="the group to be EMPTY", interval=0.5)
+    assert s.admin("delete", s.group) == {"deleted": True}
+    after = s.describe()
+    assert after.get("state", "").upper() == "DEAD" or after.get("error") == "GroupIdNotFoundException", after
+    s.assert_conforms(without=("durable-state",))  # a deleted group has no durable state left to read
+
+
+def test_alter_offsets_only_on_an_empty_group_and_redelivers_from_there(share_session):
+    """Altering share-group offsets needs an empty group; after it the group starts at the new offset,
+    so records from there are delivered again."""
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer()
+    c.poll_until(5, ack="ACCEPT")
+    c.commit_sync()
+    wait_until(lambda: _state(s) == "STABLE", timeout=30, what="the group to be STABLE", interval=0.5)
+    refused = s.alter_offset(0, 2)
+    assert refused.get("error") == "GroupNotEmptyException", refused
+    c.close()
+    wait_until(lambda: _state(s) == "EMPTY", timeout=30, what="the group to be EMPTY", interval=0.5)
+    assert s.alter_offset(0, 2) == {"altered": True}
+    again = s.consumer().poll_until(3, ack="ACCEPT")
+    assert sorted(r.offset for r in again) == [2, 3, 4]
+    s.consumers[-1].commit_sync()
+    s.assert_conforms()
+
+
+def test_more_consumers_than_partitions_all_make_progress(share_session):
+    """Three consumers of one partition all receive records while records keep arriving (share
+    groups are not limited to one consumer per partition)."""
+    s = share_session(topic_partitions=1, max_poll_records=2)
+    consumers = [s.consumer() for _ in range(3)]
+    received = {c.name: 0 for c in consumers}
+    for turn in range(30):  # records arrive in small lots; who polls first turns round
+        s.produce(2)
+        for c in consumers[turn % 3:] + consumers[:turn % 3]:
+            batch = c.poll(0.5)
+            received[c.name] += len(batch)
+            if batch:
+                c.ack(batch, "ACCEPT")
+                c.commit_sync()
+        if turn >= 5 and all(received.values()):
+            break
+    assert all(received.values()), f"a consumer made no progress: {received}"
+    drain = consumers[0]
+    while batch := drain.poll(3.0):
+        drain.ack(batch, "ACCEPT")
+        drain.commit_sync()
+    for c in consumers[1:]:  # what the others still hold comes back when they close
+        c.close()
+    while batch := drain.poll(3.0):
+        drain.ack(batch, "ACCEPT")
+        drain.commit_sync()
+    s.assert_conforms()
+
+
+def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_session):
+    """A member that stops heartbeating (SIGSTOP) is removed from the group after the session
+    timeout, and the records it acquired become available to another consumer (at the latest when
+    their acquisition locks expire)."""
+    s = share_session(topic_partitions=1, lock_duration_ms=15000)
+    s.produce(3)
+    stuck, other = s.consumer(), s.consumer()
+    held = stuck.poll(10)
+    assert held
+    wait_until(lambda: len(s.describe().get("members", [])) == 2, timeout=30, what="both members", interval=0.5)
+    fault = {"id": "conformance-pause", "fault": "consumer-pause", "effects": ["session-loss"],
+             "processes": [stuck.name], "targets": [stuck.name]}
+    s.history.append("nemesis", "ok", "fault-start", fault)
+    stuck.driver.proc.signal(signal.SIGSTOP)
+    try:
+        wait_until(lambda: len(s.describe().get("members", [])) == 1, timeout=45,
+                   what=f"{stuck.name} to be removed after the session timeout", interval=0.5)
+        again = other.poll_until(len(held), timeout=30, ack="ACCEPT")
+        assert {r.key for r in held} <= {r.key for r in again}, (held, again)
+        other.commit_sync()
+    finally:
+        stuck.driver.proc.signal(signal.SIGCONT)
+        s.history.append("nemesis", "ok", "fault-heal", {"id": "conformance-pause", "fault": "consumer-pause"})
+    s.assert_conforms()
