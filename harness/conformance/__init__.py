@@ -113,6 +113,7 @@ class ShareSession:
         self.limits = _setup(cluster, spec, self.topic, self.group, self.history)
         self.consumers: list[StepConsumer] = []
         self._producer = None
+        self._producers = 0
         self._produced = 0
         self.results: tuple = ()
         self.valid: bool | None = None
@@ -124,7 +125,8 @@ class ShareSession:
 
         from harness.clients.producer import HistoryProducer
         if self._producer is None:
-            self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history)
+            self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history,
+                                             process=f"producer-{self._producers}")
         rng = random.Random(self.spec.seed * 7919 + self._produced)
         ids = []
         for _ in range(count):
@@ -136,6 +138,20 @@ class ShareSession:
         if self._producer.flush(60):
             raise HarnessError(f"{self.topic}: records not written within 60 s")
         return ids
+
+    def add_partitions(self, total: int) -> None:
+        """Grow the topic to `total` partitions and wait until each new one has a leader."""
+        from confluent_kafka.admin import NewPartitions
+
+        from harness.cluster.inspect import ClusterInspector
+        inspector = ClusterInspector(self.cluster.bootstrap_servers)
+        inspector.admin.create_partitions([NewPartitions(self.topic, total)])[self.topic].result(30)
+        wait_until(lambda: len(inspector.partitions(self.topic)) == total and inspector.all_led(self.topic),
+                   timeout=60, what=f"{self.topic}'s {total} partitions to have leaders")
+        if self._producer is not None:  # its metadata knows the old partitions only: a new one will do
+            self._producer.flush(30)
+            self._producers += 1
+            self._producer = None
 
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", **client_config: str) -> StepConsumer:
