@@ -374,6 +374,23 @@ def test_an_offset_reset_names_the_records_it_makes_deliverable_again(with_recor
         assert no_loss.check(h2.ops).valid is False
 
 
+def test_records_deleted_below_the_log_start_are_archived_not_lost():
+    from harness.checkers import no_loss
+    h = H()
+    for o in range(4):
+        h.produce(f"r{o}", 0, o)
+    h.poll("consumer-0", [("r0", 0, 0, 1), ("r1", 0, 1, 1)])  # in flight when deleted
+    h.add("admin", "ok", "records-deleted", {"topic": T, "partition": 0, "offset": 3})
+    h.consume("consumer-1", [("r3", 0, 3, 1)])
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.stats["deleted"] == 3  # r0, r1 (in flight), r2 (never delivered)
+    h2 = H()
+    for o in range(4):
+        h2.produce(f"r{o}", 0, o)
+    h2.add("admin", "ok", "records-deleted", {"topic": T, "partition": 0, "offset": 3})
+    assert no_loss.check(h2.ops).valid is False  # r3 is above the log start: it must be delivered
+
+
 def test_redelivery_after_a_failed_or_unknown_ack_is_fine():
     h = H()
     h.produce("a", 0, 0)

@@ -479,6 +479,15 @@ class _Replay:
             self.state_writes[(topic, partition)] = v.get("writes", [])
             self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
+        elif f == "records-deleted" and type_ == "ok" and topic is not None:
+            # The log start moved to `offset` (Admin deleteRecords): what was below it and not yet
+            # terminal is archived by the group, never to be delivered; not lost.
+            tp = (topic, partition)
+            for o, rec in sorted(self.recs[tp].items()):
+                if o < offset and rec.status < ACCEPTED and rec.produce_index >= 0:
+                    rec.status, rec.status_index = REJECTED, index
+                    self.n["deleted"] += 1
+            self.advance(tp, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
             tp = (topic, partition)
             for o, rec in list(self.recs[tp].items()):
@@ -726,7 +735,7 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
                     "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
-                    "truncated": n["truncated"]}
+                    "truncated": n["truncated"], "deleted": n["deleted"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}
     s["batch-order"] = {"batches": n["batches"]}

@@ -153,6 +153,19 @@ class ShareSession:
             self._producers += 1
             self._producer = None
 
+    def delete_records(self, partition: int, before: int) -> int:
+        """Delete the records of `partition` below offset `before` (Admin deleteRecords); the new log
+        start offset, recorded in the history as `records-deleted`."""
+        from confluent_kafka import TopicPartition
+
+        from harness.cluster.inspect import ClusterInspector
+        admin = ClusterInspector(self.cluster.bootstrap_servers).admin
+        [future] = admin.delete_records([TopicPartition(self.topic, partition, before)]).values()
+        low = future.result(30).low_watermark
+        self.history.append("admin", "ok", "records-deleted", {"topic": self.topic, "partition": partition,
+                                                               "offset": low})
+        return low
+
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", **client_config: str) -> StepConsumer:
         """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement)."""

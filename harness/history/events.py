@@ -159,6 +159,9 @@ def _flatten(table: EventTable, op: Op) -> None:
             for r in v["records"]:
                 add(*base, v["topic"], v["partition"], r["offset"], r["id"], value=extra)
             return
+        if f == "records-deleted" and "topic" in v:
+            add(*base, v["topic"], v["partition"], v["offset"])
+            return
         if f == "reset-offsets" and v.get("partitions"):
             for p in v["partitions"]:
                 records = p.get("records")

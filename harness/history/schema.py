@@ -15,7 +15,7 @@ SCHEMA_VERSION = 1
 KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
-    "recover", "hold", "share-state",
+    "recover", "hold", "share-state", "records-deleted",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -110,6 +110,8 @@ def validate_value(op: Op) -> None:
         _fields(v, "value", strs=("topic",))
         for i, p in enumerate(_list(v, "partitions", "value")):
             _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
+    elif f == "records-deleted" and t == "ok":
+        _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
     elif f == "config":
         _fields(v, "value", ints=("schema_version",))
     elif f == "truncated" and t == "ok":
