@@ -174,7 +174,8 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
     limits.update(_limits_set(spec, version))  # what this run set is what is in force once shown
     history.append("harness", "ok", "config", {
         "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
-        "model_profile": ".".join(version.split(".")[:2]), "auto_offset_reset": "earliest",
+        "model_profile": ".".join(version.split(".")[:2]),
+        "auto_offset_reset": configs.get("share.auto.offset.reset", "earliest"),
         "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
     return {**limits, "lock_tolerance_ms": spec.lock_tolerance_ms}
 

@@ -23,14 +23,15 @@ ALL = [(m.NAME, m.check) for m in (no_loss, delivery_count, batch_order, exclusi
 
 
 class H:
-    def __init__(self, limit: int = 3, lock_ms: int = 1000, version: str = "4.3", config: bool = True) -> None:
+    def __init__(self, limit: int = 3, lock_ms: int = 1000, version: str = "4.3", config: bool = True,
+                 reset: str = "earliest") -> None:
         self.ops: list[Op] = []
         self.t = 0
         if config:
             self.add("harness", "ok", "config", {"schema_version": 1, "group": "g", "topics": [T],
                                                  "model_profile": version, "delivery_count_limit": limit,
                                                  "lock_duration_ms": lock_ms, "lock_tolerance_ms": 0,
-                                                 "settle_ms": 0})
+                                                 "settle_ms": 0, "auto_offset_reset": reset})
 
     def add(self, process: str, type_: str, f: str, value: Any = None, dt_ms: int = 1) -> Op:
         self.t += dt_ms * MS
@@ -389,6 +390,18 @@ def test_records_deleted_below_the_log_start_are_archived_not_lost():
         h2.produce(f"r{o}", 0, o)
     h2.add("admin", "ok", "records-deleted", {"topic": T, "partition": 0, "offset": 3})
     assert no_loss.check(h2.ops).valid is False  # r3 is above the log start: it must be delivered
+
+
+@pytest.mark.parametrize("reset", ["latest", "earliest"])
+def test_latest_excuses_only_records_below_the_lowest_delivered_offset(reset):
+    from harness.checkers import no_loss
+    h = H(reset=reset)
+    for o in range(5):
+        h.produce(f"r{o}", 0, o)
+    h.consume("consumer-0", [("r2", 0, 2, 1), ("r3", 0, 3, 1)])  # r4 above: lost even with latest
+    r = no_loss.check(h.ops)
+    assert [a.message.split()[1] for a in r.anomalies] == (["r4"] if reset == "latest" else ["r0", "r1", "r4"])
+    assert r.allowances.get("before-latest-start", 0) == (2 if reset == "latest" else 0)
 
 
 def test_redelivery_after_a_failed_or_unknown_ack_is_fine():

@@ -86,6 +86,8 @@ class _Replay:
         self.lock_ns = int(config.get("lock_duration_ms", 30000)) * MS
         self.tol_ns = int(config.get("lock_tolerance_ms", 2000)) * MS
         self.settle_ns = int(config.get("settle_ms", 10000)) * MS
+        self.latest = config.get("auto_offset_reset") == "latest"
+        self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
         self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
         self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
         self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
@@ -264,6 +266,8 @@ class _Replay:
 
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         self.n["deliveries"] += 1
+        if offset < self.lowest_delivered.get(tp, NEVER):
+            self.lowest_delivered[tp] = offset
         if rid in self.truncated_ids:
             self.lost_delivered(index, tp, offset, rid, self.truncated_ids[rid], (index,))
             return
@@ -501,6 +505,11 @@ class _Replay:
             self.n["offset-resets"] += 1
             self.reset_tps.add(tp)
 
+    def before_latest_start(self, tp: tuple, offset: int, rec: Rec) -> bool:
+        """With share.auto.offset.reset=latest: never delivered, and below the lowest offset the
+        share-partition delivered (produced before it was initialized at the log end)."""
+        return self.latest and rec.count == 0 and offset < self.lowest_delivered.get(tp, -1)
+
     def could_be_archived(self, rec: Rec, by: int) -> bool:
         """Delivered at the limit, or enough sessions ended between its last delivery and `by` to have
         taken the remaining acquisitions unseen."""
@@ -550,7 +559,7 @@ class _Replay:
             lag[f"{tp[0]}-{tp[1]}"] = floor - start
         for o, rec in self.recs[tp].items():
             if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.status < ACCEPTED \
-                    and not self.could_be_archived(rec, time):
+                    and not self.could_be_archived(rec, time) and not self.before_latest_start(tp, o, rec):
                 self.anomaly("durable-state", "durable-state-ahead",
                              f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, past record {o} which "
                              f"was never acknowledged and is below the delivery limit (delivered {rec.count} times)",
@@ -636,6 +645,9 @@ class _Replay:
                     self.allow("no-loss", "unobserved-acquisition")
                 elif rec.status == MAYBE:
                     n["unresolved-maybe"] += 1
+                elif self.before_latest_start(tp, o, rec):
+                    n["skipped-by-latest"] += 1
+                    self.allow("no-loss", "before-latest-start")
                 elif rec.count == 0:
                     self.anomaly("no-loss", "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
                                  f"but never delivered", (rec.produce_index,), offset=o)
@@ -735,7 +747,8 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
                     "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
-                    "truncated": n["truncated"], "deleted": n["deleted"]}
+                    "truncated": n["truncated"], "deleted": n["deleted"],
+                    "skipped_by_latest": n["skipped-by-latest"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}
     s["batch-order"] = {"batches": n["batches"]}

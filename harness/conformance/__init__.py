@@ -153,6 +153,17 @@ class ShareSession:
             self._producers += 1
             self._producer = None
 
+    def read_start_offsets(self) -> dict[int, int]:
+        """The group's start offset per partition of the topic (Admin listShareGroupOffsets), recorded
+        in the history as a `share-offsets` read; partitions not initialized yet are absent."""
+        from harness.cluster.java_admin import read_share_offsets
+        from harness.kafka.jars import resolve
+        from harness.paths import cache_dir
+        from harness.runner import _version
+        dist = resolve(_version(self.cluster, self.spec), cache_dir(), self.spec.kafka_home)
+        found = read_share_offsets(dist, cache_dir(), self.cluster.bootstrap_servers, self.group, self.history) or []
+        return {p["partition"]: p["start_offset"] for p in found if p["topic"] == self.topic}
+
     def delete_records(self, partition: int, before: int) -> int:
         """Delete the records of `partition` below offset `before` (Admin deleteRecords); the new log
         start offset, recorded in the history as `records-deleted`."""
@@ -243,6 +254,21 @@ class ShareSession:
             self.history.append("admin", "fail", "reset-offsets", {**value, "error": result["error"]})
         else:
             self.history.append("admin", "ok", "reset-offsets", value)
+        return result
+
+    def delete_offsets(self) -> dict[str, Any]:
+        """Delete the group's offsets of the topic (Admin deleteShareGroupOffsets). With earliest, the
+        share-partitions start again at the log start: recorded as a `reset-offsets` to offset 0
+        naming every record produced (which the group must then deliver again)."""
+        result = self.admin("delete-offsets", self.group, self.topic)
+        if "error" not in result:
+            for p in range(self.spec.topic_partitions):
+                records = sorted({(op.value["offset"], op.value["id"]) for op in self.history.ops()
+                                  if op.f == "produce" and op.type == "ok" and op.value.get("topic") == self.topic
+                                  and op.value.get("partition") == p and op.value.get("offset", -1) >= 0})
+                self.history.append("admin", "ok", "reset-offsets", {"group": self.group, "topic": self.topic,
+                                    "partitions": [{"partition": p, "offset": 0, "records": [
+                                        {"offset": o, "id": i} for o, i in records]}]})
         return result
 
     def assert_conforms(self, without: tuple[str, ...] = ()) -> None:

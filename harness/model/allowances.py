@@ -22,6 +22,13 @@ class Allowance:
 
 ALLOWANCES = {a.name: a for a in (
     Allowance(
+        "before-latest-start",
+        "share.auto.offset.reset=latest (the config operation says so): a record never delivered whose offset "
+        "is below the lowest offset its share-partition ever delivered was produced before the share-partition "
+        "was initialized at the log end",
+        "By default, the SPSO for each share-partition is initialized to the latest offset for the "
+        "corresponding topic-partitions."),
+    Allowance(
         "acquired-lost-on-leader-change",
         "a record Acquired before or during a disruption (a fault whose effects include leader-change or "
         "coordinator-loss, from its start until its heal plus settle_ms) is delivered again while its "

@@ -66,6 +66,7 @@ def test_delete_share_group_only_when_empty(share_session):
     s.assert_conforms(without=("durable-state",))  # a deleted group has no durable state left to read
 
 
+@pytest.mark.kip("start-offsets")
 def test_alter_offsets_only_on_an_empty_group_and_redelivers_from_there(share_session):
     """Altering share-group offsets needs an empty group; after it the group starts at the new offset,
     so records from there are delivered again."""
