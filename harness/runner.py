@@ -176,6 +176,7 @@ def _setup(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: His
         "schema_version": SCHEMA_VERSION, "group": group, "topics": [topic], "kafka_version": version,
         "model_profile": ".".join(version.split(".")[:2]),
         "auto_offset_reset": configs.get("share.auto.offset.reset", "earliest"),
+        "isolation_level": configs.get("share.isolation.level", "read_uncommitted"),
         "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
     return {**limits, "lock_tolerance_ms": spec.lock_tolerance_ms}
 

@@ -404,6 +404,39 @@ def test_latest_excuses_only_records_below_the_lowest_delivered_offset(reset):
     assert r.allowances.get("before-latest-start", 0) == (2 if reset == "latest" else 0)
 
 
+@pytest.mark.parametrize("level", ["read_committed", "read_uncommitted"])
+def test_aborted_records_are_not_expected_under_read_committed_and_must_not_be_delivered(level):
+    from harness.checkers import no_loss
+    def history(deliver_aborted: bool) -> H:
+        h = H()
+        h.ops[0] = Op(0, h.ops[0].time, "harness", "ok", "config", {**h.ops[0].value, "isolation_level": level})
+        h.produce("c0", 0, 0)
+        h.produce("a1", 0, 1)
+        h.add("txn", "ok", "transaction", {"topic": T, "outcome": "abort", "ids": ["a1"]})
+        h.consume("consumer-0", [("c0", 0, 0, 1)] + ([("a1", 0, 1, 1)] if deliver_aborted else []))
+        return h
+    committed_only, with_aborted = no_loss.check(history(False).ops), no_loss.check(history(True).ops)
+    if level == "read_committed":
+        assert committed_only.valid is True and committed_only.stats["aborted"] == 1
+        assert kinds(with_aborted) == ["aborted-delivered"]
+    else:  # read_uncommitted: an aborted record is a record like any other
+        assert kinds(committed_only) == ["lost"] and with_aborted.valid is True
+
+
+def test_a_callback_result_for_an_offset_without_a_record_is_a_gap_not_unsolicited():
+    h = H()
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 2)  # offset 1: a transaction marker
+    h.poll("consumer-0", [("a", 0, 0, 1), ("b", 0, 2, 1)])
+    h.ack("consumer-0", [(0, 0), (0, 2)])
+    h.commit("consumer-0", {0: None}, callback=False)
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [0, 1, 2]}],
+                                           "error": None})
+    assert ack_results.check(h.ops).valid is True
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [2]}], "error": None})
+    assert kinds(ack_results.check(h.ops)) == ["ack-result-duplicate"]  # a record's result twice still fails
+
+
 def test_redelivery_after_a_failed_or_unknown_ack_is_fine():
     h = H()
     h.produce("a", 0, 0)

@@ -40,6 +40,7 @@ NEVER = 1 << 62
 DISRUPTING = ("leader-change", "coordinator-loss")
 # record status as far as the history proves it
 OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
+GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborted under read_committed
 
 
 class Rec:
@@ -87,6 +88,8 @@ class _Replay:
         self.tol_ns = int(config.get("lock_tolerance_ms", 2000)) * MS
         self.settle_ns = int(config.get("settle_ms", 10000)) * MS
         self.latest = config.get("auto_offset_reset") == "latest"
+        self.read_committed = config.get("isolation_level") == "read_committed"
+        self.aborted_ids: set = set()  # read_committed: ids of aborted transactions, never to be delivered
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
         self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
         self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
@@ -271,6 +274,11 @@ class _Replay:
         if rid in self.truncated_ids:
             self.lost_delivered(index, tp, offset, rid, self.truncated_ids[rid], (index,))
             return
+        if rid in self.aborted_ids:
+            self.anomaly("no-loss", "aborted-delivered", f"record {rid} at {tp[0]}-{tp[1]}@{offset} was delivered "
+                         f"to {process}, but its transaction aborted and the group reads committed records only",
+                         (index,), offset=offset)
+            return
         rec = self.rec_for(tp, offset)
         where = f"{tp[0]}-{tp[1]}@{offset}"
         if rec is None:  # below the watermark: terminal for sure
@@ -305,7 +313,9 @@ class _Replay:
             self.anomaly("no-loss", "phantom", f"{where} delivered id {rid!r} that no produce created", (index,))
         prev = rec.count
         # no-redelivery-after-ack
-        if rec.status >= ACCEPTED:
+        if rec.status == GONE:  # deleted while a client held it prefetched: handed over late, not redelivered
+            self.n["delivered-after-delete"] += 1
+        elif rec.status >= ACCEPTED:
             self.anomaly("no-redelivery-after-ack", "redelivered-after-ack",
                          f"{where} delivered to {process} after its {'ACCEPT' if rec.status == ACCEPTED else 'REJECT'} "
                          f"was committed", (rec.status_index, index), offset=offset)
@@ -409,7 +419,12 @@ class _Replay:
             recent, older = self.retired[process]
             a = recent.get(key) or older.get(key)
         if a is None:
-            if offset >= self.watermark[tp]:
+            held = self.recs[tp].get(offset)
+            if held is None or held.produce_index < 0:
+                # no record was produced at this offset (a transaction marker, a compacted gap): the
+                # client acknowledges gaps itself (KIP-932's GAP acknowledgement type)
+                self.n["gap-results"] += 1
+            elif offset >= self.watermark[tp]:
                 self.anomaly("ack-results", "ack-result-unsolicited",
                              f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never acknowledged",
                              (index,))
@@ -483,13 +498,28 @@ class _Replay:
             self.state_writes[(topic, partition)] = v.get("writes", [])
             self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
+        elif f == "transaction" and type_ == "ok" and v.get("outcome") == "abort" and self.read_committed:
+            # read_committed: an aborted transaction's records are never delivered nor expected
+            ids = set(v.get("ids", ()))
+            self.aborted_ids |= ids
+            for tp, recs in self.recs.items():
+                for o, rec in sorted(recs.items()):
+                    if rec.rid in ids and rec.status < ACCEPTED:
+                        if rec.count:
+                            self.anomaly("no-loss", "aborted-delivered",
+                                         f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was delivered before its "
+                                         f"transaction aborted, to a group reading committed records only",
+                                         (rec.produce_index, rec.last_index, index), offset=o)
+                        rec.status, rec.status_index = GONE, index
+                        self.n["aborted"] += 1
+                self.advance(tp, time)
         elif f == "records-deleted" and type_ == "ok" and topic is not None:
             # The log start moved to `offset` (Admin deleteRecords): what was below it and not yet
             # terminal is archived by the group, never to be delivered; not lost.
             tp = (topic, partition)
             for o, rec in sorted(self.recs[tp].items()):
                 if o < offset and rec.status < ACCEPTED and rec.produce_index >= 0:
-                    rec.status, rec.status_index = REJECTED, index
+                    rec.status, rec.status_index = GONE, index
                     self.n["deleted"] += 1
             self.advance(tp, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
@@ -634,7 +664,9 @@ class _Replay:
                 if rec.produce_index < 0:
                     continue
                 where = f"{tp[0]}-{tp[1]}@{o}"
-                if rec.status >= ACCEPTED:
+                if rec.status == GONE:
+                    n["gone-pending"] += 1
+                elif rec.status >= ACCEPTED:
                     n["accepted"] += 1
                 elif rec.count >= self.limit:
                     n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
@@ -669,7 +701,8 @@ class _Replay:
                 self.anomaly("ack-results", "ack-result-missing",
                              f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
                              (a.index,), process=process)
-        n["accepted"] += sum(self.watermark.values())
+        # below the watermark: settled; those settled as GONE (deleted, aborted) were not accepted
+        n["accepted"] += sum(self.watermark.values()) - (n["deleted"] + n["aborted"] - n["gone-pending"])
         n["durable-reads"] += self.durable_reads
         return Partial(obs.anomalies, obs.allowances, dict(n), obs.stats["durable-state"], obs.unknown, obs.config)
 
@@ -748,7 +781,7 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
                     "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
                     "truncated": n["truncated"], "deleted": n["deleted"],
-                    "skipped_by_latest": n["skipped-by-latest"]}
+                    "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}
     s["batch-order"] = {"batches": n["batches"]}

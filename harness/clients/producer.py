@@ -62,6 +62,25 @@ class HistoryProducer:
         self._call(lambda: self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs))
         self.poll(0)
 
+    def transaction(self, topic: str, record_ids: list[str], partition: int | None, commit: bool,
+                    timeout: float = 30.0) -> None:
+        """Produce `record_ids` in one transaction (needs `transactional.id` in `extra`), then commit or
+        abort it; the outcome is a `transaction` operation naming the ids (its `info` if it raised)."""
+        self._producer.init_transactions(timeout)
+        self._producer.begin_transaction()
+        for rid in record_ids:
+            self.produce(topic, rid, partition)
+        self.flush(timeout)  # every record written (delivery reports in) before the outcome
+        outcome = "commit" if commit else "abort"
+        value = {"topic": topic, "outcome": outcome, "ids": list(record_ids)}
+        self.history.append(self.process, "invoke", "transaction", value)
+        try:
+            (self._producer.commit_transaction if commit else self._producer.abort_transaction)(timeout)
+        except KafkaException as exc:
+            self.history.append(self.process, "info", "transaction", {**value, "error": str(exc)})
+            raise
+        self.history.append(self.process, "ok", "transaction", value)
+
     def poll(self, timeout: float) -> None:
         """Serve delivery reports for up to `timeout` seconds."""
         self._call(lambda: self._producer.poll(timeout))

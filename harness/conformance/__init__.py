@@ -153,6 +153,19 @@ class ShareSession:
             self._producers += 1
             self._producer = None
 
+    def produce_transaction(self, count: int, commit: bool, partition: int = 0) -> list[str]:
+        """Produce `count` records in one transaction of a new transactional producer, then commit or
+        abort it (a `transaction` operation in the history names its ids)."""
+        from harness.clients.producer import HistoryProducer
+        self._producers += 1
+        name = f"txn-producer-{self._producers}"
+        producer = HistoryProducer(self.cluster.bootstrap_servers, self.history, process=name,
+                                   extra={"transactional.id": f"{self.topic}-{name}"})
+        ids = [f"{self.spec.seed}-{self._produced + i}" for i in range(count)]
+        self._produced += count
+        producer.transaction(self.topic, ids, partition, commit)
+        return ids
+
     def read_start_offsets(self) -> dict[int, int]:
         """The group's start offset per partition of the topic (Admin listShareGroupOffsets), recorded
         in the history as a `share-offsets` read; partitions not initialized yet are absent."""

@@ -15,7 +15,7 @@ SCHEMA_VERSION = 1
 KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
-    "recover", "hold", "share-state", "records-deleted",
+    "recover", "hold", "share-state", "records-deleted", "transaction",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -110,6 +110,13 @@ def validate_value(op: Op) -> None:
         _fields(v, "value", strs=("topic",))
         for i, p in enumerate(_list(v, "partitions", "value")):
             _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
+    elif f == "transaction" and t == "ok":
+        _fields(v, "value", strs=("topic", "outcome"))
+        if v["outcome"] not in ("commit", "abort"):
+            raise ValueError(f"value.outcome must be commit or abort, got {v['outcome']!r}")
+        for i, rid in enumerate(_list(v, "ids", "value")):
+            if not isinstance(rid, str):
+                raise ValueError(f"value.ids[{i}] must be a string")
     elif f == "records-deleted" and t == "ok":
         _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
     elif f == "config":
