@@ -64,9 +64,8 @@ def _on_commit(offsets: dict, exc: Any) -> None:
     emit("ok", "callback", {"partitions": parts, "error": _error_text(exc)})
 
 
-def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event | None = None) -> None:
-    behaviour, seed = config["behaviour"], int(config.get("seed", 0))
-    explicit = is_explicit(behaviour)
+def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any]) -> ShareConsumer:
+    """The consumer of `config`, subscribed, its commit callback set; prints `start`."""
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
              **config.get("client_config", {})}
@@ -74,7 +73,14 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
     consumer.set_acknowledgement_commit_callback(_on_commit)
     consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                         "librdkafka": confluent_kafka.libversion()[0], "behaviour": behaviour})
+                         "librdkafka": confluent_kafka.libversion()[0], **start})
+    return consumer
+
+
+def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event | None = None) -> None:
+    behaviour, seed = config["behaviour"], int(config.get("seed", 0))
+    explicit = is_explicit(behaviour)
+    consumer = _subscribed(config, explicit, {"behaviour": behaviour})
     timeout = float(config.get("poll_timeout", 0.5))
     while not stop.is_set():
         try:
@@ -137,15 +143,7 @@ def commit(consumer: ShareConsumer) -> None:
 def run_steps(config: dict[str, Any], commands) -> None:
     """The `step` behaviour: run each command of `commands` (JSON lines) and mark its end."""
     explicit = config.get("mode", "explicit") == "explicit"
-    props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
-             "share.acknowledgement.mode": "explicit" if explicit else "implicit",
-             **config.get("client_config", {})}
-    consumer = ShareConsumer(props)
-    consumer.set_acknowledgement_commit_callback(_on_commit)
-    consumer.subscribe(config["topics"])
-    emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                         "librdkafka": confluent_kafka.libversion()[0], "behaviour": "step",
-                         "mode": "explicit" if explicit else "implicit"})
+    consumer = _subscribed(config, explicit, {"behaviour": "step", "mode": "explicit" if explicit else "implicit"})
     given: dict[tuple, Any] = {}  # (topic, partition, offset) -> the message, from the polls so far
     unacked: list = []  # implicit mode: the last batch, which the next poll or commit accepts
     n = 0
