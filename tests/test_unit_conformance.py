@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.conformance import missing_requirement
+from harness.conformance import error_is, missing_requirement
 from harness.conformance.report import AREAS, Row, area_result, render_markdown, write_report
 
 
@@ -12,6 +12,12 @@ def test_requirements_skip_with_the_reason():
     assert missing_requirement("4.3.1", group_config="delivery_count_limit") is None
     assert "no group-level config for delivery count limit" in missing_requirement(
         "4.2.1", group_config="delivery_count_limit")
+
+
+def test_error_names_of_both_clients_match_the_kafka_code():
+    assert error_is("INVALID_RECORD_STATE: Broker: The record state is invalid", "INVALID_RECORD_STATE")
+    assert error_is("InvalidRecordStateException: The record state is invalid.", "INVALID_RECORD_STATE")
+    assert not error_is(None, "INVALID_RECORD_STATE") and not error_is("TimeoutException: x", "INVALID_RECORD_STATE")
 
 
 def test_area_result_fails_on_any_failure_and_needs_a_pass():

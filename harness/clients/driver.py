@@ -35,8 +35,11 @@ class ConsumerDriver:
         self._reader: threading.Thread | None = None
         self.closed = threading.Event()
 
+    def command_line(self) -> list[str]:
+        return [sys.executable, "-m", self.module, json.dumps(self.config)]
+
     def start(self) -> None:
-        args = [sys.executable, "-m", self.module, json.dumps(self.config)]
+        args = self.command_line()
         self.proc = spawn(self.name, args, log_path=self.log_path, env=python_env(),
                           stdout_pipe=True, stdin_pipe=True)
         self._reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
@@ -153,3 +156,25 @@ class StepDriver(ConsumerDriver):
                     raise HarnessError(f"driver {self.name} {state} on {json.dumps(cmd)} (see {self.log_path})")
                 self._lock.wait(min(left, 0.2))
             return self._done[n], list(self._ops)
+
+
+class JavaStepDriver(StepDriver):
+    """The Java `KafkaShareConsumer` of the release under test in step mode (harness/java/ShareDriver.java,
+    compiled at first use against the release's jars with javac)."""
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path, dist) -> None:
+        super().__init__(name, {**config, "client_version": dist.version}, history, log_dir)
+        self.dist = dist
+
+    def command_line(self) -> list[str]:
+        import os
+
+        from harness.cluster.java_admin import compiled
+        from harness.paths import cache_dir
+        classes = compiled(self.dist, cache_dir(), "ShareDriver")
+        return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{self.dist.classpath}",
+                "ShareDriver", json.dumps(self.config)]
+
+
+#: The drivers a conformance session can run in step mode, by client name (--ksh-client).
+STEP_DRIVERS = {"confluent": StepDriver, "java": JavaStepDriver}

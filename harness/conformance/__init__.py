@@ -101,10 +101,10 @@ class StepConsumer:
 class ShareSession:
     """A fresh topic and share group on `cluster`, its history, producer and step consumers."""
 
-    def __init__(self, cluster, spec, run_dir: Path) -> None:
+    def __init__(self, cluster, spec, run_dir: Path, client: str = "confluent") -> None:
         from harness.report.rundir import write_json
         from harness.runner import _setup
-        self.cluster, self.spec, self.run_dir = cluster, spec, run_dir
+        self.cluster, self.spec, self.run_dir, self.client = cluster, spec, run_dir, client
         write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": spec.reproduce_command()})
         self.history = HistoryWriter(run_dir / "history.jsonl")
         safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-")[:100]
@@ -193,13 +193,16 @@ class ShareSession:
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", **client_config: str) -> StepConsumer:
         """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement)."""
-        from harness.clients.driver import StepDriver
+        from harness.clients.driver import STEP_DRIVERS, JavaStepDriver
         name = f"consumer-{len(self.consumers)}"
         config = {"group": self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
                   "bootstrap": self.cluster.bootstrap_servers,
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
-        driver = StepDriver(name, config, self.history, self.run_dir / "logs")
+        if STEP_DRIVERS[self.client] is JavaStepDriver:
+            driver = JavaStepDriver(name, config, self.history, self.run_dir / "logs", self._dist())
+        else:
+            driver = STEP_DRIVERS[self.client](name, config, self.history, self.run_dir / "logs")
         driver.start()
         wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
                    not driver.alive(), timeout=60, what=f"{name} to start")
@@ -236,6 +239,12 @@ class ShareSession:
             "seed": self.spec.seed, "kafka_version": self.cluster.version, "engine": "inprocess",
             "reproduce": self.spec.reproduce_command()})
         return self
+
+    def _dist(self):
+        from harness.kafka.jars import resolve
+        from harness.paths import cache_dir
+        from harness.runner import _version
+        return resolve(_version(self.cluster, self.spec), cache_dir(), self.spec.kafka_home)
 
     # -- administration (Admin API, through harness/java/ShareAdmin.java) -------------------------
     def admin(self, command: str, *args: str) -> dict[str, Any]:
@@ -305,6 +314,15 @@ class ShareSession:
                 lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.reason} "
                              + "; ".join(a.message for a in r.anomalies[:5]))
         return "\n".join(lines)
+
+
+def error_is(error: str | None, code: str) -> bool:
+    """Whether a client's error text names Kafka error `code` (e.g. INVALID_RECORD_STATE), as
+    librdkafka names it or as the Java client does (InvalidRecordStateException)."""
+    if not error:
+        return False
+    flat = error.upper().replace("_", "")
+    return code.upper().replace("_", "") in flat
 
 
 def missing_requirement(version: str, line: str | None = None, group_config: str | None = None) -> str | None:

@@ -53,7 +53,8 @@ def share_session(kafka_cluster, ksh_spec, request):
     def _open(**overrides):
         name = overrides.pop("name", request.node.name)
         spec = replace(ksh_spec, name=name, **overrides)
-        session = ShareSession(kafka_cluster, spec, new_run_dir(name))
+        from fixtures.plugin import _value
+        session = ShareSession(kafka_cluster, spec, new_run_dir(name), client=_value(request.config, "ksh_client"))
         opened.append(session)
         request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(session.run_dir)
         return session

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from harness.conformance import error_is
+
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("acknowledgement")]
 
 QUIET_S = 3.0  # how long a consumer polls to show that nothing more is delivered
@@ -120,7 +122,7 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     late.ack([mine], "ACCEPT")
     results = late.commit_sync()
     errors = [r["error"] for r in results if r["partition"] == mine.partition]
-    assert errors and errors[0] is not None and "INVALID_RECORD_STATE" in errors[0].upper(), results
+    assert errors and error_is(errors[0], "INVALID_RECORD_STATE"), results
     other.ack([theirs], "ACCEPT")
     assert all(r["error"] is None for r in other.commit_sync())
     s.assert_conforms()

@@ -1,0 +1,255 @@
+// The Java KafkaShareConsumer driver (kafka-clients of the release under test), step mode of
+// docs/driver.md: runs one JSON command per stdin line and prints JSON operations on stdout.
+// Usage: java -cp <kafka libs>:<dir> ShareDriver '<json config>'
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+public class ShareDriver {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    static synchronized void emit(String type, String f, ObjectNode value) {
+        ObjectNode op = JSON.createObjectNode();
+        op.put("type", type);
+        op.put("f", f);
+        op.set("value", value);
+        System.out.println(op.toString());
+        System.out.flush();
+    }
+
+    static ObjectNode obj() { return JSON.createObjectNode(); }
+
+    static String errorText(Throwable e) {
+        if (e == null) return null;
+        Throwable c = e;
+        while (c.getCause() != null && !(c instanceof ApiException)) c = c.getCause();
+        return c.getClass().getSimpleName() + ": " + c.getMessage();
+    }
+
+    static String key(String topic, int partition, long offset) { return topic + "\u0000" + partition + "\u0000" + offset; }
+
+    public static void main(String[] args) throws Exception {
+        JsonNode config = JSON.readTree(args[0]);
+        if (!"step".equals(config.path("behaviour").asText())) {
+            System.err.println("unknown behaviour " + config.path("behaviour") + ": this driver runs step only");
+            System.exit(2);
+        }
+        boolean explicit = !"implicit".equals(config.path("mode").asText("explicit"));
+        Properties props = new Properties();
+        props.put("bootstrap.servers", config.get("bootstrap").asText());
+        props.put("group.id", config.get("group").asText());
+        props.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
+        Iterator<Map.Entry<String, JsonNode>> extra = config.path("client_config").fields();
+        while (extra.hasNext()) {
+            Map.Entry<String, JsonNode> e = extra.next();
+            props.put(e.getKey(), e.getValue().asText());
+        }
+        KafkaShareConsumer<byte[], byte[]> consumer =
+            new KafkaShareConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer.setAcknowledgementCommitCallback((Map<TopicIdPartition, Set<Long>> offsets, Exception exc) -> {
+            ObjectNode v = obj();
+            ArrayNode parts = v.putArray("partitions");
+            for (Map.Entry<TopicIdPartition, Set<Long>> e : offsets.entrySet()) {
+                ObjectNode p = parts.addObject();
+                p.put("topic", e.getKey().topic());
+                p.put("partition", e.getKey().partition());
+                ArrayNode os = p.putArray("offsets");
+                e.getValue().stream().sorted().forEach(os::add);
+            }
+            v.put("error", errorText(exc));
+            emit("ok", "callback", v);
+        });
+        List<String> topics = new ArrayList<>();
+        config.get("topics").forEach(t -> topics.add(t.asText()));
+        consumer.subscribe(topics);
+        ObjectNode start = obj();
+        start.put("client", "kafka-clients");
+        start.put("client_version", config.path("client_version").asText("unknown"));  // the jar's release
+        start.put("behaviour", "step");
+        start.put("mode", explicit ? "explicit" : "implicit");
+        emit("ok", "start", start);
+
+        Map<String, ConsumerRecord<byte[], byte[]>> given = new HashMap<>();
+        List<ConsumerRecord<byte[], byte[]>> unacked = new ArrayList<>();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        int n = 0;
+        String line;
+        String cmd = null;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) continue;
+            n++;
+            ObjectNode reply = obj();
+            reply.put("n", n);
+            JsonNode command;
+            try {
+                command = JSON.readTree(line);
+                cmd = command.get("cmd").asText();
+            } catch (Exception e) {
+                ObjectNode err = obj();
+                err.putNull("code");
+                err.put("message", "bad command: " + line);
+                emit("info", "error", err);
+                reply.putNull("cmd");
+                emit("ok", "step", reply);
+                continue;
+            }
+            reply.put("cmd", cmd);
+            if (!explicit && !unacked.isEmpty() && (cmd.equals("poll") || cmd.startsWith("commit"))) {
+                emit("ok", "acknowledge", records(unacked, "ACCEPT"));
+                unacked.clear();
+            }
+            if (cmd.equals("close")) break;
+            try {
+                switch (cmd) {
+                    case "poll": {
+                        List<ConsumerRecord<byte[], byte[]>> batch = poll(consumer, command.path("timeout").asDouble(5.0));
+                        for (ConsumerRecord<byte[], byte[]> r : batch) given.put(key(r.topic(), r.partition(), r.offset()), r);
+                        if (!explicit) unacked.addAll(batch);
+                        reply.put("records", batch.size());
+                        break;
+                    }
+                    case "ack": {
+                        String error = null;
+                        List<ConsumerRecord<byte[], byte[]>> done = new ArrayList<>();
+                        List<String> types = new ArrayList<>();
+                        for (JsonNode r : command.path("records")) {
+                            String type = r.get("type").asText();
+                            ConsumerRecord<byte[], byte[]> rec =
+                                given.get(key(r.get("topic").asText(), r.get("partition").asInt(), r.get("offset").asLong()));
+                            try {
+                                if (rec == null) throw new IllegalArgumentException("record was never returned by a poll");
+                                consumer.acknowledge(rec, AcknowledgeType.valueOf(type));
+                                done.add(rec);
+                                types.add(type);
+                            } catch (Exception e) {
+                                error = errorText(e);
+                                ObjectNode v = obj();
+                                ArrayNode rs = v.putArray("records");
+                                ObjectNode one = rs.addObject();
+                                one.put("topic", r.get("topic").asText());
+                                one.put("partition", r.get("partition").asInt());
+                                one.put("offset", r.get("offset").asLong());
+                                one.put("type", type);
+                                v.put("error", error);
+                                emit("fail", "acknowledge", v);
+                            }
+                        }
+                        if (!done.isEmpty()) emit("ok", "acknowledge", records(done, types));
+                        reply.put("error", error);
+                        break;
+                    }
+                    case "commit_sync": {
+                        emit("invoke", "commit", obj());
+                        try {
+                            Map<TopicIdPartition, Optional<KafkaException>> results = consumer.commitSync(Duration.ofSeconds(30));
+                            ObjectNode v = obj();
+                            ArrayNode rs = v.putArray("results");
+                            for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
+                                ObjectNode r = rs.addObject();
+                                r.put("topic", e.getKey().topic());
+                                r.put("partition", e.getKey().partition());
+                                r.put("error", e.getValue().map(ShareDriver::errorText).orElse(null));
+                            }
+                            emit("ok", "commit", v);
+                        } catch (KafkaException e) {
+                            ObjectNode v = obj();
+                            v.put("error", errorText(e));
+                            emit("info", "commit", v);
+                        }
+                        break;
+                    }
+                    case "commit_async":
+                        emit("invoke", "commit", obj());
+                        consumer.commitAsync();
+                        break;
+                    default:
+                        reply.put("error", "unknown command " + cmd);
+                }
+            } catch (Exception e) {  // e.g. IllegalStateException: a poll with records unacknowledged
+                reply.put("error", errorText(e));
+                ObjectNode err = obj();
+                err.putNull("code");
+                err.put("message", cmd + ": " + errorText(e));
+                emit("info", "error", err);
+            }
+            emit("ok", "step", reply);
+        }
+        emit("invoke", "close", obj());
+        try {
+            consumer.close(Duration.ofSeconds(30));
+            emit("ok", "close", obj());
+        } catch (Exception e) {
+            ObjectNode v = obj();
+            v.put("error", errorText(e));
+            emit("info", "close", v);
+        }
+        ObjectNode last = obj();
+        last.put("n", n);
+        last.put("cmd", "close");
+        emit("ok", "step", last);
+    }
+
+    static List<ConsumerRecord<byte[], byte[]>> poll(KafkaShareConsumer<byte[], byte[]> consumer, double timeout) {
+        long deadline = System.nanoTime() + (long) (timeout * 1e9);
+        while (true) {
+            long left = Math.max(50, Math.min((deadline - System.nanoTime()) / 1_000_000, 500));
+            List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
+            consumer.poll(Duration.ofMillis(left)).forEach(batch::add);
+            if (!batch.isEmpty()) {
+                ObjectNode v = obj();
+                ArrayNode rs = v.putArray("records");
+                for (ConsumerRecord<byte[], byte[]> r : batch) {
+                    ObjectNode o = rs.addObject();
+                    o.put("id", r.value() == null ? "" : new String(r.value(), StandardCharsets.UTF_8));
+                    o.put("topic", r.topic());
+                    o.put("partition", r.partition());
+                    o.put("offset", r.offset());
+                    o.put("delivery_count", r.deliveryCount().map(Short::intValue).orElse(-1));
+                }
+                emit("ok", "poll", v);
+                return batch;
+            }
+            if (System.nanoTime() >= deadline) return batch;
+        }
+    }
+
+    static ObjectNode records(List<ConsumerRecord<byte[], byte[]>> recs, String type) {
+        List<String> types = new ArrayList<>();
+        for (int i = 0; i < recs.size(); i++) types.add(type);
+        return records(recs, types);
+    }
+
+    static ObjectNode records(List<ConsumerRecord<byte[], byte[]>> recs, List<String> types) {
+        ObjectNode v = obj();
+        ArrayNode rs = v.putArray("records");
+        for (int i = 0; i < recs.size(); i++) {
+            ConsumerRecord<byte[], byte[]> r = recs.get(i);
+            ObjectNode o = rs.addObject();
+            o.put("topic", r.topic());
+            o.put("partition", r.partition());
+            o.put("offset", r.offset());
+            o.put("type", types.get(i));
+        }
+        return v;
+    }
+}
