@@ -423,6 +423,28 @@ def test_aborted_records_are_not_expected_under_read_committed_and_must_not_be_d
         assert kinds(committed_only) == ["lost"] and with_aborted.valid is True
 
 
+def test_latest_does_not_excuse_records_produced_after_a_consumer_started():
+    from harness.checkers import no_loss
+    h = H(reset="latest")
+    h.add("consumer-0", "ok", "start", {"client": "x"})
+    for o in range(4):
+        h.produce(f"r{o}", 0, o)
+    h.consume("consumer-0", [("r2", 0, 2, 1), ("r3", 0, 3, 1)])
+    assert [a.message.split()[1] for a in no_loss.check(h.ops).anomalies] == ["r0", "r1"]
+
+
+def test_a_record_of_an_aborted_transaction_delivered_and_accepted_is_flagged():
+    from harness.checkers import no_loss
+    h = H()
+    h.ops[0] = Op(0, h.ops[0].time, "harness", "ok", "config", {**h.ops[0].value, "isolation_level": "read_committed"})
+    h.produce("a0", 0, 0)
+    h.produce("a1", 0, 1)
+    h.consume("consumer-0", [("a0", 0, 0, 1)])
+    h.add("txn", "info", "transaction", {"topic": T, "outcome": "abort", "ids": ["a0", "a1"], "error": "x"})
+    r = no_loss.check(h.ops)
+    assert kinds(r) == ["aborted-delivered"] and r.stats["aborted"] == 1
+
+
 def test_a_callback_result_for_an_offset_without_a_record_is_a_gap_not_unsolicited():
     h = H()
     h.produce("a", 0, 0)
@@ -435,6 +457,8 @@ def test_a_callback_result_for_an_offset_without_a_record_is_a_gap_not_unsolicit
     assert ack_results.check(h.ops).valid is True
     h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [2]}], "error": None})
     assert kinds(ack_results.check(h.ops)) == ["ack-result-duplicate"]  # a record's result twice still fails
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [9]}], "error": None})
+    assert "ack-result-unsolicited" in kinds(ack_results.check(h.ops))  # far past anything it acknowledged
 
 
 def test_redelivery_after_a_failed_or_unknown_ack_is_fine():

@@ -90,7 +90,12 @@ class _Replay:
         self.latest = config.get("auto_offset_reset") == "latest"
         self.read_committed = config.get("isolation_level") == "read_committed"
         self.aborted_ids: set = set()  # read_committed: ids of aborted transactions, never to be delivered
+        self.delivered_ids: set = set()  # read_committed only: every id delivered (an abort may come later)
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
+        self.first_start = NEVER  # index of the first consumer start (latest: what was produced before)
+        self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
+        self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
+        self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
         self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
         self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
         self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
@@ -167,7 +172,9 @@ class _Replay:
             rec = recs.get(w)
             if rec is None:
                 break
-            if rec.status < ACCEPTED:
+            if rec.status == GONE:
+                self.n["gone-passed"] += 1
+            elif rec.status < ACCEPTED:
                 if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
                     break
                 self.archived[tp].add(w)
@@ -269,6 +276,8 @@ class _Replay:
 
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         self.n["deliveries"] += 1
+        if self.read_committed:
+            self.delivered_ids.add(rid)
         if offset < self.lowest_delivered.get(tp, NEVER):
             self.lowest_delivered[tp] = offset
         if rid in self.truncated_ids:
@@ -282,7 +291,9 @@ class _Replay:
         rec = self.rec_for(tp, offset)
         where = f"{tp[0]}-{tp[1]}@{offset}"
         if rec is None:  # below the watermark: terminal for sure
-            if offset in self.archived[tp]:
+            if offset in self.gone[tp]:  # deleted while a client held it prefetched: handed over late
+                self.n["delivered-after-delete"] += 1
+            elif offset in self.archived[tp]:
                 self.unless_disrupted("delivery-count", "delivery-count-lag", 0, time, tp, "delivered-after-limit",
                                       f"{where} delivered to {process} after it was delivered at the limit "
                                       f"{self.limit} and its lock ended", (index,), offset=offset)
@@ -364,6 +375,8 @@ class _Replay:
 
     def acknowledge(self, index, time, process, tp, offset, ack) -> None:
         self.n["acks"] += 1
+        if offset > self.max_acked.get((process, tp), -1):
+            self.max_acked[(process, tp)] = offset
         key = (tp[0], tp[1], offset)
         rec = self.rec_for(tp, offset)
         if rec is None:
@@ -420,9 +433,12 @@ class _Replay:
             a = recent.get(key) or older.get(key)
         if a is None:
             held = self.recs[tp].get(offset)
-            if held is None or held.produce_index < 0:
-                # no record was produced at this offset (a transaction marker, a compacted gap): the
-                # client acknowledges gaps itself (KIP-932's GAP acknowledgement type)
+            top = self.max_acked.get((process, tp))
+            if offset >= self.watermark[tp] and (held is None or held.produce_index < 0) \
+                    and top is not None and offset <= top + 1:
+                # no record was produced at this offset (a transaction marker, a compacted gap) and it lies
+                # within what the process acknowledged (or is the marker right after it): the client
+                # acknowledges gaps itself (KIP-932's GAP acknowledgement type)
                 self.n["gap-results"] += 1
             elif offset >= self.watermark[tp]:
                 self.anomaly("ack-results", "ack-result-unsolicited",
@@ -467,6 +483,8 @@ class _Replay:
             self.crashed(process, time)
         elif f == "crash":
             self.crashed(v.get("process", ""), time)
+        elif f == "start" and type_ == "ok":
+            self.first_start = min(self.first_start, index)
         elif f == "error":
             self.session_event(time)
         elif f == "fault-start" and type_ in ("invoke", "ok"):
@@ -498,18 +516,16 @@ class _Replay:
             self.state_writes[(topic, partition)] = v.get("writes", [])
             self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
-        elif f == "transaction" and type_ == "ok" and v.get("outcome") == "abort" and self.read_committed:
+        elif f == "transaction" and type_ in ("ok", "info") and v.get("outcome") == "abort" and self.read_committed:
             # read_committed: an aborted transaction's records are never delivered nor expected
             ids = set(v.get("ids", ()))
             self.aborted_ids |= ids
+            for rid in sorted(ids & self.delivered_ids):  # delivered before the abort: the LSO was ignored
+                self.anomaly("no-loss", "aborted-delivered", f"record {rid} was delivered before its transaction "
+                             f"aborted, to a group reading committed records only", (index,))
             for tp, recs in self.recs.items():
                 for o, rec in sorted(recs.items()):
-                    if rec.rid in ids and rec.status < ACCEPTED:
-                        if rec.count:
-                            self.anomaly("no-loss", "aborted-delivered",
-                                         f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was delivered before its "
-                                         f"transaction aborted, to a group reading committed records only",
-                                         (rec.produce_index, rec.last_index, index), offset=o)
+                    if rec.rid in ids and rec.status != GONE:
                         rec.status, rec.status_index = GONE, index
                         self.n["aborted"] += 1
                 self.advance(tp, time)
@@ -517,9 +533,11 @@ class _Replay:
             # The log start moved to `offset` (Admin deleteRecords): what was below it and not yet
             # terminal is archived by the group, never to be delivered; not lost.
             tp = (topic, partition)
+            self.log_start[tp] = max(self.log_start.get(tp, 0), offset)
             for o, rec in sorted(self.recs[tp].items()):
                 if o < offset and rec.status < ACCEPTED and rec.produce_index >= 0:
                     rec.status, rec.status_index = GONE, index
+                    self.gone[tp].add(o)
                     self.n["deleted"] += 1
             self.advance(tp, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
@@ -529,6 +547,9 @@ class _Replay:
                     del self.recs[tp][o]
             self.watermark[tp] = min(self.watermark[tp], offset)
             for r in v.get("records", ()):  # produced from the new start on: deliverable again
+                if r["id"] in self.aborted_ids or r["id"] in self.truncated_ids \
+                        or r["offset"] < self.log_start.get(tp, 0):
+                    continue  # gone for good: no reset brings it back
                 rec = self.rec_for(tp, r["offset"])
                 if rec is not None:
                     rec.produce_index, rec.rid = index, r["id"]
@@ -536,9 +557,11 @@ class _Replay:
             self.reset_tps.add(tp)
 
     def before_latest_start(self, tp: tuple, offset: int, rec: Rec) -> bool:
-        """With share.auto.offset.reset=latest: never delivered, and below the lowest offset the
-        share-partition delivered (produced before it was initialized at the log end)."""
-        return self.latest and rec.count == 0 and offset < self.lowest_delivered.get(tp, -1)
+        """With share.auto.offset.reset=latest: produced before the first consumer started, never
+        delivered, and below the lowest offset the share-partition delivered (so before it was
+        initialized at the log end)."""
+        return (self.latest and rec.count == 0 and rec.produce_index < self.first_start
+                and offset < self.lowest_delivered.get(tp, -1))
 
     def could_be_archived(self, rec: Rec, by: int) -> bool:
         """Delivered at the limit, or enough sessions ended between its last delivery and `by` to have
@@ -665,7 +688,7 @@ class _Replay:
                     continue
                 where = f"{tp[0]}-{tp[1]}@{o}"
                 if rec.status == GONE:
-                    n["gone-pending"] += 1
+                    continue
                 elif rec.status >= ACCEPTED:
                     n["accepted"] += 1
                 elif rec.count >= self.limit:
@@ -702,7 +725,7 @@ class _Replay:
                              f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
                              (a.index,), process=process)
         # below the watermark: settled; those settled as GONE (deleted, aborted) were not accepted
-        n["accepted"] += sum(self.watermark.values()) - (n["deleted"] + n["aborted"] - n["gone-pending"])
+        n["accepted"] += max(0, sum(self.watermark.values()) - n["gone-passed"])
         n["durable-reads"] += self.durable_reads
         return Partial(obs.anomalies, obs.allowances, dict(n), obs.stats["durable-state"], obs.unknown, obs.config)
 
