@@ -293,7 +293,7 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
     slots = cores * max(1, -(-_events(files) // (cores * SLOT_ROWS)))  # whole waves of tasks
     values = _slot_values(spark, slots)
     slot = F.pmod(F.coalesce(F.col("partition"), F.lit(0)).cast("long") + F.col("run").cast("long") * 7919
-                  + F.coalesce(F.hash("topic"), F.lit(0)).cast("long"), F.lit(slots))  # long: no overflow
+                  + F.coalesce(F.hash("topic"), F.lit(0)).cast("long"), F.lit(slots)).cast("int")  # long: no overflow
     shared = spark.sparkContext.broadcast({run: _ipc(rows.drop_columns(["run"])) for run, rows in by_run.items()})
     schema = ("run int, events long, deliveries long, produced long, t0 long, t1 long, polls binary, "
               "partial string")
