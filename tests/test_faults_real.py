@@ -17,7 +17,6 @@ import uuid
 import pytest
 
 from harness.cluster.admin import create_topic, set_group_configs
-from harness.faults import CATALOGUE
 from harness.faults.base import FaultContext, probe
 from harness.faults.nemesis import Nemesis
 from harness.faults.recovery import in_sync, off_preferred, topics_of
@@ -204,6 +203,18 @@ def test_consumer_fault_acts_on_the_driver_process(ctx, consuming, name):
     assert len(consuming.live()) == 2
     if name == "consumer-pause":
         assert driver.alive() and driver.proc.state() != "T"
+
+
+def test_consumer_cut_isolates_one_consumer_lane_from_one_broker(ctx, consuming):
+    nemesis, record = run_fault(ctx, "consumer-cut", pick=1)
+    (name,) = record.targets
+    link = ctx.cluster.links.get(*name.split("->"))
+    assert link.kind == "lane" and consuming.lane_processes(int(link.src[4:])), link  # a lane a consumer uses
+    assert probe(link.listen_port, 1.0)[0] == "timeout"
+    others = [lk for lk in ctx.cluster.links if lk.kind == "lane" and lk.name != link.name]
+    assert others and all(probe(lk.listen_port, 2.0)[0] == "answered" for lk in others)  # only that lane
+    heal(nemesis, record)
+    assert probe(link.listen_port, 2.0)[0] == "answered"
 
 
 def test_cold_restart_restarts_every_node(ctx):

@@ -392,6 +392,26 @@ def test_records_deleted_below_the_log_start_are_archived_not_lost():
     assert no_loss.check(h2.ops).valid is False  # r3 is above the log start: it must be delivered
 
 
+def test_records_the_log_cleaner_removed_are_gone_not_lost_and_only_those():
+    from harness.checkers import no_loss
+    from harness.history.events import EventTable
+    h = H()
+    for o in range(6):
+        h.produce(f"r{o}", 0, o)
+    h.poll("consumer-0", [("r0", 0, 0, 1)])  # in flight when compacted
+    h.add("admin", "ok", "records-compacted", {"topic": T, "partition": 0, "offsets": [0, 1, 3]})
+    h.consume("consumer-1", [("r2", 0, 2, 1), ("r4", 0, 4, 1), ("r5", 0, 5, 1)])
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.stats["compacted"] == 3
+    assert no_loss.check(EventTable.from_ops(h.ops)).stats["compacted"] == 3  # the flattened form agrees
+    h2 = H()
+    for o in range(3):
+        h2.produce(f"r{o}", 0, o)
+    h2.add("admin", "ok", "records-compacted", {"topic": T, "partition": 0, "offsets": [0]})
+    h2.consume("consumer-1", [("r2", 0, 2, 1)])
+    assert [a.kind for a in no_loss.check(h2.ops).anomalies] == ["lost"]  # r1 was not compacted: it is owed
+
+
 @pytest.mark.parametrize("reset", ["latest", "earliest"])
 def test_latest_excuses_only_records_below_the_lowest_delivered_offset(reset):
     from harness.checkers import no_loss

@@ -129,6 +129,9 @@ BAD_LINES = {
     "not-an-object-null": "null",
     "not-an-object-list": "[1, 2]",
     "type-with-newline": json.dumps(_good(type="o\nk")),
+    "compacted-offset-not-int": json.dumps(_good(f="records-compacted", value={
+        "topic": "t", "partition": 0, "offsets": [1, "2"]})),
+    "compacted-without-offsets": json.dumps(_good(f="records-compacted", value={"topic": "t", "partition": 0})),
 }
 
 

@@ -274,3 +274,26 @@ def test_render_controller_only_node_has_no_broker_listeners():
     assert "advertised.listeners" not in props
     assert "inter.broker.listener.name" not in props
     assert props["controller.quorum.voters"] == "4@127.0.0.1:22004"
+
+
+def test_render_with_sasl_users_adds_a_sasl_listener_and_the_authorizer():
+    from dataclasses import replace
+    plain = _props(kconfig.render(_node(1), profile_for("4.3.1")))
+    assert "authorizer.class.name" not in plain and "SASL" not in plain["listeners"]
+    node = replace(_node(1), ports=replace(_node(1).ports, sasl=19999), sasl_users={"alice": "a-pw", "bob": "b-pw"})
+    props = _props(kconfig.render(node, profile_for("4.3.1")))
+    assert "SASL://127.0.0.1:19999" in props["listeners"].split(",")
+    assert "SASL://127.0.0.1:19999" in props["advertised.listeners"].split(",")  # direct, not proxied
+    assert "SASL:SASL_PLAINTEXT" in props["listener.security.protocol.map"].split(",")
+    assert "CLIENT:PLAINTEXT" in props["listener.security.protocol.map"].split(",")  # the harness's own stays
+    assert props["listener.name.sasl.sasl.enabled.mechanisms"] == "PLAIN"
+    assert props["listener.name.sasl.plain.sasl.jaas.config"] == (
+        'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-pw" user_bob="b-pw";')
+    assert props["authorizer.class.name"] == kconfig.AUTHORIZER
+    assert props["super.users"] == "User:ANONYMOUS" and props["allow.everyone.if.no.acl.found"] == "false"
+
+
+def test_invalid_sasl_user_is_rejected_in_one_line():
+    from harness.cluster.local import LocalClusterSpec
+    with pytest.raises(HarnessError, match=r"invalid SASL user 'al ice'"):
+        LocalClusterSpec(version="4.3.1", sasl_users={"al ice": "pw"}).validate()

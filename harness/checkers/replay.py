@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from harness.checkers import Anomaly
-from harness.history.events import NULL, EventTable, as_events
+from harness.history.events import EventTable, as_events
 from harness.history.schema import KNOWN_F, Op
 from harness.model.allowances import ALLOWANCES
 from harness.model.profiles import MODEL_PROFILES, model_profile
@@ -540,6 +540,16 @@ class _Replay:
                     self.gone[tp].add(o)
                     self.n["deleted"] += 1
             self.advance(tp, time)
+        elif f == "records-compacted" and type_ == "ok" and topic is not None:
+            # The log cleaner removed the record at `offset` (its key was written again later): if
+            # not yet terminal, it is gone from the log, never to be delivered again; not lost.
+            tp = (topic, partition)
+            rec = self.recs[tp].get(offset)
+            if rec is not None and rec.status < ACCEPTED and rec.produce_index >= 0:
+                rec.status, rec.status_index = GONE, index
+                self.gone[tp].add(offset)
+                self.n["compacted"] += 1
+                self.advance(tp, time)
         elif f == "reset-offsets" and type_ == "ok" and topic is not None:
             tp = (topic, partition)
             for o, rec in list(self.recs[tp].items()):
@@ -803,7 +813,7 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
                     "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
-                    "truncated": n["truncated"], "deleted": n["deleted"],
+                    "truncated": n["truncated"], "deleted": n["deleted"], "compacted": n["compacted"],
                     "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}

@@ -41,10 +41,12 @@ class HistoryProducer:
         if err.fatal():
             self.fatal = err.str()
 
-    def produce(self, topic: str, record_id: str, partition: int | None = None) -> None:
+    def produce(self, topic: str, record_id: str, partition: int | None = None, key: str | None = None) -> None:
         value = {"id": record_id, "topic": topic}
         if partition is not None:
             value["partition"] = partition
+        if key is not None:  # a compacted topic keeps the last record of each key
+            value["key"] = key
         self.history.append(self.process, "invoke", "produce", value)
         reports = self._reports
 
@@ -58,7 +60,9 @@ class HistoryProducer:
                 reports.append(("ok", {"id": record_id, "topic": topic, "partition": msg.partition(),
                                        "offset": -1 if offset is None or offset < 0 else offset}))
 
-        kwargs = {} if partition is None else {"partition": partition}
+        kwargs: dict = {} if partition is None else {"partition": partition}
+        if key is not None:
+            kwargs["key"] = key.encode()
         self._call(lambda: self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs))
         self.poll(0)
 

@@ -81,3 +81,40 @@ def limits_in_force(admin: AdminClient, group_id: str, broker_id: int, timeout: 
         if value is not None:
             limits[key] = int(value)
     return limits
+
+
+def grant(admin: AdminClient, principal: str, resource: str, name: str, operation: str,
+          timeout: float = 30.0) -> None:
+    """Allow `principal` (e.g. "User:alice") `operation` (READ, DESCRIBE, DELETE, ...) on the literal
+    `resource` (topic or group) `name`, and wait until the cluster lists the ACL."""
+    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
+                                       ResourcePatternType)
+
+    from harness.wait import wait_until
+    rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
+    op = getattr(AclOperation, operation)
+    binding = AclBinding(rtype, name, ResourcePatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW)
+    for future in admin.create_acls([binding], request_timeout=timeout).values():
+        future.result()
+    wanted = AclBindingFilter(rtype, name, ResourcePatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW)
+    wait_until(lambda: admin.describe_acls(wanted, request_timeout=timeout).result(), timeout=timeout,
+               what=f"the ACL {principal} {operation} on {resource} {name} to be listed")
+
+
+def broker_configs(admin: AdminClient, broker_id: int, timeout: float = 30.0) -> dict[str, str]:
+    """Every config of broker `broker_id` as it reports it (its own values and defaults)."""
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, str(broker_id))],
+                                       request_timeout=timeout).values()
+    return {k: e.value for k, e in future.result().items() if e.value is not None}
+
+
+def group_config_refusal(admin: AdminClient, group_id: str, configs: dict[str, str],
+                         timeout: float = 30.0) -> str | None:
+    """Try to set `configs` on group `group_id`: None if the cluster accepted them, else the name of
+    the Kafka error it refused them with (e.g. INVALID_CONFIG)."""
+    try:
+        set_group_configs(admin, group_id, configs, timeout)
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        return err.name() if err is not None else str(exc)
+    return None

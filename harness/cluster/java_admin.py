@@ -47,13 +47,16 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
     return target
 
 
-def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60) -> dict:
-    """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure."""
+def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60,
+             env: dict[str, str] | None = None) -> dict:
+    """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure.
+    `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin)."""
     classes = compiled(dist, cache, program)
     try:
         proc = subprocess.run(["java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
                                "-cp", f"{classes}{os.pathsep}{dist.classpath}", program, *args],
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout,
+                              env=None if env is None else {**os.environ, **env})
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"{program} did not finish within {timeout:.0f}s") from None
     if proc.returncode != 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,7 @@ class LocalClusterSpec:
     kafka_home: str | None = None
     broker_overrides: dict[str, str] = field(default_factory=dict)
     start_timeout: float = 90.0
+    sasl_users: dict[str, str] = field(default_factory=dict)  # user -> password: a SASL/PLAIN listener and ACLs
 
     def validate(self) -> None:
         if self.brokers < 1:
@@ -61,6 +63,9 @@ class LocalClusterSpec:
             raise HarnessError(f"invalid consumer lanes {self.consumer_lanes}: use 0..16")
         if self.heap_mb < 128:
             raise HarnessError(f"invalid heap {self.heap_mb} MB: use 128 or more")
+        for user, password in self.sasl_users.items():
+            if not re.fullmatch(r"[A-Za-z0-9_-]+", user) or not re.fullmatch(r"[A-Za-z0-9_.-]+", password):
+                raise HarnessError(f"invalid SASL user {user!r}: use letters, digits, _ and - (passwords also .)")
 
 
 @dataclass
@@ -75,7 +80,8 @@ class _Node:
     @property
     def listener_ports(self) -> list[int]:
         p = self.ports
-        return [port for port in (p.client, p.controller, *p.peers.values(), *p.lanes.values()) if port is not None]
+        return [port for port in (p.client, p.controller, *p.peers.values(), *p.lanes.values(), p.sasl)
+                if port is not None]
 
 
 class LocalCluster:
@@ -99,6 +105,14 @@ class LocalCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{kconfig.HOST}:{self._links.client(b).listen_port}" for b in self.broker_ids)
+
+    @property
+    def sasl_bootstrap_servers(self) -> str | None:
+        """The SASL/PLAIN listeners (direct, not proxied) when the spec has SASL users, else None."""
+        ports = [self._nodes[b].ports.sasl for b in self.broker_ids]
+        if not self.spec.sasl_users or None in ports:
+            return None
+        return ",".join(f"{kconfig.HOST}:{port}" for port in ports)
 
     def consumer_bootstrap(self, index: int) -> str:
         """Bootstrap servers for consumer `index`: its lane's proxies (the shared client ones if no lanes)."""
@@ -287,7 +301,8 @@ class LocalCluster:
         controllers = [i for i, r in roles.items() if "controller" in r]
         base = None if self.spec.base_port is None else self.spec.base_port + 1
         lanes = range(self.spec.consumer_lanes)
-        need = len(brokers) * (1 + len(brokers) + len(lanes)) + len(controllers)
+        sasl = bool(self.spec.sasl_users)
+        need = len(brokers) * (1 + len(brokers) + len(lanes) + sasl) + len(controllers)
         links_needed = len(brokers) * (1 + len(lanes)) + len(brokers) * (len(brokers) - 1) + sum(
             1 for i in roles for j in controllers if i != j)
         ports = iter(allocate(need + links_needed, base))
@@ -295,7 +310,8 @@ class LocalCluster:
             client=next(ports) if i in brokers else None,
             peers={k: next(ports) for k in brokers} if i in brokers else {},
             controller=next(ports) if i in controllers else None,
-            lanes={k: next(ports) for k in lanes} if i in brokers else {}) for i in roles}
+            lanes={k: next(ports) for k in lanes} if i in brokers else {},
+            sasl=next(ports) if sasl and i in brokers else None) for i in roles}
         links: list[Link] = []
         for j in brokers:
             links.append(Link("client", f"n{j}", next(ports), real[j].client))
@@ -328,7 +344,7 @@ class LocalCluster:
             replication_factor=self.spec.replication_factor,
             min_insync_replicas=self.spec.min_insync_replicas,
             internal_partitions=self.spec.internal_partitions,
-            overrides=dict(self.spec.broker_overrides))
+            overrides=dict(self.spec.broker_overrides), sasl_users=dict(self.spec.sasl_users))
         config = home / "server.properties"
         config.write_text(kconfig.render(cfg, self.distribution.profile))
         (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))

@@ -73,6 +73,27 @@ class StepConsumer:
                                    f"to acknowledge each batch (explicit mode refuses a poll before that)")
         return got
 
+    def poll_until_error(self, codes: tuple[str, ...], timeout: float = 30.0) -> str:
+        """Poll until the client reports one of the Kafka errors `codes` (e.g. GROUP_AUTHORIZATION_FAILED);
+        the one it reported. Records given meanwhile are in the history (`records_given`)."""
+        seen: dict[str, str] = {}
+
+        def refused() -> bool:
+            _, ops = self._do({"cmd": "poll", "timeout": 1.0}, 31.0)
+            for op in ops:
+                if op.f == "error":
+                    text = f"{op.value.get('code')} {op.value.get('message')}"
+                    seen.update({"code": code for code in codes if error_is(text, code)})
+            return "code" in seen
+        wait_until(refused, timeout=timeout, interval=0.0, what=f"{self.name} to be refused with {' or '.join(codes)}")
+        return seen["code"]
+
+    def records_given(self) -> list[Record]:
+        """Every record any poll of this consumer was given so far."""
+        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+                for op in self.driver.history.ops() if op.process == self.name and op.f == "poll"
+                and op.type == "ok" for r in op.value["records"]]
+
     def ack(self, records, type_: str = "ACCEPT") -> str | None:
         """Acknowledge `records` with `type_`; the client's error if it refused one, else None."""
         reply, _ = self._do({"cmd": "ack", "records": [
@@ -153,6 +174,84 @@ class ShareSession:
             self._producers += 1
             self._producer = None
 
+    def compacted(self) -> None:
+        """Make the topic compacted, cleaned as soon as a segment rolls (segments roll every 100 ms
+        of appends, any dirty ratio, no compaction lag)."""
+        from harness.cluster.admin import set_topic_configs
+        from harness.cluster.inspect import ClusterInspector
+        set_topic_configs(ClusterInspector(self.cluster.bootstrap_servers).admin, self.topic, {
+            "cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+            "min.compaction.lag.ms": "0", "delete.retention.ms": "0"})
+
+    def produce_keyed(self, keys: list[str], partition: int = 0) -> list[str]:
+        """Produce one record per key in `keys` (in order) to `partition`; their ids."""
+        from harness.clients.producer import HistoryProducer
+        if self._producer is None:
+            self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history,
+                                             process=f"producer-{self._producers}")
+        ids = []
+        for key in keys:
+            rid = f"{self.spec.seed}-{self._produced}"
+            self._produced += 1
+            self._producer.produce(self.topic, rid, partition=partition, key=key)
+            ids.append(rid)
+        if self._producer.flush(60):
+            raise HarnessError(f"{self.topic}: records not written within 60 s")
+        return ids
+
+    def log_offsets(self, partition: int) -> set[int]:
+        """The offsets of the records the partition's log holds now (read from its start with a plain
+        consumer up to the high watermark; transaction markers are not records)."""
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+        reader = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": f"{self.topic}-reader",
+                           "enable.auto.commit": False, "enable.partition.eof": True})
+        try:
+            _, high = reader.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=30)
+            reader.assign([TopicPartition(self.topic, partition, OFFSET_BEGINNING)])
+            held: set[int] = set()
+            import time
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                msg = reader.poll(1.0)
+                if msg is None:
+                    continue
+                if msg.error():
+                    if msg.error().code() == KafkaError._PARTITION_EOF:  # read up to the end
+                        break
+                    raise HarnessError(f"reading {self.topic}-{partition}: {msg.error().str()}")
+                held.add(msg.offset())
+                if msg.offset() >= high - 1:
+                    break
+            else:
+                raise HarnessError(f"reading {self.topic}-{partition} up to offset {high} took over 30 s")
+            return held
+        finally:
+            reader.close()
+
+    def await_compaction(self, partition: int, superseded: set[int], timeout: float = 120.0) -> set[int]:
+        """Wait until the log cleaner removed every offset in `superseded` (records whose key was
+        written again later), appending a record of a fresh key now and then so the segment holding
+        them rolls and becomes cleanable. Records the removed offsets in the history
+        (`records-compacted`: the produced offsets the log no longer holds) and returns them."""
+        produced = {op.value["offset"] for op in self.history.ops() if op.f == "produce" and op.type == "ok"
+                    and op.value.get("topic") == self.topic and op.value.get("partition") == partition}
+        seen: dict[str, set[int]] = {"gone": set()}
+        fillers = [0]
+
+        def compacted() -> bool:
+            seen["gone"] = produced - self.log_offsets(partition)
+            if not superseded <= seen["gone"]:
+                fillers[0] += 1
+                self.produce_keyed([f"roll-{fillers[0]}"], partition)  # rolls the segment once 100 ms old
+                return False
+            return True
+
+        wait_until(compacted, timeout=timeout, interval=1.0,
+                   what=f"the log cleaner to remove offsets {sorted(superseded)} of {self.topic}-{partition}")
+        self.history.append("admin", "ok", "records-compacted", {"topic": self.topic, "partition": partition,
+                                                                 "offsets": sorted(seen["gone"])})
+        return seen["gone"]
+
     def produce_transaction(self, count: int, commit: bool, partition: int = 0) -> list[str]:
         """Produce `count` records in one transaction of a new transactional producer, then commit or
         abort it (a `transaction` operation in the history names its ids)."""
@@ -191,12 +290,19 @@ class ShareSession:
         return low
 
     # -- consumers ------------------------------------------------------------
-    def consumer(self, mode: str = "explicit", **client_config: str) -> StepConsumer:
-        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement)."""
+    def consumer(self, mode: str = "explicit", user: tuple[str, str] | None = None, group: str | None = None,
+                 **client_config: str) -> StepConsumer:
+        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement).
+        `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
+        group id to join instead of the session's (a test of the group namespace)."""
         from harness.clients.driver import STEP_DRIVERS, JavaStepDriver
         name = f"consumer-{len(self.consumers)}"
-        config = {"group": self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
-                  "bootstrap": self.cluster.bootstrap_servers,
+        bootstrap = self.cluster.bootstrap_servers
+        if user is not None:
+            bootstrap = self._sasl_bootstrap()
+            client_config = {**sasl_client_config(self.client, *user), **client_config}
+        config = {"group": group or self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
+                  "bootstrap": bootstrap,
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
         if STEP_DRIVERS[self.client] is JavaStepDriver:
@@ -247,18 +353,43 @@ class ShareSession:
         return resolve(_version(self.cluster, self.spec), cache_dir(), self.spec.kafka_home)
 
     # -- administration (Admin API, through harness/java/ShareAdmin.java) -------------------------
-    def admin(self, command: str, *args: str) -> dict[str, Any]:
+    def admin(self, command: str, *args: str, user: tuple[str, str] | None = None) -> dict[str, Any]:
         """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON
-        result, or {"error": ExceptionName, "message"} when the broker refused it."""
+        result, or {"error": ExceptionName, "message"} when the broker refused it. `user`: (name,
+        password) to run it as on the SASL/PLAIN listener."""
         from harness.cluster.java_admin import run_java
-        from harness.kafka.jars import resolve
         from harness.paths import cache_dir
-        from harness.runner import _version
-        dist = resolve(_version(self.cluster, self.spec), cache_dir(), self.spec.kafka_home)
+        bootstrap, env = self.cluster.bootstrap_servers, None
+        if user is not None:
+            bootstrap = self._sasl_bootstrap()
+            props = self.run_dir / f"admin-{user[0]}.properties"
+            props.write_text("".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
+            env = {"KSH_CLIENT_PROPERTIES": str(props)}
         try:
-            return run_java(dist, cache_dir(), "ShareAdmin", self.cluster.bootstrap_servers, command, *args)
+            return run_java(self._dist(), cache_dir(), "ShareAdmin", bootstrap, command, *args, env=env)
         except RuntimeError as exc:
             raise HarnessError(f"ShareAdmin {command} failed: {exc}") from None
+
+    def try_group_configs(self, group: str, **configs: str) -> str | None:
+        """Set configs of `group` (underscores for dots, e.g. share_record_lock_duration_ms="2000"): None
+        if the cluster accepted them, else the Kafka error it refused them with (e.g. INVALID_CONFIG)."""
+        from harness.cluster.admin import group_config_refusal
+        from harness.cluster.inspect import ClusterInspector
+        return group_config_refusal(ClusterInspector(self.cluster.bootstrap_servers).admin, group,
+                                    {k.replace("_", "."): v for k, v in configs.items()})
+
+    def broker_config(self, name: str) -> str | None:
+        """The value of broker config `name` on the first broker (a bound the cluster enforces)."""
+        from harness.cluster.admin import broker_configs
+        from harness.cluster.inspect import ClusterInspector
+        admin = ClusterInspector(self.cluster.bootstrap_servers).admin
+        return broker_configs(admin, self.cluster.broker_ids[0]).get(name)
+
+    def _sasl_bootstrap(self) -> str:
+        servers = getattr(self.cluster, "sasl_bootstrap_servers", None)
+        if not servers:
+            raise HarnessError("this cluster has no SASL/PLAIN listener: start a local one with sasl_users")
+        return servers
 
     def describe(self) -> dict[str, Any]:
         return self.admin("describe", self.group)
@@ -314,6 +445,16 @@ class ShareSession:
                 lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.reason} "
                              + "; ".join(a.message for a in r.anomalies[:5]))
         return "\n".join(lines)
+
+
+def sasl_client_config(client: str, user: str, password: str) -> dict[str, str]:
+    """Client properties to authenticate as `user` with SASL/PLAIN: librdkafka's names for the
+    confluent client, a JAAS line for the Java clients."""
+    common = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}
+    if client == "java":
+        return {**common, "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+                                              f'required username="{user}" password="{password}";'}
+    return {**common, "sasl.username": user, "sasl.password": password}
 
 
 def error_is(error: str | None, code: str) -> bool:

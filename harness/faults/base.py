@@ -16,7 +16,6 @@ not be applied is reported as such, never counted as chaos that happened.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 

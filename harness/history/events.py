@@ -162,6 +162,10 @@ def _flatten(table: EventTable, op: Op) -> None:
         if f == "records-deleted" and "topic" in v:
             add(*base, v["topic"], v["partition"], v["offset"])
             return
+        if f == "records-compacted" and "topic" in v:  # a row per offset the log cleaner removed
+            for o in v["offsets"]:
+                add(*base, v["topic"], v["partition"], o)
+            return
         if f == "reset-offsets" and v.get("partitions"):
             for p in v["partitions"]:
                 records = p.get("records")

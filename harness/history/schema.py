@@ -16,6 +16,7 @@ KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
     "recover", "hold", "share-state", "records-deleted", "transaction",
+    "records-compacted",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -119,6 +120,11 @@ def validate_value(op: Op) -> None:
                 raise ValueError(f"value.ids[{i}] must be a string")
     elif f == "records-deleted" and t == "ok":
         _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
+    elif f == "records-compacted" and t == "ok":
+        _fields(v, "value", ints=("partition",), strs=("topic",))
+        for i, o in enumerate(_list(v, "offsets", "value")):
+            if not isinstance(o, int) or isinstance(o, bool):
+                raise ValueError(f"value.offsets[{i}] must be an integer")
     elif f == "config":
         _fields(v, "value", ints=("schema_version",))
     elif f == "truncated" and t == "ok":

@@ -1,6 +1,7 @@
 // Share-group administration for the conformance suites (Admin API, Kafka 4.2+). Prints one JSON
 // line: the result, or {"error": "<ExceptionClass>", "message": "..."} when the call failed.
 // Usage: java -cp <kafka libs>:<dir> ShareAdmin <bootstrap> <command> [args]
+// Client properties (e.g. SASL credentials) are read from the file KSH_CLIENT_PROPERTIES names, if set.
 //   describe <group>                 {"group","state","coordinator","members":[{"member","client","partitions":[[topic,p]]}]}
 //   list                             {"groups":[{"group","type","state"}]} (all types)
 //   delete <group>                   {"deleted": true}
@@ -29,6 +30,12 @@ public class ShareAdmin {
         props.put("bootstrap.servers", args[0]);
         props.put("request.timeout.ms", "10000");
         props.put("default.api.timeout.ms", "20000");
+        String extra = System.getenv("KSH_CLIENT_PROPERTIES");
+        if (extra != null && !extra.isEmpty()) {
+            try (java.io.FileReader in = new java.io.FileReader(extra)) {
+                props.load(in);
+            }
+        }
         try (Admin admin = Admin.create(props)) {
             System.out.println(run(admin, args));
         } catch (ExecutionException e) {

@@ -34,6 +34,7 @@ class NodePorts:
     peers: dict[int, int]  # broker k -> port of listener B<k>
     controller: int | None
     lanes: dict[int, int] = field(default_factory=dict)  # consumer lane k -> port of listener LANE<k>
+    sasl: int | None = None  # port of listener SASL (SASL_PLAINTEXT, PLAIN), direct; only with users
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,17 @@ class NodeConfig:
     min_insync_replicas: int = 2
     internal_partitions: int = 5
     overrides: dict[str, str] = field(default_factory=dict)
+    sasl_users: dict[str, str] = field(default_factory=dict)  # user -> password on the SASL listener
+
+
+#: The authorizer a cluster with SASL users runs. The harness's own clients (PLAINTEXT listeners)
+#: are the principal ANONYMOUS, a super user; the SASL users get only the ACLs a test grants them.
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def _jaas(users: dict[str, str]) -> str:
+    entries = " ".join(f'user_{u}="{p}"' for u, p in sorted(users.items()))
+    return f"org.apache.kafka.common.security.plain.PlainLoginModule required {entries};"
 
 
 #: Broker settings the harness always uses, chosen so that faults and limits
@@ -69,6 +81,7 @@ TEST_DEFAULTS = {
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.flush.interval.messages": "9223372036854775807",
+    "log.cleaner.backoff.ms": "1000",  # a compacted test topic is cleaned within a second of a roll, not 15 s
     # Leadership moves only when a fault moves it (and its heal moves it back), so every leader
     # change falls inside a fault window of the history; never on a background timer.
     "auto.leader.rebalance.enable": "false",
@@ -98,7 +111,18 @@ def render(node: NodeConfig, profile: VersionProfile) -> str:
             listeners.append(f"LANE{lane}://{HOST}:{port}")
             advertised.append(f"LANE{lane}://{HOST}:{node.advertised_lanes[lane]}")
             protocols[f"LANE{lane}"] = "PLAINTEXT"
+        if node.sasl_users:
+            assert node.ports.sasl is not None
+            listeners.append(f"SASL://{HOST}:{node.ports.sasl}")
+            advertised.append(f"SASL://{HOST}:{node.ports.sasl}")
+            protocols["SASL"] = "SASL_PLAINTEXT"
+            props["listener.name.sasl.sasl.enabled.mechanisms"] = "PLAIN"
+            props["listener.name.sasl.plain.sasl.jaas.config"] = _jaas(node.sasl_users)
         props["inter.broker.listener.name"] = f"B{node.node_id}"
+    if node.sasl_users:  # every node, controllers too: the metadata log carries the ACLs
+        props["authorizer.class.name"] = AUTHORIZER
+        props["super.users"] = "User:ANONYMOUS"
+        props["allow.everyone.if.no.acl.found"] = "false"
     if "controller" in node.roles:
         assert node.ports.controller is not None
         listeners.append(f"CONTROLLER://{HOST}:{node.ports.controller}")

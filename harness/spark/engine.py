@@ -28,7 +28,7 @@ from typing import Any
 
 from harness.checkers import Result, compose, crash_reason, observed_result
 from harness.errors import HarnessError
-from harness.history.events import COLUMNS, INT_COLUMNS
+from harness.history.events import COLUMNS
 
 #: `--engine auto` checks on Spark above this many events (in all the histories of one call).
 SPARK_THRESHOLD = 5_000_000

@@ -41,31 +41,73 @@ def _requires(request, kafka_cluster, ksh_spec):
         pytest.skip(why)
 
 
-@pytest.fixture
-def share_session(kafka_cluster, ksh_spec, request):
-    """Open sessions (fresh topic and group each) on the session cluster: `share_session(topic_partitions=1)`."""
+def _opener(cluster, ksh_spec, request, **fixed):
+    """Open sessions (fresh topic and group each) on `cluster`; at the end, finish those a failed test
+    left open (their drivers closed, their history kept)."""
     from dataclasses import replace
 
+    from fixtures.plugin import _value
     from harness.conformance import ShareSession
     from harness.report.rundir import new_run_dir
     opened = []
 
     def _open(**overrides):
         name = overrides.pop("name", request.node.name)
-        spec = replace(ksh_spec, name=name, **overrides)
-        from fixtures.plugin import _value
-        session = ShareSession(kafka_cluster, spec, new_run_dir(name), client=_value(request.config, "ksh_client"))
+        spec = replace(ksh_spec, name=name, **{**fixed, **overrides})
+        session = ShareSession(cluster, spec, new_run_dir(name), client=_value(request.config, "ksh_client"))
         opened.append(session)
         request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(session.run_dir)
         return session
 
     yield _open
-    for session in opened:  # a test that failed before conforms(): close its drivers, keep its history
+    for session in opened:
         if session.valid is None:
             try:
                 session.finish()
             except Exception:  # the test's own failure is the one to report
                 pass
+
+
+@pytest.fixture
+def share_session(kafka_cluster, ksh_spec, request):
+    """Open sessions (fresh topic and group each) on the session cluster: `share_session(topic_partitions=1)`."""
+    yield from _opener(kafka_cluster, ksh_spec, request)
+
+
+#: SASL/PLAIN users of the authorization cluster (name -> password).
+SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster(ksh_spec):
+    """A one-node local cluster with a SASL/PLAIN listener (users `SASL_USERS`) and the standard
+    authorizer; the harness's own clients use its PLAINTEXT listeners as a super user."""
+    if ksh_spec.bootstrap_servers:
+        pytest.skip("needs a local cluster with a SASL/PLAIN listener and the standard authorizer; "
+                    "an external cluster's users and ACLs are not the harness's to set")
+    from harness.cluster.local import LocalCluster, LocalClusterSpec
+    from harness.errors import HarnessError
+    from harness.report.rundir import new_run_dir
+    cluster = LocalCluster(LocalClusterSpec(
+        version=ksh_spec.kafka_version, brokers=1, replication_factor=1, min_insync_replicas=1,
+        internal_partitions=1, consumer_lanes=0, heap_mb=ksh_spec.heap_mb, kafka_home=ksh_spec.kafka_home,
+        sasl_users=SASL_USERS), new_run_dir("cluster-sasl"))
+    try:
+        cluster.start()
+    except HarnessError as exc:
+        cluster.close()
+        pytest.fail(f"SASL cluster did not start: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def auth_session(sasl_cluster, ksh_spec, request):
+    """Sessions on the SASL cluster (one partition, replication factor 1)."""
+    yield from _opener(sasl_cluster, ksh_spec, request, replication_factor=1, min_insync_replicas=1,
+                       topic_partitions=1)
 
 
 @pytest.hookimpl(hookwrapper=True)

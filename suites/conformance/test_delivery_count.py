@@ -36,3 +36,18 @@ def test_group_delivery_count_limit_override(share_session):
     assert s.limits["delivery_count_limit"] == 2
     assert _released_until_archived(s, 2) == [1, 2]
     s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.3", group_config="delivery_count_limit")
+def test_group_delivery_count_limit_is_held_to_the_broker_bounds(share_session):
+    """A group's delivery-count limit is accepted at the bounds the broker enforces
+    (group.share.min/max.delivery.count.limit) and refused with INVALID_CONFIG past them."""
+    s = share_session(topic_partitions=1)
+    low, high = (int(s.broker_config(f"group.share.{edge}.delivery.count.limit")) for edge in ("min", "max"))
+    probe = f"{s.group}-bounds"
+    for value, refused in ((low - 1, True), (high + 1, True), (low, False), (high, False)):
+        error = s.try_group_configs(probe, share_delivery_count_limit=str(value))
+        assert (error == "INVALID_CONFIG") if refused else error is None, (value, low, high, error)
+    limit = s.limits["delivery_count_limit"]
+    assert _released_until_archived(s, limit) == list(range(1, limit + 1))
+    s.assert_conforms()

@@ -141,3 +141,57 @@ def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_se
         stuck.driver.proc.signal(signal.SIGCONT)
         s.history.append("nemesis", "ok", "fault-heal", {"id": "conformance-pause", "fault": "consumer-pause"})
     s.assert_conforms()
+
+
+def _consumer_group_member(s, group: str):
+    """A consumer-group member (KIP-848 protocol) of `group` on the session's topic, in this process."""
+    from confluent_kafka import Consumer
+    member = Consumer({"bootstrap.servers": s.cluster.bootstrap_servers, "group.id": group,
+                       "group.protocol": "consumer", "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    member.subscribe([s.topic])
+    return member
+
+
+NAMESPACE_ERRORS = ("GROUP_ID_NOT_FOUND", "INCONSISTENT_GROUP_PROTOCOL")
+
+
+def test_share_and_consumer_groups_share_one_namespace(share_session):
+    """Group ids are one namespace across group types: a share consumer cannot join a consumer
+    group's id, and a consumer-group member cannot join a share group's id; each is refused
+    (GROUP_ID_NOT_FOUND or INCONSISTENT_GROUP_PROTOCOL) and given no record."""
+    s = share_session(topic_partitions=1)
+    s.produce(3)
+    taken = f"{s.group}-consumers"
+    member = _consumer_group_member(s, taken)
+    try:
+        wait_until(lambda: (lambda m: m is not None and m.error() is None)(member.poll(0.5)), timeout=60,
+                   what="the consumer group to consume", interval=0.0)
+        listed = {g["group"]: g for g in s.admin("list")["groups"]}
+        assert (listed.get(taken, {}).get("type") or "").upper() == "CONSUMER", listed.get(taken)
+        intruder = s.consumer(group=taken)
+        intruder.poll_until_error(NAMESPACE_ERRORS)
+        assert intruder.records_given() == [], "a share consumer was given records under a consumer group's id"
+        intruder.close()
+    finally:
+        member.close()
+    c = s.consumer()
+    got = c.poll_until(3, ack="ACCEPT")
+    c.commit_sync()
+    assert len(got) == 3
+    other = _consumer_group_member(s, s.group)  # the share group is live (STABLE, c still a member)
+    refused, given = {}, []
+
+    def failed() -> bool:
+        msg = other.poll(0.5)
+        if msg is not None and msg.error() is None:
+            given.append(msg.offset())
+        elif msg is not None:
+            refused["error"] = msg.error().name()
+        return "error" in refused
+    try:
+        wait_until(failed, timeout=30, interval=0.0, what="the consumer-group member to be refused")
+    finally:
+        other.close()
+    assert refused["error"] in NAMESPACE_ERRORS, refused
+    assert given == [], f"a consumer-group member was given offsets {given} under a share group's id"
+    s.assert_conforms()

@@ -21,3 +21,59 @@ def test_expired_lock_makes_the_record_available_to_another_consumer(share_sessi
     assert waited >= 3.0 - s.spec.lock_tolerance_ms / 1000, f"redelivered after {waited:.2f}s, lock is 3 s"
     assert all(r["error"] is None for r in other.commit_sync())
     s.assert_conforms()
+
+
+def _bounds(s, role: str) -> tuple[int, int]:
+    low, high = (s.broker_config(f"group.share.{edge}.{role}") for edge in ("min", "max"))
+    assert low is not None and high is not None, f"the broker shows no bounds for {role}"
+    return int(low), int(high)
+
+
+def test_group_lock_duration_is_held_to_the_broker_bounds(share_session):
+    """A group's lock duration (share.record.lock.duration.ms) is accepted at the bounds the broker
+    enforces (group.share.min/max.record.lock.duration.ms) and refused with INVALID_CONFIG past them."""
+    s = share_session(topic_partitions=1)
+    low, high = _bounds(s, "record.lock.duration.ms")
+    probe = f"{s.group}-bounds"  # another group: the session's own lock stays what the model was told
+    for value, refused in ((low - 1, True), (high + 1, True), (low, False), (high, False)):
+        error = s.try_group_configs(probe, share_record_lock_duration_ms=str(value))
+        assert (error == "INVALID_CONFIG") if refused else error is None, (value, low, high, error)
+    s.produce(2)
+    c = s.consumer()
+    c.poll_until(2, ack="ACCEPT")
+    c.commit_sync()
+    s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.3", group_config="max_record_locks")
+def test_in_flight_limit_stops_acquisition_until_locks_drop(share_session):
+    """With share.partition.max.record.locks = L, a share-partition has at most L records in flight
+    (a batch may finish past it): records beyond stay unacquired, for every consumer, until the
+    in-flight ones are acknowledged; then they are delivered."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000, max_poll_records=500)
+    low, _ = _bounds(s, "partition.max.record.locks")
+    limit, total, batch = low, low + 60, 10
+    assert s.try_group_configs(s.group, share_partition_max_record_locks=str(limit)) is None
+    from harness.cluster.admin import group_configs_shown
+    from harness.cluster.inspect import ClusterInspector
+    from harness.wait import wait_until
+    admin = ClusterInspector(s.cluster.bootstrap_servers).admin
+    wait_until(lambda: all(group_configs_shown(admin, s.group, {"share.partition.max.record.locks": str(limit)})
+                           for _ in range(3)), timeout=30, what="the in-flight limit to be shown")
+    for _ in range(total // batch):  # written in batches of 10: the limit may be passed by one batch only
+        s.produce(batch)
+    first, second = s.consumer(), s.consumer()
+    held = first.poll(10)
+    more = second.poll(5)  # the window is full (or nearly): at most what is left below the limit
+    in_flight = len(held) + len(more)
+    assert held and in_flight <= limit + batch, f"{in_flight} records in flight, limit {limit}"
+    assert in_flight < total, f"every record ({total}) was acquired at once past the limit {limit}"
+    assert first.ack(held, "ACCEPT") is None and (not more or second.ack(more, "ACCEPT") is None)
+    first.commit_sync()
+    if more:
+        second.commit_sync()
+    rest = first.poll_until(total - in_flight, timeout=60, ack="ACCEPT")
+    first.commit_sync()
+    offsets = sorted(r.offset for r in [*held, *more, *rest])
+    assert offsets == list(range(total)), f"after the locks dropped: {len(offsets)} of {total} delivered"
+    s.assert_conforms()

@@ -1,0 +1,83 @@
+"""KIP-932 authorization: with SASL/PLAIN and the standard authorizer, a share consumer needs READ on
+the share group and READ on the topic; describing a share group needs DESCRIBE on it. A denied
+request gets the documented authorization error, and no record or group leaks to the principal.
+
+These tests start their own one-node cluster with a SASL/PLAIN listener and
+`StandardAuthorizer` (the harness's own clients stay on the PLAINTEXT listeners as a super user),
+so they need the local backend.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cluster.admin import grant
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("authorization")]
+
+ALICE = ("alice", "alice-secret")  # users of the `sasl_cluster` fixture (conftest)
+BOB = ("bob", "bob-secret")
+
+
+def _admin(s):
+    return s.cluster.inspector.admin
+
+
+def _denied(consumer, code: str) -> None:
+    """The consumer is refused with `code` and given no record."""
+    consumer.poll_until_error((code,))
+    assert consumer.records_given() == [], f"{consumer.name} was given records without the ACL"
+
+
+def test_a_share_consumer_needs_read_on_the_group(auth_session):
+    """Without READ on the share group a consumer is refused (GROUP_AUTHORIZATION_FAILED) and given
+    nothing; with READ on the group and the topic it consumes every record."""
+    s = auth_session()
+    s.produce(5)
+    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
+    denied = s.consumer(user=ALICE)
+    _denied(denied, "GROUP_AUTHORIZATION_FAILED")
+    denied.close()
+    grant(_admin(s), "User:alice", "group", s.group, "READ")
+    c = s.consumer(user=ALICE)
+    got = c.poll_until(5, timeout=60, ack="ACCEPT")
+    c.commit_sync()
+    assert sorted(r.offset for r in got) == list(range(5)), got
+    s.assert_conforms()
+
+
+def test_a_share_consumer_needs_read_on_the_topic(auth_session):
+    """With READ on the group but not on the topic a consumer is refused (TOPIC_AUTHORIZATION_FAILED)
+    and given nothing; once READ on the topic is granted it consumes every record."""
+    s = auth_session()
+    s.produce(5)
+    grant(_admin(s), "User:alice", "group", s.group, "READ")
+    denied = s.consumer(user=ALICE)
+    _denied(denied, "TOPIC_AUTHORIZATION_FAILED")
+    denied.close()
+    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
+    c = s.consumer(user=ALICE)
+    got = c.poll_until(5, timeout=60, ack="ACCEPT")
+    c.commit_sync()
+    assert sorted(r.offset for r in got) == list(range(5)), got
+    s.assert_conforms()
+
+
+def test_describing_and_listing_a_share_group_need_describe_on_it(auth_session):
+    """Describe of a share group without DESCRIBE on it fails with a group authorization error, and
+    listing groups does not show it; with DESCRIBE both show the group (members included)."""
+    s = auth_session()
+    s.produce(3)
+    c = s.consumer()  # the harness's own principal: a member to describe
+    c.poll_until(3, timeout=60, ack="ACCEPT")
+    c.commit_sync()
+    refused = s.admin("describe", s.group, user=BOB)
+    assert refused.get("error") == "GroupAuthorizationException", refused
+    listed = s.admin("list", user=BOB)
+    assert s.group not in {g["group"] for g in listed.get("groups", [])}, listed
+    grant(_admin(s), "User:bob", "group", s.group, "DESCRIBE")
+    shown = s.admin("describe", s.group, user=BOB)
+    assert shown.get("group") == s.group and shown.get("members"), shown
+    listed = s.admin("list", user=BOB)
+    assert s.group in {g["group"] for g in listed.get("groups", [])}, listed
+    s.assert_conforms()
