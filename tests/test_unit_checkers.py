@@ -238,6 +238,21 @@ def test_count_skip_after_a_session_end_is_the_unobserved_acquisition_allowance(
     assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
 
 
+@pytest.mark.parametrize("idle_ms, allowed", [(500, False), (1500, True)])
+def test_count_skip_with_live_clients_needs_a_lock_duration_per_skipped_acquisition(idle_ms, allowed):
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.add("consumer-1", "ok", "start", {"client": "x"})  # alive throughout: it may have prefetched "a"
+    h.add("consumer-0", "ok", "start", {"client": "x"})
+    h.t += idle_ms * MS
+    h.consume("consumer-0", [("a", 0, 0, 2)])
+    r = delivery_count.check(h.ops)
+    if allowed:
+        assert r.valid is True and r.allowances == {"unobserved-acquisition-expired": 1}
+    else:
+        assert kinds(r) == ["count-skipped"]
+
+
 @pytest.mark.parametrize("version, valid", [("4.1", True), ("4.3", False)])
 def test_session_release_decrements_the_count_only_in_4_1(version, valid):
     h = H(version=version)

@@ -93,6 +93,7 @@ class _Replay:
         self.delivered_ids: set = set()  # read_committed only: every id delivered (an abort may come later)
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
         self.first_start = NEVER  # index of the first consumer start (latest: what was produced before)
+        self.first_start_time = NEVER  # its time: no acquisition comes before it
         self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
         self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
         self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
@@ -357,10 +358,12 @@ class _Replay:
                 since = rec.acq_time if prev else 0
                 if self.last_session_event >= since:
                     self.allow("delivery-count", "unobserved-acquisition")
+                elif time - (rec.acq_time if prev else self.first_start_time) >= (count - prev - 1) * self.lock_ns:
+                    self.allow("delivery-count", "unobserved-acquisition-expired")
                 else:
                     self.anomaly("delivery-count", "count-skipped",
                                  f"{where} delivered with count {count} after count {prev}, with no acquisition "
-                                 f"unseen by the history", (rec.last_index, index), offset=offset)
+                                 f"unseen by the history (no session end, and too soon for a lock to elapse)", (rec.last_index, index), offset=offset)
             elif decreased and count == prev:
                 self.n["session-release-decrements"] += 1
             else:
@@ -485,6 +488,7 @@ class _Replay:
             self.crashed(v.get("process", ""), time)
         elif f == "start" and type_ == "ok":
             self.first_start = min(self.first_start, index)
+            self.first_start_time = min(self.first_start_time, time)
         elif f == "error":
             self.session_event(time)
         elif f == "fault-start" and type_ in ("invoke", "ok"):

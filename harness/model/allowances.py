@@ -48,6 +48,14 @@ ALLOWANCES = {a.name: a for a in (
         "to a client that never handed them to the application",
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),
     Allowance(
+        "unobserved-acquisition-expired",
+        "a record's delivery count rises by more than one with no session end or client error in between, but "
+        "at least one lock duration per skipped acquisition passed since its previous delivery (or the first "
+        "consumer start): a live client acquired it, never handed it to the application (prefetched), and its "
+        "lock elapsed",
+        "The consumer can do nothing, in which case the lock is automatically released when the lock duration "
+        "has elapsed"),
+    Allowance(
         "ack-lost-with-consumer",
         "an acknowledgement has no result because its consumer was killed, or its close did not finish, "
         "before the result arrived",

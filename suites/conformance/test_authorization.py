@@ -1,5 +1,6 @@
 """KIP-932 authorization: with SASL/PLAIN and the standard authorizer, a share consumer needs READ on
-the share group and READ on the topic; describing a share group needs DESCRIBE on it. A denied
+the share group and READ on the topic; describing a share group needs DESCRIBE on it and on the
+topics its members are assigned. A denied
 request gets the documented authorization error, and no record or group leaks to the principal.
 
 These tests start their own one-node cluster with a SASL/PLAIN listener and
@@ -52,7 +53,8 @@ def test_a_share_consumer_needs_read_on_the_group_and_the_topic(auth_session, mi
 
 def test_describing_and_listing_a_share_group_need_describe_on_it(auth_session):
     """Describe of a share group without DESCRIBE on it fails with a group authorization error, and
-    listing groups does not show it; with DESCRIBE both show the group (members included)."""
+    listing groups does not show it; with DESCRIBE on the group but not on its members' topics the
+    describe fails with a topic authorization error; with both, describe and list show the group."""
     s = auth_session()
     s.produce(3)
     c = s.consumer()  # the harness's own principal: a member to describe
@@ -63,6 +65,9 @@ def test_describing_and_listing_a_share_group_need_describe_on_it(auth_session):
     listed = s.admin("list", user=BOB)
     assert s.group not in {g["group"] for g in listed.get("groups", [])}, listed
     grant(_admin(s), "User:bob", "group", s.group, "DESCRIBE")
+    partial = s.admin("describe", s.group, user=BOB)  # its members' topics are not bob's to see yet
+    assert partial.get("error") == "TopicAuthorizationException", partial
+    grant(_admin(s), "User:bob", "topic", s.topic, "DESCRIBE")
     shown = s.admin("describe", s.group, user=BOB)
     assert shown.get("group") == s.group and shown.get("members"), shown
     listed = s.admin("list", user=BOB)

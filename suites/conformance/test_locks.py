@@ -50,7 +50,7 @@ def test_in_flight_limit_stops_acquisition_until_locks_drop(share_session):
     """With share.partition.max.record.locks = L, a share-partition has at most L records in flight
     (a batch may finish past it): records beyond stay unacquired, for every consumer, until the
     in-flight ones are acknowledged; then they are delivered."""
-    s = share_session(topic_partitions=1, lock_duration_ms=60000, max_poll_records=500)
+    s = share_session(topic_partitions=1, lock_duration_ms=30000, max_poll_records=500)
     low, _ = _bounds(s, "partition.max.record.locks")
     limit, total, batch = low, low + 60, 10
     assert s.try_group_configs(s.group, share_partition_max_record_locks=str(limit)) is None
@@ -72,6 +72,7 @@ def test_in_flight_limit_stops_acquisition_until_locks_drop(share_session):
     first.commit_sync()
     if more:
         second.commit_sync()
+    second.close()  # what its client fetched since without handing it over is released, not held to the lock
     rest = first.poll_until(total - in_flight, timeout=60, ack="ACCEPT")
     first.commit_sync()
     offsets = sorted(r.offset for r in [*held, *more, *rest])
