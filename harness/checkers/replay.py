@@ -87,7 +87,9 @@ class _Replay:
         self.lock_ns = int(config.get("lock_duration_ms", 30000)) * MS
         self.tol_ns = int(config.get("lock_tolerance_ms", 2000)) * MS
         self.settle_ns = int(config.get("settle_ms", 10000)) * MS
-        self.latest = config.get("auto_offset_reset") == "latest"
+        reset = str(config.get("auto_offset_reset") or "")
+        # latest and by_duration both initialize a share-partition past what came before (by time or at the end)
+        self.latest = reset == "latest" or reset.startswith("by_duration")
         self.read_committed = config.get("isolation_level") == "read_committed"
         self.aborted_ids: set = set()  # read_committed: ids of aborted transactions, never to be delivered
         self.delivered_ids: set = set()  # read_committed only: every id delivered (an abort may come later)

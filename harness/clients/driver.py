@@ -178,3 +178,6 @@ class JavaStepDriver(StepDriver):
 
 #: The drivers a conformance session can run in step mode, by client name (--ksh-client).
 STEP_DRIVERS = {"confluent": StepDriver, "java": JavaStepDriver}
+#: Acknowledgement types each client library offers (a rule needing another is "not supported" there):
+#: confluent-kafka's ShareConsumer has ACCEPT/RELEASE/REJECT; KafkaShareConsumer adds RENEW (4.2+ clients).
+CLIENT_ACK_TYPES = {"confluent": ("ACCEPT", "RELEASE", "REJECT"), "java": ("ACCEPT", "RELEASE", "REJECT", "RENEW")}

@@ -41,7 +41,8 @@ class HistoryProducer:
         if err.fatal():
             self.fatal = err.str()
 
-    def produce(self, topic: str, record_id: str, partition: int | None = None, key: str | None = None) -> None:
+    def produce(self, topic: str, record_id: str, partition: int | None = None, key: str | None = None,
+                timestamp_ms: int | None = None) -> None:
         value = {"id": record_id, "topic": topic}
         if partition is not None:
             value["partition"] = partition
@@ -63,6 +64,8 @@ class HistoryProducer:
         kwargs: dict = {} if partition is None else {"partition": partition}
         if key is not None:
             kwargs["key"] = key.encode()
+        if timestamp_ms is not None:  # a CreateTime in the past (share.auto.offset.reset=by_duration)
+            kwargs["timestamp"] = timestamp_ms
         self._call(lambda: self._producer.produce(topic, record_id.encode(), on_delivery=report, **kwargs))
         self.poll(0)
 

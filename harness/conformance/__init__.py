@@ -140,8 +140,9 @@ class ShareSession:
         self.valid: bool | None = None
 
     # -- producing ------------------------------------------------------------
-    def produce(self, count: int, partition: int | None = 0) -> list[str]:
-        """Produce `count` records (to `partition`, or spread by the seed) and wait until all are written."""
+    def produce(self, count: int, partition: int | None = 0, timestamp_ms: int | None = None) -> list[str]:
+        """Produce `count` records (to `partition`, or spread by the seed) and wait until all are written;
+        `timestamp_ms`: their CreateTime (default: now)."""
         import random
 
         from harness.clients.producer import HistoryProducer
@@ -154,7 +155,7 @@ class ShareSession:
             rid = f"{self.spec.seed}-{self._produced}"
             self._produced += 1
             part = partition if partition is not None else rng.randrange(self.spec.topic_partitions)
-            self._producer.produce(self.topic, rid, partition=part)
+            self._producer.produce(self.topic, rid, partition=part, timestamp_ms=timestamp_ms)
             ids.append(rid)
         if self._producer.flush(60):
             raise HarnessError(f"{self.topic}: records not written within 60 s")
@@ -457,13 +458,26 @@ def sasl_client_config(client: str, user: str, password: str) -> dict[str, str]:
     return {**common, "sasl.username": user, "sasl.password": password}
 
 
+#: Kafka's own message for an error code (Errors.java), which librdkafka prints ("Broker: <message>")
+#: where it wraps the code in another one (e.g. inside _FATAL).
+ERROR_MESSAGES = {
+    "GROUP_ID_NOT_FOUND": "The group id does not exist",
+    "INCONSISTENT_GROUP_PROTOCOL": "supported protocols are incompatible with those of existing members",
+    "GROUP_MAX_SIZE_REACHED": "The group has reached its maximum size",
+    "GROUP_AUTHORIZATION_FAILED": "Group authorization failed",
+    "TOPIC_AUTHORIZATION_FAILED": "Topic authorization failed",
+}
+
+
 def error_is(error: str | None, code: str) -> bool:
     """Whether a client's error text names Kafka error `code` (e.g. INVALID_RECORD_STATE), as
-    librdkafka names it or as the Java client does (InvalidRecordStateException)."""
+    librdkafka names it, as the Java client does (InvalidRecordStateException), or by Kafka's
+    message for it."""
     if not error:
         return False
     flat = error.upper().replace("_", "")
-    return code.upper().replace("_", "") in flat
+    message = ERROR_MESSAGES.get(code.upper())
+    return code.upper().replace("_", "") in flat or (message is not None and message.lower() in error.lower())
 
 
 def missing_requirement(version: str, line: str | None = None, group_config: str | None = None) -> str | None:

@@ -23,9 +23,10 @@ class Allowance:
 ALLOWANCES = {a.name: a for a in (
     Allowance(
         "before-latest-start",
-        "share.auto.offset.reset=latest (the config operation says so): a record never delivered whose offset "
-        "is below the lowest offset its share-partition ever delivered was produced before the share-partition "
-        "was initialized at the log end",
+        "share.auto.offset.reset=latest or by_duration (the config operation says so): a record never delivered, "
+        "produced before the first consumer started, whose offset "
+        "is below the lowest offset its share-partition ever delivered, was below where the share-partition "
+        "was initialized (the log end, or the first record within the duration)",
         "By default, the SPSO for each share-partition is initialized to the latest offset for the "
         "corresponding topic-partitions."),
     Allowance(

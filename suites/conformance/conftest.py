@@ -78,25 +78,31 @@ def share_session(kafka_cluster, ksh_spec, request):
 SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 
 
-@pytest.fixture(scope="module")
-def sasl_cluster(ksh_spec):
-    """A one-node local cluster with a SASL/PLAIN listener (users `SASL_USERS`) and the standard
-    authorizer; the harness's own clients use its PLAINTEXT listeners as a super user."""
+#: Broker settings of the suite's own cluster that the session cluster does not have.
+OWN_CLUSTER_OVERRIDES = {"group.share.max.size": "3"}
+
+
+@pytest.fixture(scope="session")
+def own_cluster(ksh_spec):
+    """A one-node local cluster of the suite's own, for behaviours that need broker settings the
+    session cluster has not: a SASL/PLAIN listener (users `SASL_USERS`) with the standard authorizer
+    (the harness's own clients use its PLAINTEXT listeners as a super user), and a group size limit
+    of 3 (`OWN_CLUSTER_OVERRIDES`)."""
     if ksh_spec.bootstrap_servers:
-        pytest.skip("needs a local cluster with a SASL/PLAIN listener and the standard authorizer; "
-                    "an external cluster's users and ACLs are not the harness's to set")
+        pytest.skip("needs a local cluster with broker settings of the harness's choosing (SASL users, ACLs, "
+                    "group size limit); an external cluster's are not the harness's to set")
     from harness.cluster.local import LocalCluster, LocalClusterSpec
     from harness.errors import HarnessError
     from harness.report.rundir import new_run_dir
     cluster = LocalCluster(LocalClusterSpec(
         version=ksh_spec.kafka_version, brokers=1, replication_factor=1, min_insync_replicas=1,
         internal_partitions=1, consumer_lanes=0, heap_mb=ksh_spec.heap_mb, kafka_home=ksh_spec.kafka_home,
-        sasl_users=SASL_USERS), new_run_dir("cluster-sasl"))
+        sasl_users=SASL_USERS, broker_overrides=OWN_CLUSTER_OVERRIDES), new_run_dir("cluster-own"))
     try:
         cluster.start()
     except HarnessError as exc:
         cluster.close()
-        pytest.fail(f"SASL cluster did not start: {exc}", pytrace=False)
+        pytest.fail(f"the suite's own cluster did not start: {exc}", pytrace=False)
     try:
         yield cluster
     finally:
@@ -104,9 +110,9 @@ def sasl_cluster(ksh_spec):
 
 
 @pytest.fixture
-def auth_session(sasl_cluster, ksh_spec, request):
-    """Sessions on the SASL cluster (one partition, replication factor 1)."""
-    yield from _opener(sasl_cluster, ksh_spec, request, replication_factor=1, min_insync_replicas=1,
+def own_session(own_cluster, ksh_spec, request):
+    """Sessions on the suite's own cluster (one partition, replication factor 1)."""
+    yield from _opener(own_cluster, ksh_spec, request, replication_factor=1, min_insync_replicas=1,
                        topic_partitions=1)
 
 

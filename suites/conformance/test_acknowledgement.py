@@ -144,3 +144,24 @@ def test_close_releases_acquired_records(share_session):
     assert time.monotonic() - started < 45, "records came back only after their locks expired"
     second.commit_sync()
     s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.2")
+def test_renew_extends_the_acquisition_lock(share_session):
+    """RENEW (KIP-1222) keeps a record acquired by its holder past its lock duration: renewed before
+    each lock ends, it goes to no other consumer, and its holder then accepts it."""
+    from harness.clients.driver import CLIENT_ACK_TYPES
+    s = share_session(topic_partitions=1, lock_duration_ms=4000)
+    if "RENEW" not in CLIENT_ACK_TYPES[s.client]:
+        pytest.skip(f"the {s.client} client has no RENEW acknowledgement (not supported)")
+    s.produce(1)
+    holder, other = s.consumer(), s.consumer()
+    [held] = holder.poll_until(1)
+    for _ in range(3):  # 3 x 2 s: past the 4 s lock only if the renewals hold it
+        assert other.poll(2.0) == [], "a renewed record went to another consumer"
+        assert holder.ack([held], "RENEW") is None
+        assert all(r["error"] is None for r in holder.commit_sync())
+    assert holder.ack([held], "ACCEPT") is None
+    assert all(r["error"] is None for r in holder.commit_sync())
+    assert other.poll(3.0) == []
+    s.assert_conforms()

@@ -16,7 +16,7 @@ from harness.cluster.admin import grant
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("authorization")]
 
-ALICE = ("alice", "alice-secret")  # users of the `sasl_cluster` fixture (conftest)
+ALICE = ("alice", "alice-secret")  # users of the `own_cluster` fixture (conftest)
 BOB = ("bob", "bob-secret")
 
 
@@ -32,11 +32,11 @@ def _denied(consumer, code: str) -> None:
 
 @pytest.mark.parametrize("missing, code", [("group", "GROUP_AUTHORIZATION_FAILED"),
                                            ("topic", "TOPIC_AUTHORIZATION_FAILED")])
-def test_a_share_consumer_needs_read_on_the_group_and_the_topic(auth_session, missing, code):
+def test_a_share_consumer_needs_read_on_the_group_and_the_topic(own_session, missing, code):
     """Without READ on the share group (GROUP_AUTHORIZATION_FAILED) or on the topic
     (TOPIC_AUTHORIZATION_FAILED) a consumer is refused and given no record; once READ on both is
     granted it consumes every record."""
-    s = auth_session()
+    s = own_session()
     s.produce(5)
     granted = "topic" if missing == "group" else "group"
     grant(_admin(s), "User:alice", granted, s.topic if granted == "topic" else s.group, "READ")
@@ -51,11 +51,11 @@ def test_a_share_consumer_needs_read_on_the_group_and_the_topic(auth_session, mi
     s.assert_conforms()
 
 
-def test_describing_and_listing_a_share_group_need_describe_on_it(auth_session):
+def test_describing_and_listing_a_share_group_need_describe_on_it(own_session):
     """Describe of a share group without DESCRIBE on it fails with a group authorization error, and
     listing groups does not show it; with DESCRIBE on the group but not on its members' topics the
     describe fails with a topic authorization error; with both, describe and list show the group."""
-    s = auth_session()
+    s = own_session()
     s.produce(3)
     c = s.consumer()  # the harness's own principal: a member to describe
     c.poll_until(3, timeout=60, ack="ACCEPT")

@@ -153,17 +153,14 @@ def _consumer_group_member(s, group: str):
 
 
 NAMESPACE_ERRORS = ("GROUP_ID_NOT_FOUND", "INCONSISTENT_GROUP_PROTOCOL")
-#: librdkafka's texts for them (a consumer-group member reports them inside a _FATAL error)
-NAMESPACE_TEXTS = {"The group id does not exist": "GROUP_ID_NOT_FOUND",
-                   "Inconsistent group protocol": "INCONSISTENT_GROUP_PROTOCOL"}
 
 
 def _namespace_error(err) -> str:
-    """The Kafka error a consumer-group client reported: its name, or for librdkafka's _FATAL the
-    error its text names."""
-    if err.name() != "_FATAL":
-        return err.name()
-    return next((code for text, code in NAMESPACE_TEXTS.items() if text.lower() in err.str().lower()), err.str())
+    """The namespace error a consumer-group client reported (librdkafka may wrap it in _FATAL), else
+    what it reported."""
+    from harness.conformance import error_is
+    text = f"{err.name()}: {err.str()}"
+    return next((code for code in NAMESPACE_ERRORS if error_is(text, code)), text)
 
 
 def test_share_and_consumer_groups_share_one_namespace(share_session):
@@ -190,7 +187,7 @@ def test_share_and_consumer_groups_share_one_namespace(share_session):
     c.commit_sync()
     assert len(got) == 3
     other = _consumer_group_member(s, s.group)  # the share group is live (STABLE, c still a member)
-    refused, given, refused_text = {}, [], []
+    refused, given = {}, []
 
     def failed() -> bool:
         msg = other.poll(0.5)
@@ -198,12 +195,35 @@ def test_share_and_consumer_groups_share_one_namespace(share_session):
             given.append(msg.offset())
         elif msg is not None:
             refused["error"] = _namespace_error(msg.error())
-            refused_text.append(f"{msg.error().name()}: {msg.error().str()}")
         return "error" in refused
     try:
         wait_until(failed, timeout=30, interval=0.0, what="the consumer-group member to be refused")
     finally:
         other.close()
-    assert refused["error"] in NAMESPACE_ERRORS, (refused, refused_text)
+    assert refused["error"] in NAMESPACE_ERRORS, refused
     assert given == [], f"a consumer-group member was given offsets {given} under a share group's id"
+    s.assert_conforms()
+
+
+def test_the_group_size_limit_refuses_one_member_more(own_session):
+    """A share group holds at most group.share.max.size members: one more is refused with
+    GROUP_MAX_SIZE_REACHED and given no record, while the members go on consuming."""
+    s = own_session()
+    limit = int(s.broker_config("group.share.max.size"))
+    assert limit <= 5, f"group.share.max.size is {limit}: the suite's own cluster sets it low to test it"
+    members = [s.consumer() for _ in range(limit)]
+    for m in members:
+        assert m.poll(0.5) == []  # joins (the Java client joins on its first poll)
+    wait_until(lambda: len(s.describe().get("members", [])) == limit, timeout=30, interval=0.5,
+               what=f"the group to have its {limit} members")
+    extra = s.consumer()
+    extra.poll_until_error(("GROUP_MAX_SIZE_REACHED",))
+    assert extra.records_given() == [], "a member past the group size limit was given records"
+    extra.close()
+    for m in members[1:]:
+        m.close()
+    s.produce(4)
+    got = members[0].poll_until(4, ack="ACCEPT")
+    members[0].commit_sync()
+    assert sorted(r.offset for r in got) == [0, 1, 2, 3]
     s.assert_conforms()

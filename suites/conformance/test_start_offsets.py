@@ -1,4 +1,4 @@
-"""KIP-932 start offsets: share.auto.offset.reset earliest and latest, and the Admin API's listing,
+"""KIP-932 start offsets: share.auto.offset.reset earliest, latest and by_duration, and the Admin API's listing,
 altering (only on an empty group) and deleting of share-group offsets."""
 
 import pytest
@@ -30,6 +30,21 @@ def test_latest_starts_at_the_log_end(share_session):
     got = c.poll_until(3, ack="ACCEPT")
     c.commit_sync()
     assert sorted(r.offset for r in got) == [4, 5, 6]  # the whole suffix: the model excuses only what is below
+    assert c.poll(3.0) == []
+    s.assert_conforms()
+
+
+def test_by_duration_starts_at_the_first_record_within_the_duration(share_session):
+    """share.auto.offset.reset=by_duration:PT10M: a new share-partition starts at the first record
+    whose timestamp lies within the last 10 minutes; older records are not delivered, every newer one is."""
+    import time
+    s = share_session(topic_partitions=1, group_configs={"share.auto.offset.reset": "by_duration:PT10M"})
+    s.produce(3, timestamp_ms=int(time.time() * 1000) - 3_600_000)  # an hour old: offsets 0-2
+    s.produce(4)  # offsets 3-6
+    c = s.consumer()
+    got = c.poll_until(4, ack="ACCEPT")
+    c.commit_sync()
+    assert sorted(r.offset for r in got) == [3, 4, 5, 6], got
     assert c.poll(3.0) == []
     s.assert_conforms()
 
