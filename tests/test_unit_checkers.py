@@ -238,6 +238,24 @@ def test_count_skip_after_a_session_end_is_the_unobserved_acquisition_allowance(
     assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
 
 
+def test_a_renewed_record_handed_back_to_its_owner_is_no_new_acquisition():
+    from harness.runner import CHECKERS
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0, 1)], ack="RENEW")
+    h.t += 800 * MS
+    h.consume("consumer-0", [("a", 0, 0, 1)], ack="RENEW")  # handed back, same count, lock renewed
+    h.t += 800 * MS
+    h.consume("consumer-0", [("a", 0, 0, 1)])  # handed back again, then accepted
+    results = {name: check(h.ops) for name, check in CHECKERS.items() if name != "durable-state"}
+    assert all(r.valid is True for r in results.values()), {n: (r.valid, kinds(r)) for n, r in results.items()}
+    h2 = H(lock_ms=1000)  # without the RENEW, the same count again is a count regression
+    h2.produce("a", 0, 0)
+    h2.consume("consumer-0", [("a", 0, 0, 1)], ack="RELEASE")
+    h2.consume("consumer-0", [("a", 0, 0, 1)])
+    assert "count-regressed" in kinds(delivery_count.check(h2.ops))
+
+
 @pytest.mark.parametrize("idle_ms, allowed", [(500, False), (1500, True)])
 def test_count_skip_with_live_clients_needs_a_lock_duration_per_skipped_acquisition(idle_ms, allowed):
     h = H(lock_ms=1000)

@@ -45,7 +45,7 @@ GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborte
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "ack_seen")
+                 "last_index", "status", "status_index", "ack_seen", "renewed")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -59,6 +59,7 @@ class Rec:
         self.status = OPEN
         self.status_index = -1
         self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
+        self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
 
 
 class Ack:
@@ -326,6 +327,14 @@ class _Replay:
         elif rid not in self.pending_ids:
             self.anomaly("no-loss", "phantom", f"{where} delivered id {rid!r} that no produce created", (index,))
         prev = rec.count
+        if rec.renewed and rec.owner == process and count == prev and rec.status < ACCEPTED:
+            # KIP-1222: a renewed record is handed back to its owner by the next poll, still acquired by
+            # it with the same count: not a new acquisition (the lock the RENEW extended still holds)
+            rec.renewed = False
+            rec.last_index = index
+            self.n["renewed-handed-back"] += 1
+            return
+        rec.renewed = False
         # no-redelivery-after-ack
         if rec.status == GONE:  # deleted while a client held it prefetched: handed over late, not redelivered
             self.n["delivered-after-delete"] += 1
@@ -398,6 +407,8 @@ class _Replay:
             rec.ack_seen = True
         elif ack == "RELEASE" and rec.owner == process:
             rec.release_from = min(rec.release_from, time)  # it may go out with the next request
+        elif ack == "RENEW" and rec.owner == process:
+            rec.renewed = True
 
     def resolve(self, process, key, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
         if via == "callback":

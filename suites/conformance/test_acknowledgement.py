@@ -149,7 +149,8 @@ def test_close_releases_acquired_records(share_session):
 @pytest.mark.requires(line="4.2")
 def test_renew_extends_the_acquisition_lock(share_session):
     """RENEW (KIP-1222) keeps a record acquired by its holder past its lock duration: renewed before
-    each lock ends, it goes to no other consumer, and its holder then accepts it."""
+    each lock ends, it goes to no other consumer, comes back to its holder with the same delivery
+    count, and its holder then accepts it."""
     from harness.clients.driver import CLIENT_ACK_TYPES
     s = share_session(topic_partitions=1, lock_duration_ms=4000)
     if "RENEW" not in CLIENT_ACK_TYPES[s.client]:
@@ -161,6 +162,9 @@ def test_renew_extends_the_acquisition_lock(share_session):
         assert other.poll(2.0) == [], "a renewed record went to another consumer"
         assert holder.ack([held], "RENEW") is None
         assert all(r["error"] is None for r in holder.commit_sync())
+        [again] = holder.poll_until(1)  # the client hands a renewed record back (KAFKA-20458)
+        assert again.key == held.key and again.delivery_count == held.delivery_count, (again, held)
+        held = again
     assert holder.ack([held], "ACCEPT") is None
     assert all(r["error"] is None for r in holder.commit_sync())
     assert other.poll(3.0) == []
