@@ -266,16 +266,19 @@ class ShareSession:
         producer.transaction(self.topic, ids, partition, commit)
         return ids
 
-    def read_start_offsets(self) -> dict[int, int]:
-        """The group's start offset per partition of the topic (Admin listShareGroupOffsets), recorded
-        in the history as a `share-offsets` read; partitions not initialized yet are absent."""
+    def read_share_offsets(self) -> dict[int, dict[str, Any]]:
+        """The group's offsets per partition of the topic (Admin listShareGroupOffsets: start_offset, and
+        lag where the release reports it, else None), recorded in the history as a `share-offsets`
+        read; partitions not initialized yet are absent."""
         from harness.cluster.java_admin import read_share_offsets
-        from harness.kafka.jars import resolve
         from harness.paths import cache_dir
-        from harness.runner import _version
-        dist = resolve(_version(self.cluster, self.spec), cache_dir(), self.spec.kafka_home)
-        found = read_share_offsets(dist, cache_dir(), self.cluster.bootstrap_servers, self.group, self.history) or []
-        return {p["partition"]: p["start_offset"] for p in found if p["topic"] == self.topic}
+        found = read_share_offsets(self._dist(), cache_dir(), self.cluster.bootstrap_servers, self.group,
+                                   self.history) or []
+        return {p["partition"]: p for p in found if p["topic"] == self.topic}
+
+    def read_start_offsets(self) -> dict[int, int]:
+        """The group's start offset per partition of the topic (see `read_share_offsets`)."""
+        return {p: found["start_offset"] for p, found in self.read_share_offsets().items()}
 
     def delete_records(self, partition: int, before: int) -> int:
         """Delete the records of `partition` below offset `before` (Admin deleteRecords); the new log

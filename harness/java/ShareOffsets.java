@@ -1,5 +1,6 @@
 // Reads a share group's start offsets with the Admin API (listShareGroupOffsets, Kafka 4.2+)
-// and prints them as one JSON line: {"partitions":[{"topic","partition","start_offset"}]}.
+// and prints them as one JSON line: {"partitions":[{"topic","partition","start_offset","lag"}]}
+// (lag: what the release reports, null where it reports none).
 // Usage: java -cp <kafka libs>:<dir> ShareOffsets <bootstrap> <group>
 import java.util.Map;
 import java.util.Properties;
@@ -25,7 +26,8 @@ public class ShareOffsets {
                 if (e.getValue() == null) continue;  // no state for this partition yet
                 out.append(first ? "" : ",").append("{\"topic\":\"").append(e.getKey().topic())
                    .append("\",\"partition\":").append(e.getKey().partition())
-                   .append(",\"start_offset\":").append(e.getValue().startOffset()).append("}");
+                   .append(",\"start_offset\":").append(e.getValue().startOffset())
+                   .append(",\"lag\":").append(e.getValue().lag().map(String::valueOf).orElse("null")).append("}");
                 first = false;
             }
             System.out.println(out.append("]}"));

@@ -69,3 +69,33 @@ def test_list_and_delete_share_group_offsets(share_session):
     assert sorted(r.offset for r in again) == [0, 1, 2]
     s.consumers[-1].commit_sync()
     s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.2")
+def test_lag_counts_the_records_not_yet_acknowledged(share_session):
+    """The Admin API reports a share-partition's lag (KIP-1226) where the release does: the records
+    from the start offset to the log end not yet acknowledged; it falls to 0 once all are accepted."""
+    s = share_session(topic_partitions=1)
+    s.produce(10)
+    c = s.consumer()
+    got: list = []
+    while len(got) < 4:
+        batch = c.poll(5.0)
+        assert batch, "no records"
+        take, rest = batch[:4 - len(got)], batch[4 - len(got):]
+        c.ack(take, "ACCEPT")
+        if rest:
+            c.ack(rest, "RELEASE")
+        got += take
+    c.commit_sync()
+    first = s.read_share_offsets().get(0, {})
+    if first.get("lag") is None:
+        pytest.skip(f"Kafka {s.cluster.version} reports no lag for share-group offsets")
+    wait_until(lambda: s.read_share_offsets()[0]["lag"] == 6, timeout=30, interval=1.0,
+               what="the lag to be the 6 records not yet acknowledged")
+    rest = c.poll_until(6, timeout=60, ack="ACCEPT")
+    c.commit_sync()
+    assert len(rest) == 6
+    wait_until(lambda: s.read_share_offsets()[0]["lag"] == 0, timeout=30, interval=1.0,
+               what="the lag to fall to 0 once every record is accepted")
+    s.assert_conforms()

@@ -1,0 +1,31 @@
+"""Newer share-group features where the release and the client have them: acquire modes and
+max.poll.records (KIP-1206). Dead-letter queues (KIP-1191) are in no release the harness supports yet."""
+
+import pytest
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-features")]
+
+#: Clients whose share consumer has `share.acquire.mode` (KafkaShareConsumer from 4.2).
+ACQUIRE_MODE_CLIENTS = ("java",)
+
+
+@pytest.mark.requires(line="4.2")
+def test_record_limit_acquire_mode_caps_each_poll_at_max_poll_records(share_session):
+    """With share.acquire.mode=record_limit a poll returns at most max.poll.records records, and
+    every record is still delivered, in order, exactly once when accepted."""
+    s = share_session(topic_partitions=1)
+    if s.client not in ACQUIRE_MODE_CLIENTS:
+        pytest.skip(f"the {s.client} client has no share.acquire.mode (not supported)")
+    s.produce(10)  # one producer batch: batch_optimized could hand it over whole
+    c = s.consumer(share_acquire_mode="record_limit", max_poll_records="3")
+    batches: list = []
+    while sum(len(b) for b in batches) < 10:
+        batch = c.poll(10.0)
+        assert batch, f"delivery stopped after {sum(len(b) for b in batches)} of 10 records"
+        assert c.ack(batch, "ACCEPT") is None
+        batches.append(batch)
+    c.commit_sync()
+    assert all(len(b) <= 3 for b in batches), [len(b) for b in batches]
+    assert sorted(r.offset for b in batches for r in b) == list(range(10))
+    assert c.poll(3.0) == []
+    s.assert_conforms()
