@@ -132,7 +132,8 @@ def pytest_runtest_makereport(item, call):
             reason = str(report.longrepr[2]).removeprefix("Skipped: ")
         elif report.failed:
             reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
-        doc = (getattr(item.function, "__doc__", None) or item.name).strip().splitlines()[0]
+        text = (getattr(item.function, "__doc__", None) or item.name).strip()
+        doc = " ".join(line.strip() for line in text.split("\n\n")[0].splitlines())  # the first paragraph, whole
         from harness.conformance.report import Row
         run_dir = item.config.stash.get(_SESSIONS, {}).get(item.nodeid, "")
         item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir))
