@@ -1,4 +1,4 @@
-"""`share-harness`: run | check | setup.
+"""`share-harness`: run | check | certify | tally | nightly-report | setup.
 
 Every user error is one line on stderr (`share-harness: error: ...`) and exit
 code 2; no traceback. Ctrl-C and SIGTERM stop everything the run started.
@@ -89,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
     tally = sub.add_parser("tally", help="per scenario: runs passed/failed/unknown and allowances used")
     tally.add_argument("runs", type=Path, nargs="+", help="run directories or folders of them (reports/runs)")
     tally.add_argument("--json", action="store_true")
+    certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
+                                              "write its certificate (and the comparison page of all certificates)")
+    certify.add_argument("--client", required=True, help="confluent, java, franz, or the path of a driver "
+                                                         "manifest (docs/driver.md)")
+    certify.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
+    certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
+                                                                   "(rules needing faults are not applicable)")
+    certify.add_argument("--seed", type=int, default=1)
+    certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
+    certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
+    certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
     setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
     setup.add_argument("--kafka-version", action="append", default=None)
     return parser
@@ -103,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
-                "nightly-report": cmd_nightly_report}[args.command](args)
+                "nightly-report": cmd_nightly_report, "certify": cmd_certify}[args.command](args)
     except HarnessError as exc:
         print(f"share-harness: error: {exc}", file=sys.stderr)
         return 2
@@ -168,6 +180,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome = run(spec.validate())
     print(outcome.summary())
     return {True: 0, False: 1}.get(outcome.valid, 3)
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when UNKNOWN (the rules could not be run)."""
+    from harness.certify import RESULT_WORDS, certify
+    rules = [r.strip() for r in args.rules.split(",") if r.strip()] if args.rules else None
+    cert, out = certify(args.client, kafka_version=args.kafka_version, bootstrap_servers=args.bootstrap_servers,
+                        kafka_home=args.kafka_home, seed=args.seed, rules=rules, out_root=args.out, quiet=args.quiet)
+    for r in cert["rules"]:
+        print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
+    print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "
+          f"Kafka {cert['kafka_version']}; certificate {out / 'certificate.md'}; comparison {out.parent / 'index.md'}")
+    return {"CERTIFIED": 0, "NOT CERTIFIED": 1}.get(cert["verdict"], 3)
 
 
 def cmd_tally(args: argparse.Namespace) -> int:

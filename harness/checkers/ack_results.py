@@ -2,7 +2,9 @@
 per-partition result, a commit that failed or raised, or an acknowledgement
 commit callback listing its offset), none gets two callbacks, and no callback
 reports an offset its consumer never acknowledged. Anomalies:
-`ack-result-missing`, `ack-result-duplicate`, `ack-result-unsolicited`.
+`ack-result-missing`, `ack-result-duplicate`, `ack-result-unsolicited`, and `ack-undelivered`
+(an acknowledgement of an offset no poll handed to any consumer: a client acknowledges only records
+it handed to the application).
 Allowance: `ack-lost-with-consumer` (the consumer was killed first).
 """
 

@@ -45,7 +45,7 @@ GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborte
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "ack_seen", "renewed")
+                 "last_index", "status", "status_index", "ack_seen", "renewed", "given")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -60,6 +60,7 @@ class Rec:
         self.status_index = -1
         self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
         self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
+        self.given = False  # a poll handed the offset to some consumer (kept when the offset is reused)
 
 
 class Ack:
@@ -284,6 +285,9 @@ class _Replay:
             self.delivered_ids.add(rid)
         if offset < self.lowest_delivered.get(tp, NEVER):
             self.lowest_delivered[tp] = offset
+        known = self.recs[tp].get(offset)
+        if known is not None:  # handed over, even if it turns out truncated or aborted below
+            known.given = True
         if rid in self.truncated_ids:
             self.lost_delivered(index, tp, offset, rid, self.truncated_ids[rid], (index,))
             return
@@ -294,6 +298,8 @@ class _Replay:
             return
         rec = self.rec_for(tp, offset)
         where = f"{tp[0]}-{tp[1]}@{offset}"
+        if rec is not None:
+            rec.given = True
         if rec is None:  # below the watermark: terminal for sure
             if offset in self.gone[tp]:  # deleted while a client held it prefetched: handed over late
                 self.n["delivered-after-delete"] += 1
@@ -395,6 +401,11 @@ class _Replay:
         rec = self.rec_for(tp, offset)
         if rec is None:
             return  # acknowledging a record already terminal: its result (an error) is not tracked
+        if not rec.given:
+            self.anomaly("ack-results", "ack-undelivered",
+                         f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}), which no poll handed to any "
+                         f"consumer: a client acknowledges only records it handed to the application", (index,),
+                         offset=offset)
         old = self.unresolved[process].pop(key, None)
         if old is not None:
             self.anomaly("ack-results", "ack-result-missing",

@@ -73,7 +73,7 @@ def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any]) -
     consumer.set_acknowledgement_commit_callback(_on_commit)
     consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                         "librdkafka": confluent_kafka.libversion()[0], **start})
+                         "librdkafka": confluent_kafka.libversion()[0], "contract": 1, **start})
     return consumer
 
 

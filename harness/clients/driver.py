@@ -34,6 +34,7 @@ class ConsumerDriver:
         self.proc: ManagedProcess | None = None
         self._reader: threading.Thread | None = None
         self.closed = threading.Event()
+        self.contract_error: str | None = None  # set when the driver's start event names another contract
 
     def command_line(self) -> list[str]:
         return [sys.executable, "-m", self.module, json.dumps(self.config)]
@@ -61,9 +62,20 @@ class ConsumerDriver:
                 self.history.append(self.name, "info", "error",
                                     {"code": None, "message": f"unparsable driver output: {line[:200]}"})
                 continue
+            if op.f == "start" and op.type == "ok":
+                self._check_contract(op.value)
             if op.f == "close" and op.type != "invoke":
                 self.closed.set()
         self.closed.set()
+
+    def _check_contract(self, value: Any) -> None:
+        """The `start` event must name the contract this harness speaks; else the driver is refused."""
+        from harness.clients.registry import CONTRACT_VERSION
+        got = value.get("contract") if isinstance(value, dict) else None
+        if got != CONTRACT_VERSION:
+            self.contract_error = (f"driver {self.name} speaks contract {got!r} (its start event's `contract`); "
+                                   f"this harness speaks contract {CONTRACT_VERSION}: see docs/driver.md")
+            self.history.append(self.name, "info", "error", {"code": None, "message": self.contract_error})
 
     def _on_step(self, value: Any) -> bool:
         """A command's end marker (step mode): not history. Plain drivers print none."""
@@ -176,8 +188,14 @@ class JavaStepDriver(StepDriver):
                 "ShareDriver", json.dumps(self.config)]
 
 
-#: The drivers a conformance session can run in step mode, by client name (--ksh-client).
-STEP_DRIVERS = {"confluent": StepDriver, "java": JavaStepDriver}
-#: Acknowledgement types each client library offers (a rule needing another is "not supported" there):
-#: confluent-kafka's ShareConsumer has ACCEPT/RELEASE/REJECT; KafkaShareConsumer adds RENEW (4.2+ clients).
-CLIENT_ACK_TYPES = {"confluent": ("ACCEPT", "RELEASE", "REJECT"), "java": ("ACCEPT", "RELEASE", "REJECT", "RENEW")}
+class ExternalStepDriver(StepDriver):
+    """A driver of any language named by a manifest (`harness.clients.registry.load_manifest`):
+    its command, with the JSON config appended."""
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
+                 argv: list[str]) -> None:
+        super().__init__(name, config, history, log_dir)
+        self.argv = list(argv)
+
+    def command_line(self) -> list[str]:
+        return [*self.argv, json.dumps(self.config)]

@@ -40,9 +40,10 @@ class Record:
 class StepConsumer:
     """One share consumer in its own process, in step mode."""
 
-    def __init__(self, driver, mode: str = "explicit") -> None:
+    def __init__(self, driver, mode: str = "explicit", features: tuple[str, ...] | None = None) -> None:
         self.driver = driver
         self.mode = mode
+        self.features = features  # what the driver declares (None: take it as supporting everything)
         self.name = driver.name
         self.last_error: str | None = None  # the error the client raised on the last command, if any
 
@@ -94,14 +95,22 @@ class StepConsumer:
                 for op in self.driver.history.ops() if op.process == self.name and op.f == "poll"
                 and op.type == "ok" for r in op.value["records"]]
 
+    def _require(self, feature: str) -> None:
+        """Skip the test as "not supported" if the driver does not declare `feature`."""
+        if self.features is not None and feature not in self.features:
+            import pytest
+            pytest.skip(f"not supported by the {self.name} driver: {feature}")
+
     def ack(self, records, type_: str = "ACCEPT") -> str | None:
         """Acknowledge `records` with `type_`; the client's error if it refused one, else None."""
+        self._require(f"ack:{type_}")
         reply, _ = self._do({"cmd": "ack", "records": [
             {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": type_} for r in records]})
         return reply.get("error")
 
     def commit_sync(self) -> list[dict[str, Any]]:
         """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
+        self._require("commit_sync")
         _, ops = self._do({"cmd": "commit_sync"})
         for op in ops:
             if op.f == "commit" and op.type == "ok":
@@ -111,6 +120,7 @@ class StepConsumer:
         return []
 
     def commit_async(self) -> None:
+        self._require("commit_async")
         self._do({"cmd": "commit_async"})
 
     def close(self) -> None:
@@ -299,7 +309,8 @@ class ShareSession:
         """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement).
         `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
         group id to join instead of the session's (a test of the group namespace)."""
-        from harness.clients.driver import STEP_DRIVERS, JavaStepDriver
+        info = self.driver
+        self.require(mode)
         name = f"consumer-{len(self.consumers)}"
         bootstrap = self.cluster.bootstrap_servers
         if user is not None:
@@ -309,16 +320,17 @@ class ShareSession:
                   "bootstrap": bootstrap,
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
-        if STEP_DRIVERS[self.client] is JavaStepDriver:
-            driver = JavaStepDriver(name, config, self.history, self.run_dir / "logs", self._dist())
-        else:
-            driver = STEP_DRIVERS[self.client](name, config, self.history, self.run_dir / "logs")
+        driver = info.make(name, config, self.history, self.run_dir / "logs",
+                           self._dist() if info.name == "java" else None)
         driver.start()
         wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
                    not driver.alive(), timeout=60, what=f"{name} to start")
+        if driver.contract_error:
+            driver.close(10)
+            raise HarnessError(driver.contract_error)
         if not driver.alive():
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
-        consumer = StepConsumer(driver, mode)
+        consumer = StepConsumer(driver, mode, info.features)
         self.consumers.append(consumer)
         return consumer
 
@@ -349,6 +361,19 @@ class ShareSession:
             "seed": self.spec.seed, "kafka_version": self.cluster.version, "engine": "inprocess",
             "reproduce": self.spec.reproduce_command()})
         return self
+
+    @property
+    def driver(self):
+        """The driver this session's consumers run (`harness.clients.registry.DriverInfo`)."""
+        from harness.clients.registry import driver_info
+        return driver_info(self.client)
+
+    def require(self, *features: str) -> None:
+        """Skip the test as "not supported by <client>" unless the driver declares every one of `features`."""
+        missing = [f for f in features if not self.driver.supports(f)]
+        if missing:
+            import pytest
+            pytest.skip(f"not supported by the {self.driver.name} driver: {', '.join(missing)}")
 
     def _dist(self):
         from harness.kafka.jars import resolve

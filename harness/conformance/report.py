@@ -18,6 +18,7 @@ AREAS = {
     "partitions-added": "Partitions added",
     "authorization": "Authorization",
     "newer-features": "Newer features",
+    "client": "Client rules",
     "model": "Model-based (stateful)",
 }
 
@@ -30,6 +31,27 @@ class Row:
     result: str  # pass | fail | error | skipped | xfail (a known deviation of the release) | xpass
     reason: str = ""  # skip reason or failure summary (one line)
     run_dir: str = ""
+    rule: str = ""  # the client rule it decides (harness.certify.RULES), if any
+
+
+def outcome(report) -> tuple[str, str]:
+    """A pytest report's result for the reports (pass, fail, error, skipped, xfail: a known deviation
+    of the release, xpass) and its one-line reason (the skip reason or the failure's last line)."""
+    result = "pass" if report.passed else "skipped" if report.skipped else \
+        "fail" if report.when == "call" else "error"
+    reason = ""
+    if hasattr(report, "wasxfail"):
+        result, reason = ("xfail" if report.skipped else "xpass"), report.wasxfail
+    elif report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    elif report.failed:
+        reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
+    return result, reason
+
+
+def reportable(report) -> bool:
+    """Whether `report` settles a test's result: its call, or a setup that skipped or failed."""
+    return report.when == "call" or (report.when == "setup" and (report.skipped or report.failed))
 
 
 def area_result(rows: list[Row]) -> str:
@@ -45,8 +67,8 @@ def area_result(rows: list[Row]) -> str:
     return "SKIPPED" if rows else "NOT RUN"
 
 
-def render_markdown(rows: list[Row], kafka_version: str, target: str) -> str:
-    lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "",
+def render_markdown(rows: list[Row], kafka_version: str, target: str, client: str = "confluent") -> str:
+    lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "", f"Client: {client}", "",
              "| Area | Result | Passed | Failed | Known deviations | Skipped |", "|---|---|---|---|---|---|"]
     for area, title in AREAS.items():
         mine = [r for r in rows if r.area == area]
@@ -65,13 +87,13 @@ def render_markdown(rows: list[Row], kafka_version: str, target: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path) -> Path:
+def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path, client: str = "confluent") -> Path:
     import json
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "conformance.json").write_text(json.dumps(
-        {"kafka_version": kafka_version, "target": target,
+        {"kafka_version": kafka_version, "target": target, "client": client,
          "areas": {a: area_result([r for r in rows if r.area == a]) for a in AREAS},
          "tests": [r.__dict__ for r in rows]}, indent=1))
     path = out_dir / "conformance.md"
-    path.write_text(render_markdown(rows, kafka_version, target))
+    path.write_text(render_markdown(rows, kafka_version, target, client))
     return path

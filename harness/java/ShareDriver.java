@@ -87,6 +87,7 @@ public class ShareDriver {
         start.put("client_version", config.path("client_version").asText("unknown"));  // the jar's release
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : "implicit");
+        start.put("contract", 1);  // docs/driver.md
         emit("ok", "start", start);
 
         Map<String, ConsumerRecord<byte[], byte[]>> given = new HashMap<>();

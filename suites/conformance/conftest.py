@@ -19,6 +19,8 @@ _SESSIONS = pytest.StashKey[dict]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "kip(area): the KIP-932 area a conformance test checks")
+    config.addinivalue_line("markers", "rule(id): the client rule (harness.certify.RULES) a test decides, "
+                                       "for `share-harness certify`")
     config.addinivalue_line("markers", "requires(line, group_config): the release line (at least) or the "
                                        "group-level config a conformance test needs")
 
@@ -26,6 +28,19 @@ def pytest_configure(config: pytest.Config) -> None:
 def _version(cluster, spec) -> str:
     from harness.runner import _version as version
     return version(cluster, spec)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """`share-harness certify --rules a,b` (KSH_RULES): keep only the tests of those rules."""
+    import os
+    wanted = {r for r in os.environ.get("KSH_RULES", "").split(",") if r}
+    if not wanted:
+        return
+    keep = [i for i in items if (m := i.get_closest_marker("rule")) is not None and m.args and m.args[0] in wanted]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
@@ -122,21 +137,16 @@ def pytest_runtest_makereport(item, call):
     marker = item.get_closest_marker("kip")
     if marker is None or not marker.args:
         return
-    if report.when == "call" or (report.when == "setup" and (report.skipped or report.failed)):
-        result = "pass" if report.passed else "skipped" if report.skipped else \
-            "fail" if report.when == "call" else "error"
-        reason = ""
-        if hasattr(report, "wasxfail"):  # a known deviation of the release: expected to fail, with its evidence
-            result, reason = ("xfail" if report.skipped else "xpass"), report.wasxfail
-        elif report.skipped and isinstance(report.longrepr, tuple):
-            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
-        elif report.failed:
-            reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
+    from harness.conformance.report import outcome, reportable
+    if reportable(report):
+        result, reason = outcome(report)
         text = (getattr(item.function, "__doc__", None) or item.name).strip()
         doc = " ".join(line.strip() for line in text.split("\n\n")[0].splitlines())  # the first paragraph, whole
         from harness.conformance.report import Row
         run_dir = item.config.stash.get(_SESSIONS, {}).get(item.nodeid, "")
-        item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir))
+        rule = item.get_closest_marker("rule")
+        item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir,
+                                                           rule.args[0] if rule else ""))
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -151,8 +161,11 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     from fixtures.plugin import _value
     version = _value(session.config, "kafka_version") or DEFAULT_VERSION
     target = _value(session.config, "bootstrap_servers") or "local cluster started by the harness"
-    out = reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S")
-    path = write_report(rows, version, target, out)
+    import os
+    from pathlib import Path
+    out = Path(os.environ.get("KSH_CONFORMANCE_OUT") or reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S"))
+    client = _value(session.config, "ksh_client")
+    path = write_report(rows, version, target, out, client)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"conformance report: {path}")

@@ -18,6 +18,7 @@ def _offsets(records):
     return sorted(r.offset for r in records)
 
 
+@pytest.mark.rule("ack-accept")
 def test_explicit_accept_is_final(share_session):
     """Records acknowledged ACCEPT and committed are never delivered again."""
     s = share_session(topic_partitions=1)
@@ -30,6 +31,7 @@ def test_explicit_accept_is_final(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("ack-release")
 def test_release_makes_records_available_again_with_a_higher_count(share_session):
     """RELEASE returns records to Available: they are delivered again with delivery count 2."""
     s = share_session(topic_partitions=1)
@@ -44,6 +46,7 @@ def test_release_makes_records_available_again_with_a_higher_count(share_session
     s.assert_conforms()
 
 
+@pytest.mark.rule("ack-reject")
 def test_reject_archives_records(share_session):
     """REJECT archives records: they are never delivered again."""
     s = share_session(topic_partitions=1)
@@ -56,6 +59,7 @@ def test_reject_archives_records(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("implicit-mode")
 def test_implicit_mode_next_poll_accepts_the_previous_batch(share_session):
     """In implicit mode the next poll (or commit) accepts every record of the previous batch."""
     s = share_session(topic_partitions=1, max_poll_records=4)
@@ -69,6 +73,7 @@ def test_implicit_mode_next_poll_accepts_the_previous_batch(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("commit-sync-results")
 def test_commit_sync_returns_a_result_per_partition(share_session):
     """commitSync returns one result for each share-partition whose acknowledgements it carried."""
     s = share_session(topic_partitions=3)
@@ -90,6 +95,7 @@ def test_commit_sync_returns_a_result_per_partition(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("commit-async-callback")
 def test_commit_async_reports_through_the_callback(share_session):
     """commitAsync's outcome arrives through the acknowledgement commit callback, per partition."""
     from harness.wait import wait_until
@@ -108,6 +114,7 @@ def test_commit_async_reports_through_the_callback(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("ack-expired-fails")
 def test_acknowledging_after_the_lock_expired_fails(share_session):
     """Acknowledging a record whose acquisition lock expired (it went to another consumer) fails
     with the invalid-record-state error, and the record's new owner keeps it."""
@@ -128,6 +135,7 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("close-releases")
 def test_close_releases_acquired_records(share_session):
     """Closing a consumer releases the records it still holds: another consumer gets them at once,
     long before their locks would have expired."""
@@ -146,15 +154,14 @@ def test_close_releases_acquired_records(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("ack-renew")
 @pytest.mark.requires(line="4.2")
 def test_renew_extends_the_acquisition_lock(share_session):
     """RENEW (KIP-1222) keeps a record acquired by its holder past its lock duration: renewed before
     each lock ends, it goes to no other consumer, comes back to its holder with the same delivery
     count, and its holder then accepts it."""
-    from harness.clients.driver import CLIENT_ACK_TYPES
     s = share_session(topic_partitions=1, lock_duration_ms=4000)
-    if "RENEW" not in CLIENT_ACK_TYPES[s.client]:
-        pytest.skip(f"the {s.client} client has no RENEW acknowledgement (not supported)")
+    s.require("ack:RENEW")
     s.produce(1)
     holder, other = s.consumer(), s.consumer()
     [held] = holder.poll_until(1)

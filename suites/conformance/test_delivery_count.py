@@ -20,6 +20,7 @@ def _released_until_archived(s, limit: int) -> list[int]:
     return counts
 
 
+@pytest.mark.rule("delivery-count")
 def test_count_rises_per_acquisition_and_the_limit_archives(share_session):
     """Released on every delivery, a record comes with counts 1, 2, ... up to the limit in force,
     then never again."""

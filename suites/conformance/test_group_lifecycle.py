@@ -87,6 +87,7 @@ def test_alter_offsets_only_on_an_empty_group_and_redelivers_from_there(share_se
     s.assert_conforms()
 
 
+@pytest.mark.rule("shared-partition")
 def test_more_consumers_than_partitions_all_make_progress(share_session):
     """Three consumers of one partition all receive records while records keep arriving (share
     groups are not limited to one consumer per partition)."""
@@ -116,6 +117,7 @@ def test_more_consumers_than_partitions_all_make_progress(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("session-timeout")
 def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_session):
     """A member that stops heartbeating (SIGSTOP) is removed from the group after the session
     timeout, and the records it acquired become available to another consumer (at the latest when

@@ -6,6 +6,7 @@ import pytest
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("locks")]
 
 
+@pytest.mark.rule("lock-expiry")
 def test_expired_lock_makes_the_record_available_to_another_consumer(share_session):
     """A record held past its lock duration goes to another consumer with the next delivery count,
     and not before the group's lock duration (share.record.lock.duration.ms) has passed."""

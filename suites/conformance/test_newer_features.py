@@ -5,17 +5,13 @@ import pytest
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-features")]
 
-#: Clients whose share consumer has `share.acquire.mode` (KafkaShareConsumer from 4.2).
-ACQUIRE_MODE_CLIENTS = ("java",)
-
-
+@pytest.mark.rule("acquire-mode")
 @pytest.mark.requires(line="4.2")
 def test_record_limit_acquire_mode_caps_each_poll_at_max_poll_records(share_session):
     """With share.acquire.mode=record_limit a poll returns at most max.poll.records records, and
     every record is still delivered, in order, exactly once when accepted."""
     s = share_session(topic_partitions=1)
-    if s.client not in ACQUIRE_MODE_CLIENTS:
-        pytest.skip(f"the {s.client} client has no share.acquire.mode (not supported)")
+    s.require("acquire_mode")  # share.acquire.mode: KafkaShareConsumer from 4.2
     s.produce(10)  # one producer batch: batch_optimized could hand it over whole
     c = s.consumer(share_acquire_mode="record_limit", max_poll_records="3")
     batches: list = []

@@ -6,6 +6,7 @@ import pytest
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("ordering")]
 
 
+@pytest.mark.rule("batch-order")
 def test_records_of_a_partition_in_a_batch_are_in_offset_order(share_session):
     """Each batch holds a share-partition's records in increasing offset order, redeliveries included."""
     s = share_session(topic_partitions=2, max_poll_records=50)

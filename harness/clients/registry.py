@@ -1,0 +1,132 @@
+"""Which share-consumer drivers the harness can run in step mode, and what each supports.
+
+A driver is named either by a built-in name (`confluent`, `java`, `franz`) or by the path of a
+driver manifest, a JSON file that lets a driver in any language take part without changing the
+harness (`docs/driver.md`):
+
+    {"name": "my-client", "contract": 1, "command": ["{python}", "my_driver.py"],
+     "features": ["ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync"]}
+
+`command` is run with the driver's JSON config appended as its last argument; `{python}` stands
+for the harness's own interpreter and a relative path is taken from the manifest's directory.
+`features` are what the driver declares it supports (`FEATURES`): a rule needing another is
+reported "not supported", never pass or fail.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.errors import HarnessError
+
+#: The driver contract this harness speaks (docs/driver.md). A driver that prints another
+#: `contract` in its `start` event is refused with a message naming both.
+CONTRACT_VERSION = 1
+
+#: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
+#: acknowledgement commit callback, and `acquire_mode` (it passes `share.acquire.mode` to its client).
+FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
+            "commit_sync", "commit_async", "callback", "acquire_mode")
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """A driver the harness can start: its name, declared features and how to build one."""
+
+    name: str
+    features: tuple[str, ...]
+    make: Callable[..., Any]  # (name, config, history, log_dir, dist) -> a StepDriver, not started
+    source: str = "built-in"  # or the manifest's path
+
+    def supports(self, feature: str) -> bool:
+        return feature in self.features
+
+    def ack_types(self) -> tuple[str, ...]:
+        return tuple(f.split(":", 1)[1] for f in self.features if f.startswith("ack:"))
+
+
+def _confluent(name, config, history, log_dir, dist=None):
+    from harness.clients.driver import StepDriver
+    return StepDriver(name, config, history, log_dir)
+
+
+def _java(name, config, history, log_dir, dist=None):
+    from harness.clients.driver import JavaStepDriver
+    if dist is None:
+        raise HarnessError("the java driver needs the Kafka release's jars: run `share-harness setup`")
+    return JavaStepDriver(name, config, history, log_dir, dist)
+
+
+def _franz(name, config, history, log_dir, dist=None):
+    from harness.clients.franz import FranzStepDriver
+    return FranzStepDriver(name, config, history, log_dir, dist)
+
+
+def _franz_features() -> tuple[str, ...]:
+    try:
+        from harness.clients.franz import FRANZ_FEATURES
+    except ImportError:  # pragma: no cover - the module ships with the harness
+        return ()
+    return tuple(FRANZ_FEATURES)
+
+
+_BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync", "commit_async",
+          "callback")
+
+
+def builtin_drivers() -> dict[str, DriverInfo]:
+    """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
+    KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), and franz-go."""
+    return {
+        "confluent": DriverInfo("confluent", _BASIC, _confluent),
+        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode"), _java),
+        "franz": DriverInfo("franz", _franz_features(), _franz),
+    }
+
+
+def load_manifest(path: Path) -> DriverInfo:
+    """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise HarnessError(f"driver manifest {path} does not exist: give a built-in client "
+                           f"({', '.join(builtin_drivers())}) or the path of a manifest JSON file") from None
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"driver manifest {path} is not valid JSON ({exc}); see docs/driver.md") from None
+    if not isinstance(data, dict):
+        raise HarnessError(f"driver manifest {path}: expected a JSON object; see docs/driver.md")
+    name, command, features = data.get("name"), data.get("command"), data.get("features", [])
+    if not isinstance(name, str) or not name:
+        raise HarnessError(f"driver manifest {path}: `name` must be a non-empty string")
+    if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
+        raise HarnessError(f"driver manifest {path}: `command` must be a non-empty list of strings")
+    if data.get("contract") != CONTRACT_VERSION:
+        raise HarnessError(f"driver manifest {path} declares contract {data.get('contract')!r}; this harness "
+                           f"speaks contract {CONTRACT_VERSION} (docs/driver.md)")
+    unknown = [f for f in features if f not in FEATURES] if isinstance(features, list) else ["(not a list)"]
+    if unknown:
+        raise HarnessError(f"driver manifest {path}: unknown features {', '.join(map(str, unknown))}; "
+                           f"valid: {', '.join(FEATURES)}")
+    base = path.resolve().parent
+    argv = [sys.executable if c == "{python}" else
+            str(base / c) if not Path(c).is_absolute() and (base / c).exists() else c for c in command]
+
+    def make(driver_name, config, history, log_dir, dist=None):
+        from harness.clients.driver import ExternalStepDriver
+        return ExternalStepDriver(driver_name, config, history, log_dir, argv)
+    return DriverInfo(name, tuple(features), make, source=str(path))
+
+
+def driver_info(client: str) -> DriverInfo:
+    """The driver named `client`: a built-in name or a manifest path (HarnessError if neither)."""
+    builtins = builtin_drivers()
+    if client in builtins:
+        return builtins[client]
+    if client.endswith(".json") or "/" in client:
+        return load_manifest(Path(client))
+    raise HarnessError(f"unknown client {client!r}: use one of {', '.join(builtins)} or the path of a "
+                       f"driver manifest (docs/driver.md)")

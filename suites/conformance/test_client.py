@@ -1,0 +1,134 @@
+"""KIP-932 rules a share-consumer client library must keep, whichever library it is: it hands every
+record it acquires to the application, acknowledges only records it handed over and in the order it
+handed them, refuses explicit acknowledgements in implicit mode, and keeps at-least-once delivery
+through broker faults. With `share-harness certify` these run (with the other rules marked
+`pytest.mark.rule`) against the driver under certification.
+
+Every test also checks its whole history against the reference model (`assert_conforms`)."""
+
+import random
+
+import pytest
+
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("client")]
+
+
+@pytest.mark.rule("every-record-handed")
+def test_every_acquired_record_is_handed_to_the_application(share_session):
+    """Every record the client acquires is handed to the application: in implicit mode, where the
+    client accepts each batch by itself, the application sees every record produced, each once."""
+    s = share_session(topic_partitions=2)
+    ids = s.produce(40, partition=None)
+    c = s.consumer(mode="implicit")
+    got = c.poll_until(40, timeout=40)
+    c.commit_sync()
+    assert sorted(r.id for r in got) == sorted(ids), \
+        f"the application was not given {sorted(set(ids) - {r.id for r in got})[:10]}"
+    assert c.poll(3.0) == [], "an implicitly accepted record was delivered again"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("ack-only-given")
+def test_the_client_acknowledges_only_records_it_handed_over(share_session):
+    """A client acknowledges only records a poll handed to the application: every acknowledgement in
+    the history is of a record the same consumer was given (the model flags any other as
+    ack-undelivered), and every record is accepted once."""
+    s = share_session(topic_partitions=1)
+    s.produce(12)
+    c = s.consumer()
+    got = c.poll_until(12, timeout=40, ack="ACCEPT")
+    assert all(r["error"] is None for r in c.commit_sync())
+    given = {r.key for r in got}
+    acked = {(r["topic"], r["partition"], r["offset"]) for op in s.ops(c.name, "acknowledge") if op.type == "ok"
+             for r in op.value["records"]}
+    assert acked <= given, f"acknowledged but never handed over: {sorted(acked - given)[:10]}"
+    assert c.poll(3.0) == [], "an accepted record was delivered again"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("ack-order")
+def test_acknowledgements_follow_the_order_records_were_returned(share_session):
+    """Acknowledgements of a share-partition's records are made in the order the poll returned the
+    records (increasing offset): the client acknowledges them, one call per record, in that order."""
+    s = share_session(topic_partitions=1)
+    s.produce(10)
+    c = s.consumer()
+    got = []
+    while len(got) < 10:
+        batch = c.poll(10.0)
+        assert batch, f"delivery stopped after {len(got)} of 10 records"
+        for record in batch:  # one acknowledge call per record, in the order returned
+            assert c.ack([record], "ACCEPT") is None
+        got.extend(batch)
+    assert all(r["error"] is None for r in c.commit_sync())
+    order = [(r["partition"], r["offset"]) for op in s.ops(c.name, "acknowledge") if op.type == "ok"
+             for r in op.value["records"]]
+    returned = [(r.partition, r.offset) for r in got]
+    assert order == returned, f"acknowledged in the order {order}, returned in the order {returned}"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("no-mixing")
+def test_an_implicit_mode_consumer_refuses_explicit_acknowledgements(share_session):
+    """Implicit and explicit acknowledgement do not mix: a consumer in implicit mode refuses an
+    explicit acknowledgement (nothing is sent), and its next poll still accepts the whole batch."""
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer(mode="implicit")
+    got = c.poll_until(5, timeout=30)
+    assert len(got) == 5
+    refused = c.driver.command({"cmd": "ack", "records": [
+        {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": "RELEASE"} for r in got[:1]]})[0]
+    assert refused.get("error"), "an implicit-mode consumer took an explicit RELEASE"
+    assert c.poll(3.0) == [], "a record came back: the refused RELEASE was sent, or the batch was not accepted"
+    c.commit_sync()
+    s.assert_conforms()
+
+
+#: The broker faults of the short chaos schedule (each healed before the next, in a seeded order).
+CHAOS_FAULTS = ("leader-kill", "share-coordinator-kill", "leader-stop")
+
+
+@pytest.mark.rule("chaos-at-least-once")
+def test_at_least_once_through_leader_failover_and_coordinator_loss(share_session, kafka_cluster):
+    """Through a short seeded schedule of broker faults (leader killed, share coordinator killed, leader
+    stopped) while two consumers poll and acknowledge a seeded mix of ACCEPT and RELEASE, every record
+    is delivered and accepted, and the history conforms record by record."""
+    if not hasattr(kafka_cluster, "kill_node"):
+        pytest.skip("needs a cluster the harness started (faults act on its processes); an external one is not")
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    from harness.wait import wait_until
+    s = share_session(topic_partitions=2, lock_duration_ms=15000)
+    rng = random.Random(s.spec.seed)
+    ids = set(s.produce(60, partition=None))
+    consumers = [s.consumer(), s.consumer()]
+    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, config=dict(s.limits), timeout=90))
+    accepted: set[str] = set()  # records whose ACCEPT the broker confirmed (commit result without error)
+
+    def work() -> set[str]:
+        """One poll, acknowledgement and commit per consumer; what is accepted so far."""
+        for c in consumers:
+            batch = c.poll(2.0)
+            if not batch:
+                continue
+            kinds = {r.key: "RELEASE" if rng.random() < 0.2 and r.delivery_count < 2 else "ACCEPT" for r in batch}
+            for r in batch:
+                c.ack([r], kinds[r.key])
+            failed = {(x["topic"], x["partition"]) for x in c.commit_sync() if x["error"]}
+            accepted.update(r.id for r in batch if kinds[r.key] == "ACCEPT" and (r.topic, r.partition) not in failed)
+        return accepted
+
+    try:
+        for name in rng.sample(CHAOS_FAULTS, len(CHAOS_FAULTS)):
+            record = nemesis.start(name, pick=rng.randrange(1000))
+            for _ in range(3):
+                work()
+            nemesis.heal(record)
+    finally:
+        nemesis.heal_all()
+    assert any(r.applied for r in nemesis.records), f"no fault took effect: {[r.reason for r in nemesis.records]}"
+    # drain: released records, and those whose acknowledgement a fault lost, come back and are accepted
+    wait_until(lambda: work() >= ids, timeout=180, interval=0.0,
+               what=f"every record to be accepted after the faults ({len(ids - accepted)} missing)")
+    s.assert_conforms()

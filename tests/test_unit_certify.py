@@ -1,0 +1,160 @@
+"""Certification and the driver contract without a cluster: manifests, the contract version a driver
+speaks, rule results, certificates and the comparison page, and the replay's `ack-undelivered`."""
+
+import json
+import sys
+import time
+
+import pytest
+
+from harness.certify import RULES, build_certificate, render_certificate, rule_result, write_comparison
+from harness.clients.registry import CONTRACT_VERSION, FEATURES, builtin_drivers, driver_info, load_manifest
+from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
+
+FAULTY = ("ack_unseen", "drop_records", "wrong_count", "out_of_order")
+
+
+def _manifest(tmp_path, **fields):
+    data = {"name": "x", "contract": CONTRACT_VERSION, "command": ["{python}", "d.py"], "features": ["ack:ACCEPT"],
+            **fields}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_builtin_drivers_declare_known_features():
+    drivers = builtin_drivers()
+    assert {"confluent", "java", "franz"} <= set(drivers)
+    for info in drivers.values():
+        assert set(info.features) <= set(FEATURES), info
+    assert drivers["java"].supports("ack:RENEW") and not drivers["confluent"].supports("ack:RENEW")
+    assert drivers["confluent"].ack_types() == ("ACCEPT", "RELEASE", "REJECT")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"contract": 2}, "declares contract 2; this harness speaks contract 1"),
+    ({"command": []}, "`command` must be a non-empty list"),
+    ({"name": ""}, "`name` must be a non-empty string"),
+    ({"features": ["ack:MAYBE"]}, "unknown features ack:MAYBE"),
+])
+def test_a_bad_manifest_is_one_line_naming_the_fix(tmp_path, fields, message):
+    with pytest.raises(HarnessError, match=message.replace("`", ".")):
+        load_manifest(_manifest(tmp_path, **fields))
+
+
+def test_manifest_paths_and_unknown_clients(tmp_path):
+    (tmp_path / "d.py").write_text("")
+    info = load_manifest(_manifest(tmp_path))
+    driver = info.make("c", {"behaviour": "step"}, None, tmp_path)
+    argv = driver.command_line()
+    assert argv[0] == sys.executable and argv[1] == str(tmp_path / "d.py") and json.loads(argv[-1])["behaviour"] == "step"
+    with pytest.raises(HarnessError, match="unknown client 'nope'"):
+        driver_info("nope")
+    with pytest.raises(HarnessError, match="not valid JSON"):
+        (tmp_path / "bad.json").write_text("{")
+        load_manifest(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("name", FAULTY)
+def test_the_faulty_drivers_are_valid_manifests(name):
+    from pathlib import Path
+    info = load_manifest(Path(__file__).parent / "faulty_drivers" / f"{name}.json")
+    assert info.name.startswith("faulty-") and info.supports("implicit")
+
+
+def _driver_printing(tmp_path, start_value):
+    """A driver whose process prints one start event with `start_value` and waits for stdin to close."""
+    from harness.clients.driver import ExternalStepDriver
+    script = tmp_path / "fake.py"
+    script.write_text("import json, sys\n"
+                      f"print(json.dumps({{'type': 'ok', 'f': 'start', 'value': {start_value!r}}}), flush=True)\n"
+                      "sys.stdin.readline()\n")
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    driver = ExternalStepDriver("consumer-0", {}, history, tmp_path, [sys.executable, str(script)])
+    driver.start()
+    deadline = time.monotonic() + 20
+    while not any(op.f == "start" for op in history.ops()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    driver.close(5)
+    return driver, history
+
+
+def test_a_driver_speaking_another_contract_is_refused(tmp_path):
+    driver, history = _driver_printing(tmp_path, {"client": "fake", "contract": 7})
+    assert driver.contract_error and "speaks contract 7" in driver.contract_error
+    assert any(op.f == "error" and "contract 7" in op.value["message"] for op in history.ops())
+
+
+def test_a_driver_speaking_this_contract_is_taken(tmp_path):
+    driver, history = _driver_printing(tmp_path, {"client": "fake", "contract": CONTRACT_VERSION})
+    assert driver.contract_error is None
+    assert [op.f for op in history.ops()] == ["start"]
+
+
+def _row(rule, result, reason="", run_dir=""):
+    return {"rule": rule, "test": f"suites/conformance/test_x.py::test_{rule}", "result": result, "reason": reason,
+            "run_dir": run_dir}
+
+
+def test_rule_results():
+    assert rule_result([])[0] == "not-run"
+    assert rule_result([_row("a", "pass")])[0] == "pass"
+    assert rule_result([_row("a", "pass"), _row("a", "fail", "AssertionError: x")])[:2] == \
+        ("fail", "test_a: AssertionError: x")
+    assert rule_result([_row("a", "skipped", "not supported by the confluent driver: ack:RENEW")])[0] == "not-supported"
+    assert rule_result([_row("a", "skipped", "needs Kafka 4.3 or later")])[0] == "not-applicable"
+    assert rule_result([_row("a", "xfail", "KAFKA-1")])[0] == "known-deviation"
+    assert rule_result([_row("a", "xpass")])[0] == "fail"
+
+
+def test_certificate_verdicts(tmp_path):
+    rules = ["ack-accept", "ack-renew"]
+    passing = {"kafka_version": "4.3.1", "target": "local", "tests": [
+        _row("ack-accept", "pass"), _row("ack-renew", "skipped", "not supported by the confluent driver: ack:RENEW")]}
+    cert = build_certificate(passing, "confluent", 1, rules, "share-harness certify --client confluent", 0)
+    assert cert["verdict"] == "CERTIFIED" and cert["counts"]["pass"] == 1 and cert["counts"]["not-supported"] == 1
+    failing = {**passing, "tests": [_row("ack-accept", "fail", "AssertionError: lost")]}
+    cert = build_certificate(failing, "confluent", 1, rules, "cmd", 1)
+    assert cert["verdict"] == "NOT CERTIFIED"
+    assert [r["result"] for r in cert["rules"]] == ["fail", "not-run"]
+    assert "AssertionError: lost" in render_certificate(cert)
+    assert build_certificate({"tests": []}, "confluent", 1, rules, "cmd", 5)["verdict"] == "UNKNOWN"
+    assert build_certificate(passing, "confluent", 1, rules, "cmd", 2)["verdict"] == "UNKNOWN"  # interrupted
+    only_skips = {**passing, "tests": [_row("ack-accept", "skipped", "needs Kafka 4.3")]}
+    assert build_certificate(only_skips, "confluent", 1, rules, "cmd", 0)["verdict"] == "UNKNOWN"
+
+
+def test_comparison_page_has_a_column_per_client(tmp_path):
+    for i, (driver, result) in enumerate((("confluent", "pass"), ("java", "fail"))):
+        cert = build_certificate({"kafka_version": "4.3.1", "target": "local", "tests": [_row("ack-accept", result)]},
+                                 driver, 1, ["ack-accept"], "cmd", 0 if result == "pass" else 1)
+        (tmp_path / f"2026{i}-{driver}").mkdir()
+        (tmp_path / f"2026{i}-{driver}" / "certificate.json").write_text(json.dumps(cert))
+    text = write_comparison(tmp_path).read_text()
+    row = next(line for line in text.splitlines() if "`ack-accept`" in line)
+    assert row.endswith("| pass | FAIL |"), row
+    assert "**CERTIFIED**" in text and "**NOT CERTIFIED**" in text
+    assert sum(1 for line in text.splitlines() if line.startswith("| ") and "`" in line) == len(RULES)
+
+
+def test_an_acknowledgement_of_a_record_no_poll_handed_over_is_flagged():
+    from harness.checkers import check_safe
+    from harness.checkers.ack_results import check
+    from harness.history.events import EventTable
+    from harness.history.store import Op
+
+    def ops(ack_offsets):
+        rows = [Op(0, 0, "producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": o, "id": f"r{o}"})
+                for o in range(3)]
+        rows.append(Op(3, 1, "c", "ok", "poll", {"records": [
+            {"id": "r0", "topic": "t", "partition": 0, "offset": 0, "delivery_count": 1}]}))
+        rows.append(Op(4, 2, "c", "ok", "acknowledge", {"records": [
+            {"topic": "t", "partition": 0, "offset": o, "type": "ACCEPT"} for o in ack_offsets]}))
+        rows.append(Op(5, 3, "c", "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": None}]}))
+        return rows
+    flagged = check_safe("ack-results", check, EventTable.from_ops(ops([0, 2])))
+    assert flagged.valid is False and [a.kind for a in flagged.anomalies] == ["ack-undelivered"]
+    assert "t-0@2" in flagged.anomalies[0].message
+    fine = check_safe("ack-results", check, EventTable.from_ops(ops([0])))
+    assert fine.valid is not False
