@@ -259,10 +259,14 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from harness.kafka.jars import resolve
     from harness.paths import cache_dir
     from harness.proxy.server import find_or_build_toxiproxy
+    from harness.clients.franz import build_franz_driver
+    from harness.cluster.java_admin import compiled
     for version in args.kafka_version or [DEFAULT_VERSION]:
         dist = resolve(version, cache_dir())
         print(f"kafka {dist.version}: {dist.libs}")
+        print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
+    print(f"franz-go driver: {build_franz_driver(cache_dir())}")
     return 0
 
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Install everything the harness needs, idempotently, reusing caches:
 # Python package + deps (pip cache), Kafka jars (Maven -> ~/.cache/kafka-share-harness),
-# Toxiproxy (go install -> the same cache). Needs python3 (3.10+), Java 17+, Maven, Go.
+# Toxiproxy (go install -> the same cache), the Java and franz-go drivers (javac, go build). Needs python3 (3.10+), Java 17+, Maven, Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need() { command -v "$1" >/dev/null 2>&1 || { echo "install.sh: error: \`$1\` not found: $2" >&2; exit 2; }; }
 need python3 "install Python 3.10+"
 need java "install a Java 17+ JDK (apt-get install openjdk-17-jdk-headless)"
 need mvn "install Maven 3.8+ (apt-get install maven)"
-need go "install Go 1.22+ (or set TOXIPROXY_SERVER=/path/to/toxiproxy-server)"
+need go "install Go 1.26+ (it builds Toxiproxy and the franz-go driver; https://go.dev/dl)"
 python3 -m pip install --quiet --disable-pip-version-check -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
 python3 -c "import harness, confluent_kafka, pytest" || { echo "install.sh: error: Python dependencies did not install" >&2; exit 2; }
 share-harness setup
