@@ -10,8 +10,10 @@ page across every certificate under the same root shows which rules each client 
 
 A rule passes only if its test's own assertions held and the test's history conformed to the
 reference model record by record; a rule whose test did not run is "not run", never pass. The
-verdict is CERTIFIED when no rule failed and at least one passed, NOT CERTIFIED when one failed,
-UNKNOWN when pytest could not run the rules.
+verdict is NOT CERTIFIED when a rule failed; CERTIFIED when none did, at least one passed and every
+other was not supported by the driver, not applicable or a known deviation;
+UNKNOWN when pytest did not finish cleanly or a rule was not decided (not run, or an error of the
+cluster or a fixture rather than of the client).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ RULES: dict[str, str] = {
 }
 
 #: Results a rule can have, and what the certificate says for each.
-RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "not-supported": "not supported", "not-applicable": "not applicable",
+RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "error": "error (not the client's: see the log)",
+                "not-supported": "not supported", "not-applicable": "not applicable",
                 "known-deviation": "known deviation of the release", "not-run": "not run"}
 
 
@@ -65,13 +68,19 @@ def repo_root() -> Path:
 
 
 def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
-    """(result, evidence, run directories) of one rule from its tests' rows (conformance.json)."""
+    """(result, evidence, run directories) of one rule from its tests' rows (conformance.json).
+    A test that failed is a failure of the client; one that errored (its set-up or tear-down: the
+    cluster, a fixture) says nothing about the client: the rule is "error", which makes the verdict
+    UNKNOWN unless another rule failed."""
     if not rows:
         return "not-run", "no test of this rule ran", []
     runs = [r["run_dir"] for r in rows if r.get("run_dir")]
-    failed = [r for r in rows if r["result"] in ("fail", "error", "xpass")]
+    failed = [r for r in rows if r["result"] in ("fail", "xpass")]
     if failed:
         return "fail", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in failed), runs
+    errored = [r for r in rows if r["result"] == "error"]
+    if errored:
+        return "error", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in errored), runs
     if any(r["result"] == "xfail" for r in rows):
         return "known-deviation", "; ".join(r["reason"] for r in rows if r["result"] == "xfail"), runs
     skipped = [r for r in rows if r["result"] == "skipped"]
@@ -127,17 +136,15 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
             entry["anomalies"] = _evidence(runs)
         results.append(entry)
     counts = {k: sum(1 for r in results if r["result"] == k) for k in RESULT_WORDS}
-    if pytest_exit not in (0, 1) or not conformance.get("tests"):
-        verdict = "UNKNOWN"
-    elif counts["fail"]:
-        verdict = "NOT CERTIFIED"
-    elif counts["pass"]:
-        verdict = "CERTIFIED"
+    if counts["fail"]:
+        verdict = "NOT CERTIFIED"  # a rule failed with evidence, whatever else happened
+    elif pytest_exit != 0 or counts["error"] or counts["not-run"] or not counts["pass"]:
+        verdict = "UNKNOWN"  # pytest did not finish cleanly, or a rule was not decided
     else:
-        verdict = "UNKNOWN"
+        verdict = "CERTIFIED"
     return {"driver": client, **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
             "cluster": conformance.get("target"), "seed": seed, "verdict": verdict, "counts": counts,
-            "rules": results, "reproduce": command, "pytest_exit": pytest_exit,
+            "rules": results, "complete": rules == list(RULES), "reproduce": command, "pytest_exit": pytest_exit,
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
@@ -159,13 +166,15 @@ def render_certificate(cert: dict[str, Any]) -> str:
 
 
 def write_comparison(root: Path) -> Path:
-    """`root/index.md`: every certificate under `root` (the newest per client and Kafka version),
-    rule by rule."""
+    """`root/index.md`: the newest complete certificate (every rule) under `root` per client and Kafka
+    version, rule by rule (a run of some rules only stays in its own certificate)."""
     certs: dict[tuple, dict] = {}
     for path in sorted(root.glob("*/certificate.json")):
         try:
             cert = json.loads(path.read_text())
         except ValueError:
+            continue
+        if not cert.get("complete"):
             continue
         cert["_path"] = path.parent.name
         certs[(cert["driver"], cert.get("kafka_version"))] = cert  # sorted by time: the newest wins
@@ -194,6 +203,8 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     from harness.clients.registry import driver_info
     from harness.report.rundir import reports_root
     info = driver_info(client)  # a bad client is a one-line error before anything starts
+    if info.source != "built-in":
+        client = str(Path(client).resolve())  # pytest runs from the repository
     rules = list(rules or RULES)
     unknown = [r for r in rules if r not in RULES]
     if unknown:
@@ -212,6 +223,7 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         cmd += ["--kafka-home", kafka_home]
     reproduce = f"share-harness certify --client {client} --kafka-version {kafka_version} --seed {seed}" + \
         (f" --bootstrap-servers {bootstrap_servers}" if bootstrap_servers else "") + \
+        (f" --kafka-home {kafka_home}" if kafka_home else "") + \
         (f" --rules {','.join(rules)}" if rules != list(RULES) else "")
     env = {**os.environ, "KSH_CONFORMANCE_OUT": str(out / "conformance"), "KSH_RULES": ",".join(rules)}
     with open(out / "pytest.log", "w") as log:

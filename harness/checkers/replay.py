@@ -99,6 +99,7 @@ class _Replay:
         self.first_start = NEVER  # index of the first consumer start (latest: what was produced before)
         self.first_start_time = NEVER  # its time: no acquisition comes before it
         self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
+        self.truncated_at: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets a truncation emptied
         self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
         self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
         self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
@@ -261,6 +262,7 @@ class _Replay:
         self.n["truncated"] += 1
         unclean = bool(json.loads(value).get("unclean")) if value else False
         self.truncated_ids[rid] = unclean
+        self.truncated_at[tp].add(offset)
         rec = self.recs[tp].get(offset)
         before = self.overwritten.pop((tp[0], tp[1], offset, rid), None)
         if rec is not None and rec.rid == rid:
@@ -401,7 +403,7 @@ class _Replay:
         rec = self.rec_for(tp, offset)
         if rec is None:
             return  # acknowledging a record already terminal: its result (an error) is not tracked
-        if not rec.given:
+        if not rec.given and offset not in self.truncated_at[tp] and tp not in self.reset_tps:
             self.anomaly("ack-results", "ack-undelivered",
                          f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}), which no poll handed to any "
                          f"consumer: a client acknowledges only records it handed to the application", (index,),

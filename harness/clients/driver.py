@@ -25,6 +25,7 @@ class ConsumerDriver:
     """One share consumer in its own process, recording into `history` as `name`."""
 
     module = "harness.clients.confluent_share_driver"
+    cwd: Path | None = None  # the driver's working directory (a manifest's directory)
 
     def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path) -> None:
         self.name = name
@@ -41,7 +42,7 @@ class ConsumerDriver:
 
     def start(self) -> None:
         args = self.command_line()
-        self.proc = spawn(self.name, args, log_path=self.log_path, env=python_env(),
+        self.proc = spawn(self.name, args, log_path=self.log_path, env=python_env(), cwd=self.cwd,
                           stdout_pipe=True, stdin_pipe=True)
         self._reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
         self._reader.start()
@@ -56,14 +57,14 @@ class ConsumerDriver:
                 event = json.loads(line)
                 if event.get("f") == "step" and self._on_step(event.get("value")):
                     continue
+                if event.get("f") == "start" and event.get("type") == "ok":
+                    self._check_contract(event.get("value"))  # before anyone sees the start in the history
                 op = self.history.append(self.name, event["type"], event["f"], event.get("value"))
                 self._on_op(op)
             except (ValueError, KeyError, TypeError):
                 self.history.append(self.name, "info", "error",
                                     {"code": None, "message": f"unparsable driver output: {line[:200]}"})
                 continue
-            if op.f == "start" and op.type == "ok":
-                self._check_contract(op.value)
             if op.f == "close" and op.type != "invoke":
                 self.closed.set()
         self.closed.set()
@@ -75,7 +76,6 @@ class ConsumerDriver:
         if got != CONTRACT_VERSION:
             self.contract_error = (f"driver {self.name} speaks contract {got!r} (its start event's `contract`); "
                                    f"this harness speaks contract {CONTRACT_VERSION}: see docs/driver.md")
-            self.history.append(self.name, "info", "error", {"code": None, "message": self.contract_error})
 
     def _on_step(self, value: Any) -> bool:
         """A command's end marker (step mode): not history. Plain drivers print none."""
@@ -99,6 +99,17 @@ class ConsumerDriver:
         except (BrokenPipeError, OSError):
             return False
 
+    #: What asks the driver to close: a plain line for autonomous behaviours, a JSON command in step mode.
+    close_command = "close"
+
+    def _end_input(self) -> None:
+        """Close the driver's stdin: end of input means close (docs/driver.md)."""
+        try:
+            if self.proc is not None and self.proc.popen.stdin is not None:
+                self.proc.popen.stdin.close()
+        except OSError:
+            pass
+
     def crash(self) -> None:
         """SIGKILL the driver (no close, no goodbye) and record the crash in the history."""
         if self.proc is not None:
@@ -113,7 +124,8 @@ class ConsumerDriver:
             return None
         if self.proc.alive():
             self.proc.signal(signal.SIGCONT)  # a paused driver cannot close
-            self.send("close")
+            self.send(self.close_command)
+            self._end_input()
             try:
                 self.proc.popen.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -130,6 +142,8 @@ class StepDriver(ConsumerDriver):
     `command({"cmd": "poll", "timeout": 5})` waits for the command's end marker and returns
     (the marker's value, the operations the command recorded). Every operation still goes into
     the history; a driver that dies or does not answer in time is a HarnessError naming its log."""
+
+    close_command = json.dumps({"cmd": "close"})
 
     def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path) -> None:
         super().__init__(name, {**config, "behaviour": "step"}, history, log_dir)
@@ -193,9 +207,10 @@ class ExternalStepDriver(StepDriver):
     its command, with the JSON config appended."""
 
     def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
-                 argv: list[str]) -> None:
+                 argv: list[str], cwd: Path | None = None) -> None:
         super().__init__(name, config, history, log_dir)
         self.argv = list(argv)
+        self.cwd = cwd
 
     def command_line(self) -> list[str]:
         return [*self.argv, json.dumps(self.config)]

@@ -7,8 +7,9 @@ harness (`docs/driver.md`):
     {"name": "my-client", "contract": 1, "command": ["{python}", "my_driver.py"],
      "features": ["ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync"]}
 
-`command` is run with the driver's JSON config appended as its last argument; `{python}` stands
-for the harness's own interpreter and a relative path is taken from the manifest's directory.
+`command` is run, in the manifest's directory, with the driver's JSON config appended as its last
+argument; `{python}` stands for the harness's own interpreter and a relative path that exists there is
+made absolute.
 `features` are what the driver declares it supports (`FEATURES`): a rule needing another is
 reported "not supported", never pass or fail.
 """
@@ -117,7 +118,7 @@ def load_manifest(path: Path) -> DriverInfo:
 
     def make(driver_name, config, history, log_dir, dist=None):
         from harness.clients.driver import ExternalStepDriver
-        return ExternalStepDriver(driver_name, config, history, log_dir, argv)
+        return ExternalStepDriver(driver_name, config, history, log_dir, argv, cwd=base)
     return DriverInfo(name, tuple(features), make, source=str(path))
 
 
