@@ -45,7 +45,11 @@ def outcome(report) -> tuple[str, str]:
     elif report.skipped and isinstance(report.longrepr, tuple):
         reason = str(report.longrepr[2]).removeprefix("Skipped: ")
     elif report.failed:
-        reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
+        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+        if crash is not None and getattr(crash, "message", None):  # the exception and its message
+            reason = " ".join(line.strip() for line in crash.message.splitlines() if line.strip())[:600]
+        else:
+            reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
     return result, reason
 
 
