@@ -84,9 +84,11 @@ def _model_histories(tmp: Path) -> list[Path]:
     return files
 
 
-def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_histories(tmp_path):
+@pytest.mark.parametrize("layout", ["direct", "shuffle"])
+def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_histories(tmp_path, layout):
+    """Both layouts: each slot reading its file (direct), and the rows shuffled to their slots."""
     files = _model_histories(tmp_path)
-    checks = check_files(files)
+    checks = check_files(files, layout=layout)
     assert [c.path for c in checks] == files
     failing = sum(1 for c in checks if c.valid is False)
     assert failing >= 5, "the mutations must make some histories fail (else the comparison proves little)"
@@ -96,12 +98,19 @@ def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_historie
 
 def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_path, monkeypatch):
     """Histories too big for one slot per core are spread over more slots (each replays its
-    share-partitions with the run's global rows): the same results, with many runs in one slot."""
+    share-partitions with the run's global rows): the same results, with many runs in one slot
+    (shuffle) and a file read by several slots (direct); "auto" sends the biggest files through
+    the shuffle and the rest direct, in one call."""
     import harness.spark.engine as engine
     files = _model_histories(tmp_path)[::3]
-    monkeypatch.setattr(engine, "SLOT_ROWS", max(1, engine._events(files) // 8))
-    for check, file in zip(check_files(files), files):
-        _same(check, file)
+    sizes = [engine._events([f]) for f in files]
+    monkeypatch.setattr(engine, "SLOT_ROWS", max(1, max(sizes) // 6))
+    monkeypatch.setattr(engine, "MIN_SLOT_ROWS", 1)
+    assert any(-(-n // engine.SLOT_ROWS) > engine.DIRECT_SLOTS for n in sizes), "no file takes the shuffle"
+    assert any(1 < -(-n // engine.SLOT_ROWS) <= engine.DIRECT_SLOTS for n in sizes), "no file is read by many slots"
+    for layout in ("auto", "direct", "shuffle"):
+        for check, file in zip(check_files(files, layout=layout), files):
+            _same(check, file)
 
 
 SETTINGS = settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -122,8 +131,9 @@ def test_spark_engine_equals_the_in_process_engine_on_real_cluster_histories():
     runs = sorted((REPO / "reports" / "runs").glob("*/history.parquet"))[-60:]
     if not runs:
         pytest.skip("no real-cluster history in reports/runs yet (the real tests and suites write them)")
-    for check, file in zip(check_files(runs), runs):
-        _same(check, file)
+    for layout in ("direct", "shuffle"):
+        for check, file in zip(check_files(runs, layout=layout), runs):
+            _same(check, file)
 
 
 def test_check_writes_results_beside_the_history_and_appends_the_nightly_table(tmp_path):

@@ -205,12 +205,25 @@ def _arrow_rows(table, chunk: int = 65_536):
 SLOT_ROWS = 8_000_000
 
 
-def check_files(files: list[Path], master: str | None = None) -> list[RunCheck]:
-    """Check every history in `files` in one Spark job; results in the order of `files`."""
+#: A file needing at most this many slots is read whole by each of its slots' tasks (no shuffle).
+DIRECT_SLOTS = 4
+#: Below this many rows per slot, a file is not split further to use idle cores (each slot reads it all).
+MIN_SLOT_ROWS = 500_000
+
+
+def check_files(files: list[Path], master: str | None = None, layout: str = "auto") -> list[RunCheck]:
+    """Check every history in `files` with one Spark job per layout; results in the order of `files`.
+
+    layout "direct": each slot's task reads its file itself (Parquet, with Arrow) and keeps its
+    share-partitions' rows and the global rows: no shuffle, the file read once per slot. "shuffle":
+    the files read as one DataFrame and each row sent to its slot through a hash shuffle. "auto":
+    direct for files of at most DIRECT_SLOTS * SLOT_ROWS rows, shuffle for bigger ones."""
     from harness.spark.session import spark_session
+    if layout not in ("auto", "direct", "shuffle"):
+        raise HarnessError(f"unknown Spark layout {layout!r}: use auto, direct or shuffle")
     spark = spark_session(master)
     try:
-        return _check_files(spark, files)
+        return _check_files(spark, files, layout)
     except HarnessError:
         raise
     except Exception as exc:  # a failed Spark job: one line naming the likely fix, not a JVM trace
@@ -231,7 +244,129 @@ def _slot_values(spark, n: int) -> list[int]:
     return [found[i] for i in range(n)]
 
 
-def _check_files(spark, files: list[Path]) -> list[RunCheck]:
+def _check_files(spark, files: list[Path], layout: str = "auto") -> list[RunCheck]:
+    """Plan the slots of each file, run the direct and the shuffle jobs, merge their partials."""
+    cores = spark.sparkContext.defaultParallelism
+    sizes = [_events([f]) for f in files]
+    direct = [i for i, rows in enumerate(sizes)
+              if layout == "direct" or (layout == "auto" and -(-rows // SLOT_ROWS) <= DIRECT_SLOTS)]
+    shuffled = [i for i in range(len(files)) if i not in set(direct)]
+    out: list[Any] = []
+    facts: dict[int, dict[str, Any]] = {}
+    bad_config: dict[int, str] = {}
+    by_run: dict[int, Any] = {}
+    if direct:
+        tasks = [(i, str(files[i].resolve()), slot, n) for i in direct
+                 for n in [max(-(-sizes[i] // SLOT_ROWS), min(cores, -(-sizes[i] // MIN_SLOT_ROWS)), 1)]
+                 for slot in range(n)]
+        for row in spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(_replay_file_slot).collect():
+            if row["error"] is not None:
+                bad_config[row["run"]] = row["error"]
+            if row["partial"] is not None or row["events"]:
+                out.append(row)
+    if shuffled:
+        out.extend(_shuffle_job(spark, files, shuffled, facts, bad_config, by_run))
+    return _merge(files, out, facts, bad_config, by_run)
+
+
+def _slots(topic, partition, slots: int):
+    """Each row's slot (0..slots-1) by its share-partition, -1 for a row naming none: the same
+    in every process (a CRC of the topic name, not Python's salted hash)."""
+    import zlib
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if isinstance(topic, pa.ChunkedArray):
+        topic = topic.combine_chunks()
+    encoded = pc.dictionary_encode(topic)
+    crcs = np.array([zlib.crc32(t.encode()) for t in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
+    named = crcs[pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)]
+    part = pc.fill_null(partition, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    keyed = pc.is_valid(topic).to_numpy(zero_copy_only=False) & (part >= 0)
+    return np.where(keyed, (part + named * 7919) % slots, -1)
+
+
+def _replay_file_slot(tasks):
+    """A direct task (on a Spark worker): for (run, path, slot, slots), read the history a row group
+    at a time, keep the rows of the share-partitions of `slot`, the global rows and a "commit
+    returned" marker of the other share-partitions' commit results, and replay them. Slot 0 also
+    counts the facts of the whole file. Yields one dict in the shape of a shuffle slot's row, with
+    `error` the crash reason of an unreadable config (every property unknown, as in-process)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from harness.checkers import crash_reason
+    from harness.checkers.replay import _config, _Replay
+    from harness.history.events import EventTable
+    for run, path, slot, slots in tasks:
+        mine, shared, offset = [], [], 0
+        events = deliveries = produced = keyed_rows = 0
+        t0 = t1 = None
+        polls = []
+        read = [c for c in COLUMNS if c != "member"]  # the replay does not read member ids
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=262_144, columns=read):
+            table = pa.Table.from_batches([batch])
+            n = table.num_rows
+            table = table.append_column("seq", pa.array(np.arange(offset, offset + n, dtype=np.int64)))
+            offset += n
+            where = _slots(table["topic"], table["partition"], slots)
+            keyed = where >= 0
+            f, type_ = table["f"], table["type"]
+            empty_poll = pc.and_(pc.equal(f, "poll"), pc.is_null(table["topic"])).to_numpy(zero_copy_only=False)
+            commit_ok = pc.and_(pc.equal(f, "commit"), pc.equal(type_, "ok")).to_numpy(zero_copy_only=False)
+            marker = keyed & (where != slot) & commit_ok
+            mine.append(table.filter(pa.array(where == slot)))
+            kept = (~keyed & ~empty_poll) | marker
+            rows = table.filter(pa.array(kept))
+            if marker.any():
+                mark = pa.array(marker[kept])
+                rows = rows.set_column(rows.schema.get_field_index("topic"), "topic",
+                                       pc.if_else(mark, pa.scalar(None, rows["topic"].type), rows["topic"]))
+                for name in ("partition", "offset", "error"):
+                    column = rows[name]
+                    rows = rows.set_column(rows.schema.get_field_index(name), name,
+                                           pc.if_else(mark, pa.scalar(None, column.type), column))
+            shared.append(rows)
+            keyed_rows += int(keyed.sum())
+            if slot == 0 and n:
+                events += n
+                ok = pc.equal(type_, "ok")
+                poll_rows = pc.and_(pc.and_(pc.equal(f, "poll"), ok), pc.is_valid(table["topic"]))
+                deliveries += pc.sum(poll_rows.cast(pa.int64())).as_py() or 0
+                produced += pc.sum(pc.and_(pc.equal(f, "produce"), ok).cast(pa.int64())).as_py() or 0
+                polls.append(np.unique(table["index"].filter(poll_rows).to_numpy()))
+                times = pc.min_max(table["time"])
+                t0 = times["min"].as_py() if t0 is None else min(t0, times["min"].as_py())
+                t1 = times["max"].as_py() if t1 is None else max(t1, times["max"].as_py())
+        schema = pa.schema([(c, pq.read_schema(path).field(c).type) for c in read] + [("seq", pa.int64())])
+        shared = _without_idle_commit_returns(_in_order(pa.concat_tables(shared or [schema.empty_table()])))
+        mine = pa.concat_tables(mine or [schema.empty_table()])
+        table = pa.concat_tables([mine, shared])
+        table = table.append_column("member", pa.nulls(table.num_rows, pa.string())).select([*COLUMNS, "seq"])
+        error = partial = None
+        try:
+            rows = shared.filter(pc.equal(shared["f"], "config"))
+            config = _config(EventTable.from_arrow(rows.append_column("member", pa.nulls(rows.num_rows, pa.string()))
+                                                   .select(list(COLUMNS))))
+        except Exception as exc:  # the in-process replay raises it too: every property unknown
+            config, error = {}, crash_reason(exc)
+        # a slot with none of the file's share-partitions replays nothing (its global rows are in
+        # every other slot's replay), unless the file has no share-partition at all (slot 0 replays it)
+        if error is None and (mine.num_rows or (slot == 0 and not keyed_rows and table.num_rows)):
+            partial = json.dumps(_Replay(config).run_partial(_arrow_rows(_in_order(table))).to_json(),
+                                 separators=(",", ":"))
+        yield {"run": run, "events": events, "deliveries": deliveries, "produced": produced, "t0": t0, "t1": t1,
+               "polls": np.unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
+               "partial": partial, "error": error}
+
+
+def _shuffle_job(spark, files: list[Path], runs: list[int], facts, bad_config, by_run) -> list[Any]:
+    """The shuffle layout for the files at `runs`: their rows as one DataFrame, each keyed row sent
+    to its slot by a hash shuffle, the global rows collected and broadcast. Fills `facts` (of the
+    global rows), `bad_config` and `by_run` (each run's global rows); returns the slots' rows."""
     from functools import reduce
 
     import numpy as np
@@ -239,12 +374,12 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    from harness.checkers.replay import PROPERTIES, Observation, Partial, _config, _Replay, observation
+    from harness.checkers.replay import _config
     from harness.history.events import EventTable
     # A run is its position in `files`; `seq` keeps the file's row order within a run (an op's rows).
     df = reduce(lambda a, b: a.unionByName(b), [
-        spark.read.parquet(str(f.resolve())).select(*COLUMNS).withColumn("run", F.lit(i))
-        .withColumn("seq", F.monotonically_increasing_id()) for i, f in enumerate(files)])
+        spark.read.parquet(str(files[i].resolve())).select(*COLUMNS).withColumn("run", F.lit(i))
+        .withColumn("seq", F.monotonically_increasing_id()) for i in runs])
     keyed_cond = F.col("topic").isNotNull() & F.col("partition").isNotNull() & (F.col("partition") >= 0)
     # a global row: no share-partition; empty polls do nothing in the replay, so they are left out
     global_cond = ~keyed_cond & ~((F.col("f") == "poll") & F.col("topic").isNull())
@@ -263,7 +398,6 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
                  .select(*[F.when(F.col("kind") != 1, F.col(c)).alias(c) if c in marker_drops else c
                            for c in df.columns], "kind").toArrow())
     real = collected.filter(pc.not_equal(collected["kind"], 1))
-    facts: dict[int, dict[str, Any]] = {}
     for run in pc.unique(real["run"]).to_pylist():
         mine = real.filter(pc.equal(real["run"], run))
         times = pc.min_max(mine["time"])
@@ -274,32 +408,39 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
     real = real.filter(pc.equal(real["kind"], 0))
     # -- each run's config, read as the in-process replay reads it (config rows are global) -----------
     configs: dict[int, Any] = {}
-    bad_config: dict[int, Exception] = {}
     config_rows = real.filter(pc.equal(real["f"], "config")).sort_by([("index", "ascending"), ("seq", "ascending")])
     for run in pc.unique(config_rows["run"]).to_pylist():
         try:
             configs[run] = _config(EventTable.from_arrow(config_rows.filter(pc.equal(config_rows["run"], run))))
         except Exception as exc:  # the in-process replay raises it too: every property unknown
-            bad_config[run] = exc
+            bad_config[run] = crash_reason(exc)
     shared_runs = pc.unique(shared_rows["run"]).to_pylist()
-    by_run: dict[int, pa.Table] = {
-        run: _without_idle_commit_returns(_in_order(
-            shared_rows if len(shared_runs) == 1 else shared_rows.filter(pc.equal(shared_rows["run"], run))))
-        for run in shared_runs}
+    for run in shared_runs:
+        by_run[run] = (configs.get(run, {}), _without_idle_commit_returns(_in_order(
+            shared_rows if len(shared_runs) == 1 else shared_rows.filter(pc.equal(shared_rows["run"], run)))))
     # -- the replay: share-partitions spread over slots, each slot one task replaying its own --------
     # (a slot replays its run's global rows once for all its share-partitions; hash partitioning on a
     # slot value chosen per slot, so no two slots share a task and no sort is needed)
     cores = spark.sparkContext.defaultParallelism
-    slots = cores * max(1, -(-_events(files) // (cores * SLOT_ROWS)))  # whole waves of tasks
+    slots = cores * max(1, -(-_events([files[i] for i in runs]) // (cores * SLOT_ROWS)))  # whole waves of tasks
     values = _slot_values(spark, slots)
     slot = F.pmod(F.coalesce(F.col("partition"), F.lit(0)).cast("long") + F.col("run").cast("long") * 7919
                   + F.coalesce(F.hash("topic"), F.lit(0)).cast("long"), F.lit(slots)).cast("int")  # long: no overflow
-    shared = spark.sparkContext.broadcast({run: _ipc(rows.drop_columns(["run"])) for run, rows in by_run.items()})
+    shared = spark.sparkContext.broadcast({run: _ipc(rows.drop_columns(["run"])) for run, (_, rows) in by_run.items()})
     schema = ("run int, events long, deliveries long, produced long, t0 long, t1 long, polls binary, "
               "partial string")
     out = (df.where(keyed_cond).withColumn("slot", F.element_at(F.array(*[F.lit(v).cast("long") for v in values]), slot + 1))
            .repartition(slots, "slot").drop("slot").mapInArrow(_replay_slot(configs, shared), schema=schema).collect())
     shared.unpersist()
+    return out
+
+
+def _merge(files: list[Path], out, facts, bad_config: dict[int, str], by_run) -> list[RunCheck]:
+    """The checks of `files` from the slots' rows `out` (both layouts): facts added up, partials
+    merged by `replay.observation`, polls with records counted once across slots."""
+    import numpy as np
+
+    from harness.checkers.replay import PROPERTIES, Observation, Partial, _Replay, observation
     polls: dict[int, list] = {}
     partials: dict[int, list[Partial]] = {}
     for r in out:
@@ -308,20 +449,21 @@ def _check_files(spark, files: list[Path]) -> list[RunCheck]:
         fact["events"] += r["events"]
         fact["deliveries"] += r["deliveries"]
         fact["produced"] += r["produced"]
-        fact["t0"] = r["t0"] if fact["t0"] is None else min(fact["t0"], r["t0"])
-        fact["t1"] = r["t1"] if fact["t1"] is None else max(fact["t1"], r["t1"])
-        partials.setdefault(run, []).append(Partial.from_json(json.loads(r["partial"])))
+        for end, pick in (("t0", min), ("t1", max)):
+            if r[end] is not None:
+                fact[end] = r[end] if fact[end] is None else pick(fact[end], r[end])
+        if r["partial"] is not None:
+            partials.setdefault(run, []).append(Partial.from_json(json.loads(r["partial"])))
         polls.setdefault(run, []).append(np.frombuffer(r["polls"], dtype=np.int64))
-    for run, rows in by_run.items():  # a run whose rows are all global: replayed here
+    for run, (config, rows) in by_run.items():  # a shuffled run whose rows are all global: replayed here
         if run not in partials:
-            partials[run] = [_Replay(configs.get(run, {})).run_partial(_arrow_rows(rows))]
+            partials[run] = [_Replay(config).run_partial(_arrow_rows(rows))]
     batches = {run: len(np.unique(np.concatenate(found))) for run, found in polls.items()}
     checks = []
     for key, file in enumerate(files):
         fact = facts.get(key, {})
         if key in bad_config:
-            exc = bad_config[key]
-            results = tuple(Result(p, "unknown", reason=crash_reason(exc)) for p in PROPERTIES)
+            results = tuple(Result(p, "unknown", reason=bad_config[key]) for p in PROPERTIES)
         elif not fact.get("events"):
             obs = Observation()
             obs.unknown["*"] = "the history is empty"
