@@ -1,20 +1,28 @@
 """The seven properties of Parquet histories, checked on Spark with the in-process engine's code.
 
-One job checks any number of runs. Per run, every row that belongs to one share-partition (it
-names a topic and a partition: deliveries, acknowledgements, commit results, produces, truncations,
-durable reads) goes, through one hash shuffle, to the slot (a Python task) its share-partition is
-spread to; every other row (config, commit invokes and failures, crashes, closes, faults...) is
-global: collected once, with a "commit returned" marker for each commit that returned results (the
-replay marks a process's commit as returned on any of its rows), and broadcast to every slot. A
-slot replays each run's share-partitions it holds, together with the run's global rows, with
-`harness.checkers.replay._Replay` exactly as the in-process engine replays a whole history; the
+Every row that belongs to one share-partition (it names a topic and a partition: deliveries,
+acknowledgements, commit results, produces, truncations, durable reads) is replayed in the slot (a
+Python task) its share-partition is spread to; every other row (config, commit invokes and failures,
+crashes, closes, faults...) is global: every slot of the run replays it, with a "commit returned"
+marker for each commit that returned results elsewhere (the replay marks a process's commit as
+returned on any of its rows). A slot replays its share-partitions with the run's global rows by
+`harness.checkers.replay._Replay`, exactly as the in-process engine replays a whole history; the
 partial findings of the slots are merged by `replay.observation`, the same code that finishes an
 in-process replay. The merge is exact because the replay keeps no state that links two
 share-partitions except through global rows.
 
-Events, produced and delivered records and each run's time span are counted where the rows are
-(slots, and the collected global rows); polls with records are merged by index (a poll spanning
-share-partitions is one batch, not one per slot).
+Two layouts bring the rows to the slots. Direct (files of up to DIRECT_SLOTS * SLOT_ROWS rows):
+one Spark task per (file, slot) reads the file itself with Arrow, a row group at a time, in two
+passes (the few columns that choose its rows, then those rows whole): no shuffle, no JVM-to-Python
+transfer, at the price of each slot reading the whole file (so a file is split over more slots
+than SLOT_ROWS asks only to use idle cores, and at most DIRECT_SLOTS times). Shuffle (bigger
+files): the files are one DataFrame, the keyed rows go to their slots through one hash shuffle
+(`mapInArrow`), the global rows are collected once and broadcast. On a cluster, direct tasks read
+the path the driver was given: it must be on storage the workers share (as for any Spark read).
+
+Events, produced and delivered records and each run's time span are counted where the rows are;
+polls with records are merged by index (a poll spanning share-partitions is one batch, not one per
+slot).
 """
 
 from __future__ import annotations
@@ -185,9 +193,12 @@ def _in_order(table):
     """`table`'s rows by (index, seq): the history's own order. The rows come as runs already in
     `seq` order (each file split's, and the global rows), which a stable sort merges cheaply."""
     import numpy as np
-    order = np.argsort(table["seq"].to_numpy(), kind="stable")
+    seq = table["seq"].to_numpy()
+    if len(seq) < 2 or (np.all(seq[1:] > seq[:-1]) and _sorted(table["index"].to_numpy())):
+        return table  # already in order (a direct slot's rows): no copy
+    order = np.argsort(seq, kind="stable")
     index = table["index"].to_numpy()[order]
-    if len(index) > 1 and not np.all(index[1:] >= index[:-1]):  # not in index order: sort by both
+    if not _sorted(index):  # not in index order: sort by both
         order = order[np.argsort(index, kind="stable")]
     return table.take(order)
 
@@ -279,7 +290,7 @@ def _slots(topic, partition, slots: int):
     import pyarrow.compute as pc
     if isinstance(topic, pa.ChunkedArray):
         topic = topic.combine_chunks()
-    encoded = pc.dictionary_encode(topic)
+    encoded = topic if pa.types.is_dictionary(topic.type) else pc.dictionary_encode(topic)
     crcs = np.array([zlib.crc32(t.encode()) for t in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
     named = crcs[pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)]
     part = pc.fill_null(partition, -1).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -288,11 +299,13 @@ def _slots(topic, partition, slots: int):
 
 
 def _replay_file_slot(tasks):
-    """A direct task (on a Spark worker): for (run, path, slot, slots), read the history a row group
-    at a time, keep the rows of the share-partitions of `slot`, the global rows and a "commit
-    returned" marker of the other share-partitions' commit results, and replay them. Slot 0 also
-    counts the facts of the whole file. Yields one dict in the shape of a shuffle slot's row, with
-    `error` the crash reason of an unreadable config (every property unknown, as in-process)."""
+    """A direct task (on a Spark worker): for (run, path, slot, slots), keep, in the file's order,
+    the rows of the share-partitions of `slot`, the global rows and a "commit returned" marker of
+    the other share-partitions' commit results, and replay them. Two passes over the file, a row
+    group at a time: the first reads the few columns that choose the rows (and counts the facts of
+    this slot's rows, slot 0 those of the global rows too), the second reads the chosen rows whole.
+    Yields one dict in the shape of a shuffle slot's row, with `error` the crash reason of an
+    unreadable config (every property unknown, as in-process)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -301,66 +314,97 @@ def _replay_file_slot(tasks):
     from harness.checkers import crash_reason
     from harness.checkers.replay import _config, _Replay
     from harness.history.events import EventTable
+    batch_rows = 262_144
     for run, path, slot, slots in tasks:
-        mine, shared, offset = [], [], 0
-        events = deliveries = produced = keyed_rows = 0
+        # strings as codes: read as dictionaries, compared as integers
+        fs, types, processes = {}, {}, {}
+        code = lambda names, word: names.setdefault(word, len(names))  # noqa: E731
+        POLL, COMMIT, PRODUCE, CRASH, CLOSE, CONFIG = (code(fs, w) for w in ("poll", "commit", "produce", "crash",
+                                                                            "close", "config"))
+        OK, INVOKE, INFO = (code(types, w) for w in ("ok", "invoke", "info"))
+        chosen, kept = [], []
+        events = deliveries = produced = keyed_rows = mine_rows = 0
         t0 = t1 = None
         polls = []
-        read = [c for c in COLUMNS if c != "member"]  # the replay does not read member ids
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=262_144, columns=read):
-            table = pa.Table.from_batches([batch])
-            n = table.num_rows
-            table = table.append_column("seq", pa.array(np.arange(offset, offset + n, dtype=np.int64)))
-            offset += n
-            where = _slots(table["topic"], table["partition"], slots)
+        # -- pass 1: which rows, and the facts ---------------------------------------------------
+        first = pq.ParquetFile(path, read_dictionary=["f", "type", "process", "topic"])
+        for batch in first.iter_batches(batch_size=batch_rows,
+                                        columns=["index", "time", "process", "type", "f", "topic", "partition"]):
+            where = _slots(batch.column("topic"), batch.column("partition"), slots)
             keyed = where >= 0
-            f, type_ = table["f"], table["type"]
-            empty_poll = pc.and_(pc.equal(f, "poll"), pc.is_null(table["topic"])).to_numpy(zero_copy_only=False)
-            commit_ok = pc.and_(pc.equal(f, "commit"), pc.equal(type_, "ok")).to_numpy(zero_copy_only=False)
-            marker = keyed & (where != slot) & commit_ok
-            mine.append(table.filter(pa.array(where == slot)))
-            kept = (~keyed & ~empty_poll) | marker
-            rows = table.filter(pa.array(kept))
-            if marker.any():
-                mark = pa.array(marker[kept])
-                rows = rows.set_column(rows.schema.get_field_index("topic"), "topic",
-                                       pc.if_else(mark, pa.scalar(None, rows["topic"].type), rows["topic"]))
-                for name in ("partition", "offset", "error"):
-                    column = rows[name]
-                    rows = rows.set_column(rows.schema.get_field_index(name), name,
-                                           pc.if_else(mark, pa.scalar(None, column.type), column))
-            shared.append(rows)
+            f, type_ = _codes(batch.column("f"), fs), _codes(batch.column("type"), types)
+            is_ok, is_poll = type_ == OK, f == POLL
+            mine = where == slot
+            marker = keyed & ~mine & (f == COMMIT) & is_ok
+            keep = mine | (~keyed & ~is_poll) | marker  # polls naming no share-partition do nothing
+            chosen.append((keep, marker[keep]))
+            kept.append((f[keep], type_[keep], _codes(batch.column("process"), processes)[keep]))
             keyed_rows += int(keyed.sum())
-            if slot == 0 and n:
-                events += n
-                ok = pc.equal(type_, "ok")
-                poll_rows = pc.and_(pc.and_(pc.equal(f, "poll"), ok), pc.is_valid(table["topic"]))
-                deliveries += pc.sum(poll_rows.cast(pa.int64())).as_py() or 0
-                produced += pc.sum(pc.and_(pc.equal(f, "produce"), ok).cast(pa.int64())).as_py() or 0
-                polls.append(np.unique(table["index"].filter(poll_rows).to_numpy()))
-                times = pc.min_max(table["time"])
-                t0 = times["min"].as_py() if t0 is None else min(t0, times["min"].as_py())
-                t1 = times["max"].as_py() if t1 is None else max(t1, times["max"].as_py())
-        schema = pa.schema([(c, pq.read_schema(path).field(c).type) for c in read] + [("seq", pa.int64())])
-        shared = _without_idle_commit_returns(_in_order(pa.concat_tables(shared or [schema.empty_table()])))
-        mine = pa.concat_tables(mine or [schema.empty_table()])
-        table = pa.concat_tables([mine, shared])
-        table = table.append_column("member", pa.nulls(table.num_rows, pa.string())).select([*COLUMNS, "seq"])
+            mine_rows += int(mine.sum())
+            own = mine | (~keyed if slot == 0 else False)  # the rows whose facts this slot counts
+            if own.any():
+                events += int(own.sum())
+                delivered = mine & is_poll & is_ok
+                deliveries += int(delivered.sum())
+                produced += int((own & is_ok & (f == PRODUCE)).sum())
+                polls.append(_unique(batch.column("index").to_numpy()[delivered]))
+                times = batch.column("time").to_numpy()[own]
+                t0 = int(times.min()) if t0 is None else min(t0, int(times.min()))
+                t1 = int(times.max()) if t1 is None else max(t1, int(times.max()))
+        if kept:  # the markers that change nothing are not read at all
+            f, type_, who = (np.concatenate(c) for c in zip(*kept))
+            marker = np.concatenate([m for _, m in chosen])
+            idle = _idle_returns((f == COMMIT) & (type_ == INVOKE), (f == COMMIT) & (type_ == OK), f == CRASH,
+                                 (f == CLOSE) & (type_ == INFO), who, marker, crash_of=None)
+            f = f[~idle]
+            cut = np.cumsum([len(m) for _, m in chosen])[:-1]
+            chosen = [(np.flatnonzero(keep)[~gone], m[~gone])
+                      for (keep, m), gone in zip(chosen, np.split(idle, cut))]
+        # -- pass 2: the chosen rows, whole --------------------------------------------------------
+        parts = []
+        second = pq.ParquetFile(path, read_dictionary=["f", "type", "process"])
+        for batch, (rows, marker) in zip(second.iter_batches(batch_size=batch_rows,
+                                                             columns=[c for c in COLUMNS if c != "member"]), chosen):
+            table = pa.Table.from_batches([batch]).take(rows)
+            if marker.any():  # a marker: the commit result without its share-partition
+                mark = pa.array(marker)
+                for name in ("topic", "partition", "offset", "error"):
+                    column = table[name]
+                    table = table.set_column(table.schema.get_field_index(name), name,
+                                             pc.if_else(mark, pa.scalar(None, column.type), column))
+            parts.append(table)
+        read = [second.schema_arrow.field(c) for c in COLUMNS if c != "member"]
+        table = pa.concat_tables(parts) if parts else pa.schema(read).empty_table()
+        table = table.append_column("member", pa.nulls(table.num_rows, pa.string())).select(list(COLUMNS))
         error = partial = None
         try:
-            rows = shared.filter(pc.equal(shared["f"], "config"))
-            config = _config(EventTable.from_arrow(rows.append_column("member", pa.nulls(rows.num_rows, pa.string()))
-                                                   .select(list(COLUMNS))))
+            at = np.flatnonzero(f == CONFIG)[:1] if kept else []
+            config = _config(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at))))
         except Exception as exc:  # the in-process replay raises it too: every property unknown
             config, error = {}, crash_reason(exc)
         # a slot with none of the file's share-partitions replays nothing (its global rows are in
         # every other slot's replay), unless the file has no share-partition at all (slot 0 replays it)
-        if error is None and (mine.num_rows or (slot == 0 and not keyed_rows and table.num_rows)):
-            partial = json.dumps(_Replay(config).run_partial(_arrow_rows(_in_order(table))).to_json(),
-                                 separators=(",", ":"))
+        if error is None and (mine_rows or (slot == 0 and not keyed_rows and table.num_rows)):
+            index = table["index"].to_numpy()
+            if not _sorted(index):  # the history's own order: by index, then the file's order
+                table = table.take(np.argsort(index, kind="stable"))
+            partial = json.dumps(_Replay(config).run_partial(_arrow_rows(table)).to_json(), separators=(",", ":"))
         yield {"run": run, "events": events, "deliveries": deliveries, "produced": produced, "t0": t0, "t1": t1,
-               "polls": np.unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
+               "polls": _unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
                "partial": partial, "error": error}
+
+
+def _sorted(values) -> bool:
+    import numpy as np
+    return len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
+def _unique(values):
+    """The distinct values of an int array (in one pass when sorted, as a history's indexes are)."""
+    import numpy as np
+    if len(values) < 2 or not _sorted(values):
+        return np.unique(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
 def _shuffle_job(spark, files: list[Path], runs: list[int], facts, bad_config, by_run) -> list[Any]:
@@ -479,14 +523,8 @@ def _merge(files: list[Path], out, facts, bad_config: dict[int, str], by_run) ->
 
 
 def _without_idle_commit_returns(rows):
-    """`rows` (a run's global rows, in order) without the "commit returned" rows that change nothing.
-
-    Such a row (a commit `ok` naming no share-partition, or the marker of one that did) only marks
-    its process's last commit as returned, and the replay reads that mark only when the process
-    crashes or fails to close, until its next commit starts. So of a process's commit invokes,
-    commit returns, crashes and failed closes, a return is kept only when the next of them is a crash
-    or failed close: the replay of every group is the same, with a fraction of the rows (a commit
-    per poll is common). Vectorised: a history holds millions of them."""
+    """`rows` (a run's global rows, in order) without the "commit returned" rows that change nothing
+    (`_idle_returns`)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -496,25 +534,72 @@ def _without_idle_commit_returns(rows):
     ok = pc.and_(is_commit, pc.equal(type_, "ok")).to_numpy(zero_copy_only=False)
     crash = pc.equal(f, "crash").to_numpy(zero_copy_only=False)
     failed_close = pc.and_(pc.equal(f, "close"), pc.equal(type_, "info")).to_numpy(zero_copy_only=False)
-    at = np.flatnonzero(invoke | ok | crash | failed_close)
-    if not ok.any() or len(at) == 0:
+    if not ok.any():
         return rows
-    encoded = pc.dictionary_encode(pc.fill_null(rows["process"], "").combine_chunks())
-    who = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    code = {name: i for i, name in enumerate(encoded.dictionary.to_pylist())}
-    values = rows["value"]
-    for row in np.flatnonzero(crash):  # a crash names the crashed process in its value
-        value = values[int(row)].as_py()
-        who[row] = code.setdefault((json.loads(value) if value else {}).get("process", ""), len(code))
+    names: dict = {}
+    who = _crashed(_codes(rows["process"], names), crash, rows["value"], names)
+    idle = _idle_returns(invoke, ok, crash, failed_close, who, ok)
+    return rows.filter(pa.array(~idle)) if idle.any() else rows
+
+
+def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crash_of=True):
+    """Which rows (of those `droppable` marks) are "commit returned" rows that change nothing.
+
+    Such a row (a commit `ok` naming no share-partition, or the marker of one that did) only marks
+    its process's last commit as returned, and the replay reads that mark only when the process
+    crashes or fails to close, until its next commit starts. So of a process's (`who`: a code per
+    row) commit invokes, commit returns, crashes and failed closes, a return is kept only when the
+    next of them is a crash or failed close: the replay is the same, with a fraction of the rows (a
+    commit per poll is common). Vectorised: a history holds millions of them.
+
+    `crash_of=None`: `who` of the crash rows is not known (their values were not read); a return is
+    then also kept when any crash comes between it and its process's next event, or after it if
+    there is none (keeping a return is always safe: it only repeats the mark)."""
+    import numpy as np
+    idle = np.zeros(len(ok), dtype=bool)
+    unknown_crashes = crash_of is None
+    events = invoke | ok | failed_close | (crash if not unknown_crashes else False)
+    at = np.flatnonzero(events)
+    if not (ok & droppable).any() or len(at) == 0:
+        return idle
     who = who[at]
     order = np.lexsort((at, who))  # by process, then position
     ends = (crash | failed_close)[at[order]]
     same_next = np.zeros(len(order), dtype=bool)
     same_next[:-1] = who[order][1:] == who[order][:-1]
-    drop = ok[at[order]] & ~(same_next & np.append(ends[1:], False))
-    keep = np.ones(rows.num_rows, dtype=bool)
-    keep[at[order][drop]] = False
-    return rows.filter(pa.array(keep))
+    drop = (ok & droppable)[at[order]] & ~(same_next & np.append(ends[1:], False))
+    if unknown_crashes and crash.any():
+        crashes = np.cumsum(crash)  # crashes at or before each row
+        here = at[order]
+        following = np.append(here[1:], len(ok) - 1)
+        following = np.where(same_next, following, len(ok) - 1)  # the process's next event, else the end
+        drop &= crashes[following] == crashes[here]
+    idle[at[order][drop]] = True
+    return idle
+
+
+def _codes(column, names: dict) -> "np.ndarray":
+    """A string column as int64 codes, the same string the same code across calls sharing `names`
+    (which they extend); null is -1. Via the column's dictionary: no string is compared twice."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    words = column.dictionary.to_pylist()
+    remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
+    return remap[pc.fill_null(column.indices, len(words)).to_numpy(zero_copy_only=False)]
+
+
+def _crashed(who, crash, values, names: dict):
+    """`who` (process codes from `_codes` with `names`) with each crash row's code replaced by the
+    code of the process it names in its value (a crash row is the harness's, not the process's)."""
+    for row in crash.nonzero()[0]:
+        value = values[int(row)].as_py()
+        who[row] = names.setdefault((json.loads(value) if value else {}).get("process", ""), len(names))
+    return who
 
 
 def _ipc(table) -> bytes:
