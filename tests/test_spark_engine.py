@@ -168,6 +168,18 @@ def test_bad_input_is_a_one_line_error_naming_the_file(tmp_path, capsys):
     assert main(["check", "--engine", "spark", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(bad) in err
+    # a readable footer over damaged data pages: the task reading it names the file
+    damaged = _write(simulate(SimConfig(seed=3, records=40)), tmp_path / "damaged" / "history.parquet")
+    data = bytearray(damaged.read_bytes())
+    data[8:len(data) // 2] = b"\xff" * (len(data) // 2 - 8)
+    damaged.write_bytes(bytes(data))
+    history_files([damaged])  # the schema still reads
+    for layout in ("direct", "shuffle"):
+        with pytest.raises(HarnessError, match="the Spark check of 1 histories failed") as failed:
+            check_files([damaged], layout=layout)
+        assert "\n" not in str(failed.value)
+        if layout == "direct":
+            assert str(damaged) in str(failed.value), str(failed.value)
 
 
 def test_auto_engine_picks_spark_above_the_threshold(tmp_path):

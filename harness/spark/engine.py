@@ -306,6 +306,15 @@ def _replay_file_slot(tasks):
     this slot's rows, slot 0 those of the global rows too), the second reads the chosen rows whole.
     Yields one dict in the shape of a shuffle slot's row, with `error` the crash reason of an
     unreadable config (every property unknown, as in-process)."""
+    import pyarrow as pa
+    for run, path, slot, slots in tasks:
+        try:
+            yield _replay_one_file_slot(run, path, slot, slots)
+        except (OSError, pa.ArrowException) as exc:  # damaged data pages (the footer read at planning)
+            raise ValueError(f"unreadable Parquet history {path}: {str(exc).splitlines()[0]}") from None
+
+
+def _replay_one_file_slot(run: int, path: str, slot: int, slots: int) -> dict[str, Any]:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -315,83 +324,82 @@ def _replay_file_slot(tasks):
     from harness.checkers.replay import _config, _Replay
     from harness.history.events import EventTable
     batch_rows = 262_144
-    for run, path, slot, slots in tasks:
-        # strings as codes: read as dictionaries, compared as integers
-        fs, types, processes = {}, {}, {}
-        code = lambda names, word: names.setdefault(word, len(names))  # noqa: E731
-        POLL, COMMIT, PRODUCE, CRASH, CLOSE, CONFIG = (code(fs, w) for w in ("poll", "commit", "produce", "crash",
-                                                                            "close", "config"))
-        OK, INVOKE, INFO = (code(types, w) for w in ("ok", "invoke", "info"))
-        chosen, kept = [], []
-        events = deliveries = produced = keyed_rows = mine_rows = 0
-        t0 = t1 = None
-        polls = []
-        # -- pass 1: which rows, and the facts ---------------------------------------------------
-        first = pq.ParquetFile(path, read_dictionary=["f", "type", "process", "topic"])
-        for batch in first.iter_batches(batch_size=batch_rows,
-                                        columns=["index", "time", "process", "type", "f", "topic", "partition"]):
-            where = _slots(batch.column("topic"), batch.column("partition"), slots)
-            keyed = where >= 0
-            f, type_ = _codes(batch.column("f"), fs), _codes(batch.column("type"), types)
-            is_ok, is_poll = type_ == OK, f == POLL
-            mine = where == slot
-            marker = keyed & ~mine & (f == COMMIT) & is_ok
-            keep = mine | (~keyed & ~is_poll) | marker  # polls naming no share-partition do nothing
-            chosen.append((keep, marker[keep]))
-            kept.append((f[keep], type_[keep], _codes(batch.column("process"), processes)[keep]))
-            keyed_rows += int(keyed.sum())
-            mine_rows += int(mine.sum())
-            own = mine | (~keyed if slot == 0 else False)  # the rows whose facts this slot counts
-            if own.any():
-                events += int(own.sum())
-                delivered = mine & is_poll & is_ok
-                deliveries += int(delivered.sum())
-                produced += int((own & is_ok & (f == PRODUCE)).sum())
-                polls.append(_unique(batch.column("index").to_numpy()[delivered]))
-                times = batch.column("time").to_numpy()[own]
-                t0 = int(times.min()) if t0 is None else min(t0, int(times.min()))
-                t1 = int(times.max()) if t1 is None else max(t1, int(times.max()))
-        if kept:  # the markers that change nothing are not read at all
-            f, type_, who = (np.concatenate(c) for c in zip(*kept))
-            marker = np.concatenate([m for _, m in chosen])
-            idle = _idle_returns((f == COMMIT) & (type_ == INVOKE), (f == COMMIT) & (type_ == OK), f == CRASH,
-                                 (f == CLOSE) & (type_ == INFO), who, marker, crash_of=None)
-            f = f[~idle]
-            cut = np.cumsum([len(m) for _, m in chosen])[:-1]
-            chosen = [(np.flatnonzero(keep)[~gone], m[~gone])
-                      for (keep, m), gone in zip(chosen, np.split(idle, cut))]
-        # -- pass 2: the chosen rows, whole --------------------------------------------------------
-        parts = []
-        second = pq.ParquetFile(path, read_dictionary=["f", "type", "process"])
-        for batch, (rows, marker) in zip(second.iter_batches(batch_size=batch_rows,
-                                                             columns=[c for c in COLUMNS if c != "member"]), chosen):
-            table = pa.Table.from_batches([batch]).take(rows)
-            if marker.any():  # a marker: the commit result without its share-partition
-                mark = pa.array(marker)
-                for name in ("topic", "partition", "offset", "error"):
-                    column = table[name]
-                    table = table.set_column(table.schema.get_field_index(name), name,
-                                             pc.if_else(mark, pa.scalar(None, column.type), column))
-            parts.append(table)
-        read = [second.schema_arrow.field(c) for c in COLUMNS if c != "member"]
-        table = pa.concat_tables(parts) if parts else pa.schema(read).empty_table()
-        table = table.append_column("member", pa.nulls(table.num_rows, pa.string())).select(list(COLUMNS))
-        error = partial = None
-        try:
-            at = np.flatnonzero(f == CONFIG)[:1] if kept else []
-            config = _config(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at))))
-        except Exception as exc:  # the in-process replay raises it too: every property unknown
-            config, error = {}, crash_reason(exc)
-        # a slot with none of the file's share-partitions replays nothing (its global rows are in
-        # every other slot's replay), unless the file has no share-partition at all (slot 0 replays it)
-        if error is None and (mine_rows or (slot == 0 and not keyed_rows and table.num_rows)):
-            index = table["index"].to_numpy()
-            if not _sorted(index):  # the history's own order: by index, then the file's order
-                table = table.take(np.argsort(index, kind="stable"))
-            partial = json.dumps(_Replay(config).run_partial(_arrow_rows(table)).to_json(), separators=(",", ":"))
-        yield {"run": run, "events": events, "deliveries": deliveries, "produced": produced, "t0": t0, "t1": t1,
-               "polls": _unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
-               "partial": partial, "error": error}
+    # strings as codes: read as dictionaries, compared as integers
+    fs, types, processes = {}, {}, {}
+    code = lambda names, word: names.setdefault(word, len(names))  # noqa: E731
+    POLL, COMMIT, PRODUCE, CRASH, CLOSE, CONFIG = (code(fs, w) for w in
+                                                   ("poll", "commit", "produce", "crash", "close", "config"))
+    OK, INVOKE, INFO = (code(types, w) for w in ("ok", "invoke", "info"))
+    chosen, kept = [], []
+    events = deliveries = produced = keyed_rows = mine_rows = 0
+    t0 = t1 = None
+    polls = []
+    # -- pass 1: which rows, and the facts ---------------------------------------------------
+    first = pq.ParquetFile(path, read_dictionary=["f", "type", "process", "topic"])
+    for batch in first.iter_batches(batch_size=batch_rows,
+                                    columns=["index", "time", "process", "type", "f", "topic", "partition"]):
+        where = _slots(batch.column("topic"), batch.column("partition"), slots)
+        keyed = where >= 0
+        f, type_ = _codes(batch.column("f"), fs), _codes(batch.column("type"), types)
+        is_ok, is_poll = type_ == OK, f == POLL
+        mine = where == slot
+        marker = keyed & ~mine & (f == COMMIT) & is_ok
+        keep = mine | (~keyed & ~is_poll) | marker  # polls naming no share-partition do nothing
+        chosen.append((keep, marker[keep]))
+        kept.append((f[keep], type_[keep], _codes(batch.column("process"), processes)[keep]))
+        keyed_rows += int(keyed.sum())
+        mine_rows += int(mine.sum())
+        own = mine | (~keyed if slot == 0 else False)  # the rows whose facts this slot counts
+        if own.any():
+            events += int(own.sum())
+            delivered = mine & is_poll & is_ok
+            deliveries += int(delivered.sum())
+            produced += int((own & is_ok & (f == PRODUCE)).sum())
+            polls.append(_unique(batch.column("index").to_numpy()[delivered]))
+            times = batch.column("time").to_numpy()[own]
+            t0 = int(times.min()) if t0 is None else min(t0, int(times.min()))
+            t1 = int(times.max()) if t1 is None else max(t1, int(times.max()))
+    if kept:  # the markers that change nothing are not read at all
+        f, type_, who = (np.concatenate(c) for c in zip(*kept))
+        marker = np.concatenate([m for _, m in chosen])
+        idle = _idle_returns((f == COMMIT) & (type_ == INVOKE), (f == COMMIT) & (type_ == OK), f == CRASH,
+                             (f == CLOSE) & (type_ == INFO), who, marker, crash_of=None)
+        f = f[~idle]
+        cut = np.cumsum([len(m) for _, m in chosen])[:-1]
+        chosen = [(np.flatnonzero(keep)[~gone], m[~gone])
+                  for (keep, m), gone in zip(chosen, np.split(idle, cut))]
+    # -- pass 2: the chosen rows, whole --------------------------------------------------------
+    parts = []
+    second = pq.ParquetFile(path, read_dictionary=["f", "type", "process"])
+    for batch, (rows, marker) in zip(second.iter_batches(batch_size=batch_rows,
+                                                         columns=[c for c in COLUMNS if c != "member"]), chosen):
+        table = pa.Table.from_batches([batch]).take(rows)
+        if marker.any():  # a marker: the commit result without its share-partition
+            mark = pa.array(marker)
+            for name in ("topic", "partition", "offset", "error"):
+                column = table[name]
+                table = table.set_column(table.schema.get_field_index(name), name,
+                                         pc.if_else(mark, pa.scalar(None, column.type), column))
+        parts.append(table)
+    read = [second.schema_arrow.field(c) for c in COLUMNS if c != "member"]
+    table = pa.concat_tables(parts) if parts else pa.schema(read).empty_table()
+    table = table.append_column("member", pa.nulls(table.num_rows, pa.string())).select(list(COLUMNS))
+    error = partial = None
+    try:
+        at = np.flatnonzero(f == CONFIG)[:1] if kept else []
+        config = _config(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at))))
+    except Exception as exc:  # the in-process replay raises it too: every property unknown
+        config, error = {}, crash_reason(exc)
+    # a slot with none of the file's share-partitions replays nothing (its global rows are in
+    # every other slot's replay), unless the file has no share-partition at all (slot 0 replays it)
+    if error is None and (mine_rows or (slot == 0 and not keyed_rows and table.num_rows)):
+        index = table["index"].to_numpy()
+        if not _sorted(index):  # the history's own order: by index, then the file's order
+            table = table.take(np.argsort(index, kind="stable"))
+        partial = json.dumps(_Replay(config).run_partial(_arrow_rows(table)).to_json(), separators=(",", ":"))
+    return {"run": run, "events": events, "deliveries": deliveries, "produced": produced, "t0": t0, "t1": t1,
+            "polls": _unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
+            "partial": partial, "error": error}
 
 
 def _sorted(values) -> bool:
@@ -413,7 +421,6 @@ def _shuffle_job(spark, files: list[Path], runs: list[int], facts, bad_config, b
     global rows), `bad_config` and `by_run` (each run's global rows); returns the slots' rows."""
     from functools import reduce
 
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
@@ -525,7 +532,6 @@ def _merge(files: list[Path], out, facts, bad_config: dict[int, str], by_run) ->
 def _without_idle_commit_returns(rows):
     """`rows` (a run's global rows, in order) without the "commit returned" rows that change nothing
     (`_idle_returns`)."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     f, type_ = rows["f"], rows["type"]
@@ -578,7 +584,7 @@ def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crash_of=True
     return idle
 
 
-def _codes(column, names: dict) -> "np.ndarray":
+def _codes(column, names: dict):
     """A string column as int64 codes, the same string the same code across calls sharing `names`
     (which they extend); null is -1. Via the column's dictionary: no string is compared twice."""
     import numpy as np
