@@ -30,7 +30,7 @@ def test_with_crashes_of_unknown_process_a_return_before_any_crash_is_kept():
     any crash before its process's next event (or the end) is kept; keeping one is always safe."""
     invoke, ok, crash, failed, who = _rows(("invoke", 0), ("ok", 0), ("crash", 9), ("invoke", 0),
                                            ("ok", 0), ("invoke", 0), ("ok", 1), ("crash", 9))
-    idle = _idle_returns(invoke, ok, crash, failed, who, ok, crash_of=None)
+    idle = _idle_returns(invoke, ok, crash, failed, who, ok, crashes_named=False)
     assert idle.tolist() == [False, False, False, False, True, False, False, False]
     # knowing the crashes were of another process (9), the first return changes nothing either
     idle = _idle_returns(invoke, ok, crash, failed, who, ok)

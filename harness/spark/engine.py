@@ -195,7 +195,7 @@ def _in_order(table):
     import numpy as np
     seq = table["seq"].to_numpy()
     if len(seq) < 2 or (np.all(seq[1:] > seq[:-1]) and _sorted(table["index"].to_numpy())):
-        return table  # already in order (a direct slot's rows): no copy
+        return table  # already in order (e.g. one file's global rows): no copy
     order = np.argsort(seq, kind="stable")
     index = table["index"].to_numpy()[order]
     if not _sorted(index):  # not in index order: sort by both
@@ -261,7 +261,7 @@ def _check_files(spark, files: list[Path], layout: str = "auto") -> list[RunChec
     sizes = [_events([f]) for f in files]
     direct = [i for i, rows in enumerate(sizes)
               if layout == "direct" or (layout == "auto" and -(-rows // SLOT_ROWS) <= DIRECT_SLOTS)]
-    shuffled = [i for i in range(len(files)) if i not in set(direct)]
+    shuffled = sorted(set(range(len(files))) - set(direct))
     out: list[Any] = []
     facts: dict[int, dict[str, Any]] = {}
     bad_config: dict[int, str] = {}
@@ -276,7 +276,7 @@ def _check_files(spark, files: list[Path], layout: str = "auto") -> list[RunChec
             if row["partial"] is not None or row["events"]:
                 out.append(row)
     if shuffled:
-        out.extend(_shuffle_job(spark, files, shuffled, facts, bad_config, by_run))
+        out.extend(_shuffle_job(spark, files, shuffled, sum(sizes[i] for i in shuffled), facts, bad_config, by_run))
     return _merge(files, out, facts, bad_config, by_run)
 
 
@@ -363,7 +363,7 @@ def _replay_one_file_slot(run: int, path: str, slot: int, slots: int) -> dict[st
         f, type_, who = (np.concatenate(c) for c in zip(*kept))
         marker = np.concatenate([m for _, m in chosen])
         idle = _idle_returns((f == COMMIT) & (type_ == INVOKE), (f == COMMIT) & (type_ == OK), f == CRASH,
-                             (f == CLOSE) & (type_ == INFO), who, marker, crash_of=None)
+                             (f == CLOSE) & (type_ == INFO), who, marker, crashes_named=False)
         f = f[~idle]
         cut = np.cumsum([len(m) for _, m in chosen])[:-1]
         chosen = [(np.flatnonzero(keep)[~gone], m[~gone])
@@ -415,8 +415,8 @@ def _unique(values):
     return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
-def _shuffle_job(spark, files: list[Path], runs: list[int], facts, bad_config, by_run) -> list[Any]:
-    """The shuffle layout for the files at `runs`: their rows as one DataFrame, each keyed row sent
+def _shuffle_job(spark, files: list[Path], runs: list[int], rows: int, facts, bad_config, by_run) -> list[Any]:
+    """The shuffle layout for the files at `runs` (`rows` in all): their rows as one DataFrame, each keyed row sent
     to its slot by a hash shuffle, the global rows collected and broadcast. Fills `facts` (of the
     global rows), `bad_config` and `by_run` (each run's global rows); returns the slots' rows."""
     from functools import reduce
@@ -473,7 +473,7 @@ def _shuffle_job(spark, files: list[Path], runs: list[int], facts, bad_config, b
     # (a slot replays its run's global rows once for all its share-partitions; hash partitioning on a
     # slot value chosen per slot, so no two slots share a task and no sort is needed)
     cores = spark.sparkContext.defaultParallelism
-    slots = cores * max(1, -(-_events([files[i] for i in runs]) // (cores * SLOT_ROWS)))  # whole waves of tasks
+    slots = cores * max(1, -(-rows // (cores * SLOT_ROWS)))  # whole waves of tasks
     values = _slot_values(spark, slots)
     slot = F.pmod(F.coalesce(F.col("partition"), F.lit(0)).cast("long") + F.col("run").cast("long") * 7919
                   + F.coalesce(F.hash("topic"), F.lit(0)).cast("long"), F.lit(slots)).cast("int")  # long: no overflow
@@ -548,7 +548,7 @@ def _without_idle_commit_returns(rows):
     return rows.filter(pa.array(~idle)) if idle.any() else rows
 
 
-def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crash_of=True):
+def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crashes_named: bool = True):
     """Which rows (of those `droppable` marks) are "commit returned" rows that change nothing.
 
     Such a row (a commit `ok` naming no share-partition, or the marker of one that did) only marks
@@ -558,13 +558,12 @@ def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crash_of=True
     next of them is a crash or failed close: the replay is the same, with a fraction of the rows (a
     commit per poll is common). Vectorised: a history holds millions of them.
 
-    `crash_of=None`: `who` of the crash rows is not known (their values were not read); a return is
+    `crashes_named=False`: `who` of the crash rows is not known (their values were not read); a return is
     then also kept when any crash comes between it and its process's next event, or after it if
     there is none (keeping a return is always safe: it only repeats the mark)."""
     import numpy as np
     idle = np.zeros(len(ok), dtype=bool)
-    unknown_crashes = crash_of is None
-    events = invoke | ok | failed_close | (crash if not unknown_crashes else False)
+    events = invoke | ok | failed_close | (crash if crashes_named else False)
     at = np.flatnonzero(events)
     if not (ok & droppable).any() or len(at) == 0:
         return idle
@@ -574,7 +573,7 @@ def _idle_returns(invoke, ok, crash, failed_close, who, droppable, crash_of=True
     same_next = np.zeros(len(order), dtype=bool)
     same_next[:-1] = who[order][1:] == who[order][:-1]
     drop = (ok & droppable)[at[order]] & ~(same_next & np.append(ends[1:], False))
-    if unknown_crashes and crash.any():
+    if not crashes_named and crash.any():
         crashes = np.cumsum(crash)  # crashes at or before each row
         here = at[order]
         following = np.append(here[1:], len(ok) - 1)
@@ -604,7 +603,8 @@ def _crashed(who, crash, values, names: dict):
     code of the process it names in its value (a crash row is the harness's, not the process's)."""
     for row in crash.nonzero()[0]:
         value = values[int(row)].as_py()
-        who[row] = names.setdefault((json.loads(value) if value else {}).get("process", ""), len(names))
+        name = (json.loads(value) if value else {}).get("process") or None
+        who[row] = -1 if name is None else names.setdefault(name, len(names))  # -1: as a null process
     return who
 
 
