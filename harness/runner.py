@@ -62,6 +62,7 @@ class RunOutcome:
         for r in self.results:
             lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.stats}" + (f" - {r.reason}" if r.reason else ""))
             lines += [f"    {a.kind}: {a.message}" for a in r.anomalies[:5]]
+        lines += self._stories()
         if self.faults:
             applied = sum(1 for f in self.faults if f.applied)
             lines.append(f"faults: {len(self.faults)} scheduled, {applied} applied (seed {self.spec.effective_fault_seed})")
@@ -70,6 +71,30 @@ class RunOutcome:
         lines.append(f"run directory: {self.run_dir}")
         lines.append(f"reproduce: {self.spec.reproduce_command()}")
         return "\n".join(lines)
+
+
+    def _stories(self, most: int = 2) -> list[str]:
+        """The history of the records the first anomalies name (`harness.history.story`), so a failure
+        can be read from a log alone (in CI the run directory goes with the clone)."""
+        from harness.history.story import record_named, story
+        from harness.history.store import read_history
+        keys = []
+        for r in self.results:
+            for a in r.anomalies[:1]:
+                key = record_named(a.message)
+                if key is not None and key not in keys:
+                    keys.append(key)
+        if not keys:
+            return []
+        try:
+            ops = read_history(self.run_dir / "history.jsonl")
+        except (OSError, HarnessError) as exc:
+            return [f"  (no record histories: {exc})"]
+        lines = []
+        for key in keys[:most]:
+            lines.append(f"  history of {key[0]}-{key[1]}@{key[2]}:")
+            lines += [f"    {line}" for line in story(ops, key)]
+        return lines
 
 
 def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
@@ -316,11 +341,12 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str,
                      history)
 
 
-def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None) -> bool:
+def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None, rejoin_ns: int = 0) -> bool:
     """Every record produced by the workload (not the nemesis) is settled: accepted, rejected or archived
     by a committed acknowledgement, or by one whose outcome only the durable read after the drain can
     tell (`no_loss.settlement`) and which had `wait_ns` (a lock duration) to come back if the broker
-    never got it."""
+    never got it, and `rejoin_ns` (a session timeout) since the last consumer crash: until the group
+    drops a crashed member, its partitions may be fetched by no one, so nothing comes back."""
     truncated = {r["id"] for o in ops if o.f == "truncated" and o.type == "ok" for r in o.value.get("records", ())}
     produced = {(o.value["topic"], o.value["partition"], o.value["offset"]) if o.value["offset"] >= 0
                 else o.value["id"] for o in ops if o.f == "produce" and o.type == "ok" and o.process != "nemesis"
@@ -334,18 +360,28 @@ def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None) -> bool:
     if not produced <= sure | set(maybe):
         return False
     now_ns = now_ns if now_ns is not None else (ops[-1].time if ops else 0)
-    return all(now_ns - t >= wait_ns for key, t in maybe.items() if key in produced)
+    waiting = [t for key, t in maybe.items() if key in produced]
+    if not waiting:
+        return True
+    crashes = [op.time for op in ops if op.f == "crash" or (op.f == "close" and op.type == "info")]
+    if crashes and now_ns - max(crashes) < rejoin_ns:
+        return False
+    return all(now_ns - t >= wait_ns for t in waiting)
 
 
 def _drain(spec: RunSpec, history: HistoryWriter, pool: DriverPool, limits: dict[str, Any]) -> None:
     """Wait until every acknowledged produce is settled; a timeout is recorded, not raised.
 
     A record settled only by an acknowledgement of unknown outcome (its consumer crashed before the
-    commit result) gets its lock duration, the tolerance and a poll to be delivered again."""
-    wait_ns = (limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 2000) * 1_000_000
+    commit result) or one that failed gets its lock duration, the tolerance and a poll to be delivered
+    again, and after the last consumer crash the session timeout as well (the group must drop the
+    crashed member before its partitions are fetched again)."""
+    slack_ms = spec.lock_tolerance_ms + 2000
+    wait_ns = (limits.get("lock_duration_ms", 30000) + slack_ms) * 1_000_000
+    rejoin_ns = (limits.get("session_timeout_ms", 45000) + slack_ms) * 1_000_000
 
     def drained() -> bool:
-        return _all_settled(history.ops(), wait_ns, history.now_ns())
+        return _all_settled(history.ops(), wait_ns, history.now_ns(), rejoin_ns)
 
     history.append("harness", "invoke", "drain", {"timeout": spec.drain_timeout})
     try:

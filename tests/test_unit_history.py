@@ -168,3 +168,43 @@ def test_directory_instead_of_file_is_one_line_error(tmp_path):
     with pytest.raises(HarnessError) as exc:
         read_history(tmp_path)
     _assert_one_line_naming(exc.value, tmp_path, None)
+
+
+def test_a_records_story_lists_what_touched_it_and_a_failed_verdict_prints_it(tmp_path):
+    from harness.checkers import Anomaly, Result
+    from harness.history.story import record_named, story
+    from harness.runner import RunOutcome
+    from harness.spec import RunSpec
+    writer = HistoryWriter(tmp_path / "history.jsonl")
+    rec = {"topic": "ksh-a-b", "partition": 2, "offset": 8}
+    writer.append("producer-0", "ok", "produce", {"id": "1-33", **rec})
+    writer.append("producer-0", "ok", "produce", {"id": "1-34", "topic": "ksh-a-b", "partition": 2, "offset": 9})
+    writer.append("consumer-1", "ok", "poll", {"records": [{"id": "1-33", **rec, "delivery_count": 1}]})
+    writer.append("consumer-2", "ok", "poll", {"records": [{"id": "1-34", "topic": "ksh-a-b", "partition": 2,
+                                                          "offset": 9, "delivery_count": 1}]})
+    writer.append("consumer-1", "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]})
+    writer.append("consumer-1", "ok", "callback", {"partitions": [{"topic": "ksh-a-b", "partition": 2,
+                                                                   "offsets": [8]}], "error": "INVALID_RECORD_STATE"})
+    writer.append("consumer-1", "ok", "commit", {"results": [{"topic": "ksh-a-b", "partition": 2, "error": None},
+                                                             {"topic": "ksh-a-b", "partition": 0, "error": None}]})
+    writer.append("nemesis", "info", "crash", {"process": "consumer-2"})  # never held the record: left out
+    writer.append("nemesis", "info", "crash", {"process": "consumer-1"})
+    writer.append("admin", "ok", "share-offsets", {"group": "g", "partitions": [
+        {"topic": "ksh-a-b", "partition": 2, "start_offset": 8, "lag": 0}]})
+    writer.close()
+    key = record_named("record 1-33 at ksh-a-b-2@8 was delivered 1 times but never accepted")
+    assert key == ("ksh-a-b", 2, 8)
+    lines = story(read_history(tmp_path / "history.jsonl"), key)
+    assert [line.split()[2:5] for line in lines] == [
+        ["producer-0", "ok", "produce:"], ["consumer-1", "ok", "poll:"], ["consumer-1", "ok", "acknowledge:"],
+        ["consumer-1", "ok", "callback:"], ["consumer-1", "ok", "commit:"], ["nemesis", "info", "crash:"],
+        ["admin", "ok", "share-offsets:"]]
+    assert "INVALID_RECORD_STATE" in lines[3] and '"partition":0' not in lines[4] and '"start_offset":8' in lines[6]
+    assert record_named("no record here") is None
+    anomaly = Anomaly("not-accepted", "record 1-33 at ksh-a-b-2@8 was delivered 1 times but never accepted", (0,))
+    outcome = RunOutcome(RunSpec(name="x"), False, (Result("no-loss", False, anomalies=(anomaly,)),), tmp_path)
+    summary = outcome.summary()
+    assert "history of ksh-a-b-2@8:" in summary and "INVALID_RECORD_STATE" in summary
+    missing = RunOutcome(RunSpec(name="x"), False, (Result("no-loss", False, anomalies=(anomaly,)),),
+                         tmp_path / "gone")
+    assert "no record histories" in missing.summary()

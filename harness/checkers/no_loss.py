@@ -32,7 +32,8 @@ def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[t
     the verdict itself comes from `check`.
 
     Unknown: the commit carrying its final acknowledgement raised, returned an error for its
-    partition, or never returned (the consumer crashed or failed to close).
+    partition, or never returned (the consumer crashed or failed to close), or the acknowledgement's
+    own result (the commit callback, which may come before the commit returns) was an error.
 
     If the broker never got such an acknowledgement, the record's lock expires and it is delivered
     again, so the drain waits a lock duration past that time before it trusts the durable read."""
@@ -53,6 +54,18 @@ def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[t
                 if r["type"] in ("ACCEPT", "REJECT") or (
                         r["type"] == "RELEASE" and limit is not None and counts.get((op.process, key), 0) >= limit):
                     pending.setdefault(op.process, set()).add(key)
+        elif op.f == "callback" and op.type == "ok" and op.process in pending:
+            # the acknowledgement's own result: the replay takes the first result an acknowledgement gets
+            acks = pending[op.process]
+            for part in op.value.get("partitions", ()):
+                for offset in part.get("offsets", ()):
+                    key = (part["topic"], part["partition"], offset)
+                    if key in acks:
+                        acks.discard(key)
+                        if op.value.get("error") is None:
+                            sure.add(key)
+                        else:
+                            maybe[key] = op.time
         elif op.f == "commit" and op.type in ("ok", "fail", "info"):
             acks = pending.pop(op.process, set())
             if op.type == "ok":

@@ -111,12 +111,15 @@ class ConsumerDriver:
             pass
 
     def crash(self) -> None:
-        """SIGKILL the driver (no close, no goodbye) and record the crash in the history."""
-        if self.proc is not None:
-            self.proc.kill()
-            self.history.append("nemesis", "info", "crash", {"process": self.name})
+        """SIGKILL the driver (no close, no goodbye) and record the crash in the history, after what
+        the driver printed before it died (still in the pipe when it was killed): the history must not
+        show operations of a process after its crash."""
+        if self.proc is None:
+            return
+        self.proc.kill()
         if self._reader is not None:
             self._reader.join(5)
+        self.history.append("nemesis", "info", "crash", {"process": self.name})
 
     def close(self, timeout: float = 30.0) -> int | None:
         """Ask the driver to close its consumer cleanly; kill it if it does not exit in time."""

@@ -64,7 +64,8 @@ def _alter(admin: AdminClient, rtype, name: str, configs: dict[str, str | None],
 #: (history config key, broker config, group config) for the limits the model needs.
 LIMITS = (("delivery_count_limit", "group.share.delivery.count.limit", "share.delivery.count.limit"),
           ("lock_duration_ms", "group.share.record.lock.duration.ms", "share.record.lock.duration.ms"),
-          ("max_record_locks", "group.share.partition.max.record.locks", "share.partition.max.record.locks"))
+          ("max_record_locks", "group.share.partition.max.record.locks", "share.partition.max.record.locks"),
+          ("session_timeout_ms", "group.share.session.timeout.ms", "share.session.timeout.ms"))
 
 
 def limits_in_force(admin: AdminClient, group_id: str, broker_id: int, timeout: float = 30.0) -> dict[str, int]:

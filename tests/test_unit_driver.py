@@ -1,0 +1,43 @@
+"""The harness's side of a driver process, without a cluster: what a killed driver printed before
+it died is in the history before its crash."""
+
+import sys
+import time
+
+from harness.clients.driver import ConsumerDriver
+from harness.history.store import HistoryWriter
+
+LINES = 20000  # far more than a pipe holds: some are still unread when the driver is killed
+
+
+class _Printer(ConsumerDriver):
+    def __init__(self, script, *args):
+        super().__init__(*args)
+        self.script = script
+
+    def command_line(self):
+        return [sys.executable, str(self.script)]
+
+
+def test_a_crash_is_recorded_after_what_the_driver_printed_before_it(tmp_path):
+    marker = tmp_path / "printed"
+    script = tmp_path / "printer.py"
+    script.write_text("import json, sys, time\n"
+                      f"for i in range({LINES}):\n"
+                      "    sys.stdout.write(json.dumps({'type': 'ok', 'f': 'hold', 'value': {'n': i}}) + '\\n')\n"
+                      "sys.stdout.flush()\n"
+                      f"open({str(marker)!r}, 'w').close()\n"
+                      "time.sleep(60)\n")
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    driver = _Printer(script, "consumer-0", {}, history, tmp_path)
+    driver.start()
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert time.monotonic() < deadline, f"the printer never finished (see {driver.log_path})"
+        time.sleep(0.01)
+    driver.crash()
+    ops = history.ops()
+    assert [op.f for op in ops] == ["hold"] * LINES + ["crash"]
+    assert ops[-1].process == "nemesis" and ops[-1].value == {"process": "consumer-0"}
+    assert not driver.alive()
+    history.close()
