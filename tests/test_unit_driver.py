@@ -41,3 +41,22 @@ def test_a_crash_is_recorded_after_what_the_driver_printed_before_it(tmp_path):
     assert ops[-1].process == "nemesis" and ops[-1].value == {"process": "consumer-0"}
     assert not driver.alive()
     history.close()
+
+
+def test_a_close_that_does_not_finish_ends_the_drivers_close_as_unknown(tmp_path):
+    # the driver's own process completes as info (the checkers take it as a crash of that consumer),
+    # after what it printed: not an operation of some other process
+    script = tmp_path / "stuck.py"
+    script.write_text("import json, signal, sys, time\n"
+                      "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                      "print(json.dumps({'type': 'invoke', 'f': 'close', 'value': {}}), flush=True)\n"
+                      "time.sleep(60)\n")
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    driver = _Printer(script, "consumer-3", {}, history, tmp_path)
+    driver.start()
+    driver.close(timeout=1.0)
+    ops = history.ops()
+    assert [(op.process, op.type, op.f) for op in ops] == [("consumer-3", "invoke", "close"),
+                                                           ("consumer-3", "info", "close")]
+    assert "no exit within 1.0s" in ops[-1].value["error"] and not driver.alive()
+    history.close()

@@ -125,6 +125,7 @@ class ConsumerDriver:
         """Ask the driver to close its consumer cleanly; kill it if it does not exit in time."""
         if self.proc is None:
             return None
+        stuck = False
         if self.proc.alive():
             self.proc.signal(signal.SIGCONT)  # a paused driver cannot close
             self.send(self.close_command)
@@ -132,10 +133,12 @@ class ConsumerDriver:
             try:
                 self.proc.popen.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.history.append("harness", "info", "close", {"driver": self.name, "error": f"no exit within {timeout}s; killed"})
+                stuck = True
         code = self.proc.kill()
         if self._reader is not None:
             self._reader.join(5)
+        if stuck:  # the driver's close ends unknown, after what it printed (as a crash: `crash`)
+            self.history.append(self.name, "info", "close", {"error": f"no exit within {timeout}s; killed"})
         return code
 
 
