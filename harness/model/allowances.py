@@ -72,7 +72,9 @@ ALLOWANCES = {a.name: a for a in (
     Allowance(
         "state-start-offset-regressed",
         "a record the history proves accepted or rejected is not terminal in __share_group_state, and lies "
-        "below a start offset the state topic held earlier (no admin reset moved it): the start went back",
+        "below a start offset the state topic held earlier (no admin reset moved it): the start went back; "
+        "or such a record is delivered again (its count restarting) and the state topic's writes show the "
+        "start offset going back over it",
         "",
         known_bug="Kafka up to 4.3.x: ShareCoordinatorShard takes a write's start offset even when lower than "
                   "the stored one, so out-of-order writes regress it (records accepted below it would be "
