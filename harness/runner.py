@@ -329,16 +329,24 @@ def _version(cluster: Cluster, spec: RunSpec) -> str:
 
 def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter) -> None:
     """After the consumers closed: the group's start offsets (Admin API) and its state decoded from
-    `__share_group_state`, for the durable-state checker."""
+    `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
+    short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
+    as process `admin-state` (one outstanding operation per process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from harness.cluster.inspect import ClusterInspector
-    from harness.cluster.java_admin import read_share_offsets, read_share_state
+    from harness.cluster.java_admin import compiled, read_share_offsets, read_share_state
     from harness.kafka.jars import resolve
     from harness.paths import cache_dir
     dist = resolve(_version(cluster, spec), cache_dir(), spec.kafka_home)
-    read_share_offsets(dist, cache_dir(), cluster.bootstrap_servers, group, history)
-    inspector = ClusterInspector(cluster.bootstrap_servers)
-    read_share_state(dist, cache_dir(), cluster.bootstrap_servers, group, {inspector.topic_id(topic): topic},
-                     history)
+    compiled(dist, cache_dir())  # a compile error is the user's to fix, raised here and not in a thread
+    names = {ClusterInspector(cluster.bootstrap_servers).topic_id(topic): topic}
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
+        reads = [pool.submit(read_share_offsets, dist, cache_dir(), cluster.bootstrap_servers, group, history),
+                 pool.submit(read_share_state, dist, cache_dir(), cluster.bootstrap_servers, group, names, history,
+                             "admin-state")]
+        for read in reads:
+            read.result()  # each records its own failure; anything else is raised as before
 
 
 def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None, rejoin_ns: int = 0) -> bool:
