@@ -335,18 +335,17 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str,
     from concurrent.futures import ThreadPoolExecutor
 
     from harness.cluster.inspect import ClusterInspector
-    from harness.cluster.java_admin import compiled, read_share_offsets, read_share_state
+    from harness.cluster.java_admin import read_share_offsets, read_share_state
     from harness.kafka.jars import resolve
     from harness.paths import cache_dir
-    dist = resolve(_version(cluster, spec), cache_dir(), spec.kafka_home)
-    compiled(dist, cache_dir())  # a compile error is the user's to fix, raised here and not in a thread
-    names = {ClusterInspector(cluster.bootstrap_servers).topic_id(topic): topic}
+    cache, bootstrap = cache_dir(), cluster.bootstrap_servers
+    dist = resolve(_version(cluster, spec), cache, spec.kafka_home)
+    names = {ClusterInspector(bootstrap).topic_id(topic): topic}
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
-        reads = [pool.submit(read_share_offsets, dist, cache_dir(), cluster.bootstrap_servers, group, history),
-                 pool.submit(read_share_state, dist, cache_dir(), cluster.bootstrap_servers, group, names, history,
-                             "admin-state")]
+        reads = [pool.submit(read_share_offsets, dist, cache, bootstrap, group, history),
+                 pool.submit(read_share_state, dist, cache, bootstrap, group, names, history, "admin-state")]
         for read in reads:
-            read.result()  # each records its own failure; anything else is raised as before
+            read.result()  # each read records its own failure; anything else (a compile error) is raised here
 
 
 def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None, rejoin_ns: int = 0) -> bool:
