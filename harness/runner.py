@@ -20,6 +20,7 @@ import random
 import re
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,8 +333,6 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str,
     `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
     short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
     as process `admin-state` (one outstanding operation per process)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from harness.cluster.inspect import ClusterInspector
     from harness.cluster.java_admin import read_share_offsets, read_share_state
     from harness.kafka.jars import resolve
@@ -345,7 +344,7 @@ def _read_durable_state(cluster: Cluster, spec: RunSpec, topic: str, group: str,
         reads = [pool.submit(read_share_offsets, dist, cache, bootstrap, group, history),
                  pool.submit(read_share_state, dist, cache, bootstrap, group, names, history, "admin-state")]
         for read in reads:
-            read.result()  # each read records its own failure; anything else (a compile error) is raised here
+            read.result()  # each read records its own failure (compiling included); a bug is raised here
 
 
 def _all_settled(ops, wait_ns: int = 0, now_ns: int | None = None, rejoin_ns: int = 0) -> bool:
