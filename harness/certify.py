@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -174,7 +173,7 @@ def write_comparison(root: Path) -> Path:
             cert = json.loads(path.read_text())
         except ValueError:
             continue
-        if not cert.get("complete"):
+        if not cert.get("complete") or cert.get("verdict") not in ("CERTIFIED", "NOT CERTIFIED"):
             continue
         cert["_path"] = path.parent.name
         certs[(cert["driver"], cert.get("kafka_version"))] = cert  # sorted by time: the newest wins
@@ -201,8 +200,12 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
             profile: str = "ci", quiet: bool = False) -> tuple[dict[str, Any], Path]:
     """Run the rules with `client`'s driver; (the certificate, its directory)."""
     from harness.clients.registry import driver_info
-    from harness.report.rundir import reports_root
+    from harness.report.rundir import new_stamped_dir, reports_root
+    from harness.spec import RunSpec
     info = driver_info(client)  # a bad client is a one-line error before anything starts
+    spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home,
+                   bootstrap_servers=bootstrap_servers, profile=profile).validate()  # so are the rest
+    kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
     if info.source != "built-in":
         client = str(Path(client).resolve())  # pytest runs from the repository
     rules = list(rules or RULES)
@@ -212,8 +215,7 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     root = repo_root()
     out_root = out_root or reports_root() / "certificates"
     label = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in info.name)
-    out = out_root / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}"
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_stamped_dir(out_root, label)
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), "-m", "rule", "-q", "-rfEsx",
            "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-profile", profile,
            "--kafka-version", kafka_version, "--junitxml", str(out / "junit.xml")]
@@ -226,8 +228,9 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         (f" --kafka-home {kafka_home}" if kafka_home else "") + \
         (f" --rules {','.join(rules)}" if rules != list(RULES) else "")
     env = {**os.environ, "KSH_CONFORMANCE_OUT": str(out / "conformance"), "KSH_RULES": ",".join(rules)}
+    from harness.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
-        rc = subprocess.call(cmd, cwd=root, env=env, stdout=log if quiet else None, stderr=subprocess.STDOUT)
+        rc = run_pytest(cmd, cwd=root, env=env, stdout=log if quiet else None)
     report = out / "conformance" / "conformance.json"
     conformance = json.loads(report.read_text()) if report.is_file() else {"kafka_version": kafka_version,
                                                                            "target": bootstrap_servers, "tests": []}
@@ -235,5 +238,6 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     cert["log"] = str(out / "pytest.log") if quiet else None
     (out / "certificate.json").write_text(json.dumps(cert, indent=1))
     (out / "certificate.md").write_text(render_certificate(cert))
-    write_comparison(out_root)
+    if cert["verdict"] != "UNKNOWN":  # the comparison shows decided certificates only
+        write_comparison(out_root)
     return cert, out

@@ -1,31 +1,46 @@
-"""`share-harness`: run | check | certify | tally | nightly-report | setup.
+"""`share-harness`: run | check | certify | tally | nightly-report | clean | setup.
 
-Every user error is one line on stderr (`share-harness: error: ...`) and exit
-code 2; no traceback. Ctrl-C and SIGTERM stop everything the run started.
+Exit codes (`harness.exitcodes`, the same for every command): 0 pass, 1 violation,
+2 bad input, 3 unknown or incomplete, 130 interrupted. Every user error is one line
+on stderr (`share-harness: error: ...`) and exit code 2; no traceback. Ctrl-C and
+SIGTERM stop everything the run started.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from harness import exitcodes
 from harness.errors import HarnessError
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spark.engine import SPARK_THRESHOLD
 from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
 
 
+def _whole(text: str) -> int:
+    """A whole number written in ASCII digits ("²" and other Unicode digits are refused)."""
+    if not re.fullmatch(r"-?[0-9]+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = _whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
     return value
 
 
@@ -45,11 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
-    run.add_argument("--suite", choices=SUITES, default=None,
+    run.add_argument("--suite", choices=tuple(SUITES), default=None,
                      help="run a pytest suite of the repository instead of one workload (JUnit XML, allure "
                           "results and, for conformance, the area report go under reports/)")
     run.add_argument("--name", default="share-basic")
-    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--seed", type=_whole, default=1)
     run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
     run.add_argument("--kafka-version", default=DEFAULT_VERSION)
     run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
@@ -64,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-port", type=_positive_int, default=None)
     run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
                      "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
-    run.add_argument("--fault-seed", type=int, default=None, help="seed of the fault schedule (default: --seed)")
+    run.add_argument("--fault-seed", type=_whole, default=None, help="seed of the fault schedule (default: --seed)")
     run.add_argument("--fault-interval", type=float, default=None, help="mean seconds between fault starts")
     run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
                      help="random: a seeded schedule drawn from --faults; once: each of --faults once")
@@ -97,10 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
                                                                    "(rules needing faults are not applicable)")
-    certify.add_argument("--seed", type=int, default=1)
+    certify.add_argument("--seed", type=_whole, default=1)
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
     certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
+    clean = sub.add_parser("clean", help="delete old run directories, suite reports and certificates under "
+                                          "reports/ (keeps the newest --keep and, unless --all, every one that "
+                                          "did not pass)")
+    clean.add_argument("--keep", type=_non_negative_int, default=20, help="newest entries kept per kind (default 20)")
+    clean.add_argument("--all", action="store_true", help="delete failed and unknown runs too (beyond --keep)")
+    clean.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    clean.add_argument("--root", type=Path, default=None, help="reports root (default: $KSH_REPORTS_DIR or ./reports)")
     setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
     setup.add_argument("--kafka-version", action="append", default=None)
     return parser
@@ -115,71 +137,81 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
-                "nightly-report": cmd_nightly_report, "certify": cmd_certify}[args.command](args)
+                "nightly-report": cmd_nightly_report, "certify": cmd_certify, "clean": cmd_clean}[args.command](args)
     except HarnessError as exc:
         print(f"share-harness: error: {exc}", file=sys.stderr)
-        return 2
+        return exitcodes.BAD_INPUT
     except KeyboardInterrupt:
         print("share-harness: interrupted; everything it started was stopped", file=sys.stderr)
-        return 130
+        return exitcodes.INTERRUPTED
 
 
-SUITES = ("conformance", "chaos", "basic")
+#: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
+#: control; "external": --bootstrap-servers). A suite is refused up front on any other.
+SUITES = {"conformance": ("local", "external"), "chaos": ("local",), "basic": ("local", "external")}
+
+
+def _spec_from_args(args: argparse.Namespace) -> RunSpec:
+    """The run's spec from the command line, validated (every bad value is one line, before anything starts)."""
+    from harness.faults import parse_faults
+    spec = RunSpec(profile=args.profile).with_profile()
+    spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
+                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
+                   replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
+                   topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
+                   base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
+                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode)
+    if args.workload:
+        from harness.workloads import apply_workload
+        spec = apply_workload(spec, args.workload)
+    return spec.validate()
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    """`run --suite NAME`: pytest on suites/NAME with the run's options; pytest's exit status, except
-    that "no tests ran" is a failure (a gate that checked nothing must not pass)."""
-    import subprocess
-    import time
-
-    from harness.report.rundir import reports_root
+    """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
+    `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
+    refused before anything starts."""
+    from harness.pytest_child import run_pytest
+    from harness.report.rundir import new_stamped_dir, reports_root
+    spec = _spec_from_args(args)
+    backend = "external" if spec.bootstrap_servers else "local"
+    if backend not in SUITES[args.suite]:
+        raise HarnessError(f"suite {args.suite} cannot run on an external cluster (--bootstrap-servers): its faults "
+                           f"need process and link control; run it on the {' or '.join(SUITES[args.suite])} backend "
+                           "(drop --bootstrap-servers)")
     repo = Path(__file__).resolve().parents[1]
     target = repo / "suites" / ("" if args.suite == "basic" else args.suite)
     if not target.is_dir():
         raise HarnessError(f"{target} not found: run suites from a clone of the repository (pip install -e .)")
-    out = reports_root() / "suites" / f"{time.strftime('%Y%m%d-%H%M%S')}-{args.suite}"
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_stamped_dir(reports_root() / "suites", args.suite)
     cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if args.suite == "basic" else str(target),
-           "-q", "-rfEsx", "--ksh-profile", args.profile, "--ksh-seed", str(args.seed),
-           "--kafka-version", args.kafka_version, "--junitxml", str(out / "junit.xml")]
-    if args.bootstrap_servers:
-        cmd += ["--bootstrap-servers", args.bootstrap_servers]
-    if args.kafka_home:
-        cmd += ["--kafka-home", args.kafka_home]
+           "-q", "-rfEsx", "--ksh-profile", spec.profile, "--ksh-seed", str(spec.seed),
+           "--kafka-version", spec.kafka_version, "--junitxml", str(out / "junit.xml")]
+    if spec.bootstrap_servers:
+        cmd += ["--bootstrap-servers", spec.bootstrap_servers]
+    if spec.kafka_home:
+        cmd += ["--kafka-home", spec.kafka_home]
     try:
         import allure_pytest  # noqa: F401
         cmd += ["--alluredir", str(out / "allure")]
     except ImportError:
         pass
     print(f"suite {args.suite}: {' '.join(cmd)}", flush=True)
-    rc = subprocess.call(cmd, cwd=repo)
-    print(f"suite {args.suite}: exit {rc}; JUnit XML {out / 'junit.xml'}")
+    rc = run_pytest(cmd, cwd=repo)
+    code = exitcodes.from_pytest(rc)
+    print(f"suite {args.suite}: pytest exit {rc} -> {code} ({exitcodes.word(code)}); JUnit XML {out / 'junit.xml'}")
     if rc == 5:
-        print(f"suite {args.suite}: no tests ran: failing", flush=True)
-        return 1
-    return rc
+        print(f"suite {args.suite}: no test passed: nothing was checked, so this is not a pass", flush=True)
+    return code
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.suite:
         return run_suite(args)
-    from harness.faults import parse_faults
     from harness.runner import run
-    faults = parse_faults(args.faults)
-    spec = RunSpec(profile=args.profile).with_profile()
-    spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
-                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
-                   replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
-                   topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
-                   base_port=args.base_port, records=args.records or spec.records, faults=faults,
-                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode)
-    if args.workload:
-        from harness.workloads import apply_workload
-        spec = apply_workload(spec, args.workload)
-    outcome = run(spec.validate())
+    outcome = run(_spec_from_args(args))
     print(outcome.summary())
-    return {True: 0, False: 1}.get(outcome.valid, 3)
+    return exitcodes.for_verdict(outcome.overall)
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
@@ -192,29 +224,33 @@ def cmd_certify(args: argparse.Namespace) -> int:
         print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
     print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "
           f"Kafka {cert['kafka_version']}; certificate {out / 'certificate.md'}; comparison {out.parent / 'index.md'}")
-    return {"CERTIFIED": 0, "NOT CERTIFIED": 1}.get(cert["verdict"], 3)
+    if cert.get("pytest_exit") == exitcodes.INTERRUPTED:
+        return exitcodes.INTERRUPTED
+    return {"CERTIFIED": exitcodes.PASS, "NOT CERTIFIED": exitcodes.VIOLATION}.get(cert["verdict"], exitcodes.UNKNOWN)
 
 
 def cmd_tally(args: argparse.Namespace) -> int:
-    """Exit 0 when every run passed, 1 otherwise (also when there is no run at all)."""
-    from harness.report.tally import render, tally
+    """Exit 0 when every run passed with every fault applied and healed, 1 when a run failed, 3 when
+    a run is unknown (crashed, unfinished, a fault not applied) or there is no run at all."""
+    from harness.report.tally import render, tally, tally_exit
     rows = tally(args.runs)
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
-        print(render(rows) if rows else "no runs found")
-    return 0 if rows and all(r["pass"] == r["runs"] for r in rows.values()) else 1
+        print(render(rows) if rows else "no runs found: nothing was checked")
+    return tally_exit(rows)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Exit 0 (every property of every history holds), 1 (a violation), 2 (unknown, or bad input)."""
+    """Exit 0 (every property of every history holds), 1 (a violation), 3 (unknown: a property not
+    decided, a run directory without a history), 2 (bad input)."""
     from harness.checkers import compose, verdict_word
     from harness.spark.engine import check_histories
     checks, engine = check_histories(args.history, args.engine, args.spark_master, args.spark_threshold)
     if args.nightly is not None:
         from harness.spark.nightly import append, row_for
         append(args.nightly, [row_for(c, engine) for c in checks])
-    valid = compose([r for c in checks for r in c.results])
+    valid = compose([r for c in checks for r in c.results]) if checks else None
     if args.json:
         print(json.dumps({"engine": engine, "verdict": verdict_word(valid), "histories": [
             {"history": str(c.path), "verdict": verdict_word(c.valid), "results": [r.to_json() for r in c.results]}
@@ -224,14 +260,30 @@ def cmd_check(args: argparse.Namespace) -> int:
             if len(checks) > 1:
                 print(f"== {c.path}")
             print(results_table(c.results, c.valid, c.events) + f" [{engine}]")
-    return {True: 0, False: 1}.get(valid, 2)
+        if len(checks) > 1:
+            print(f"overall: {verdict_word(valid)} ({len(checks)} histories)")
+    return exitcodes.for_verdict(valid)
 
 
 def cmd_nightly_report(args: argparse.Namespace) -> int:
+    """Exit 0 when the report was written (a report is not a gate: `check` and `tally` are), 2 bad input."""
     from harness.spark.nightly import report
     out = report(args.table, args.out or args.table / "report.html", args.spark_master)
     print(f"nightly report: {out}")
-    return 0
+    return exitcodes.PASS
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep."""
+    from harness.report.clean import clean
+    from harness.report.rundir import reports_root
+    kept, deleted, freed = clean(args.root or reports_root(), keep=args.keep, keep_failures=not args.all,
+                                 dry_run=args.dry_run)
+    for path in deleted:
+        print(f"{'would delete' if args.dry_run else 'deleted'} {path}")
+    print(f"{'would free' if args.dry_run else 'freed'} {freed / 1e6:.1f} MB; kept {len(kept)} entries "
+          f"(the newest {args.keep} of each kind{'' if args.all else ', and every one that did not pass'})")
+    return exitcodes.PASS
 
 
 def results_table(results, valid, events: int) -> str:

@@ -58,8 +58,32 @@ class RunOutcome:
     def faults_not_applied(self) -> list:
         return [f for f in self.faults if not f.applied or not f.healed_ok]
 
+    @property
+    def chaos_missing(self) -> str | None:
+        """Why the chaos asked for did not happen as asked (None when it did, or none was asked): a
+        schedule that came out empty, a fault not applied, a heal that failed. Such a run is unknown."""
+        if not (self.spec.faults or self.spec.workload_events):
+            return None
+        if not self.faults:
+            return "faults were asked for but none was scheduled or applied (the schedule came out empty)"
+        missing = self.faults_not_applied
+        if missing:
+            return f"{len(missing)} of {len(self.faults)} faults not applied or not healed: " + "; ".join(
+                f"{f.id} {'NOT APPLIED' if not f.applied else 'HEAL FAILED'}: {f.reason}" for f in missing[:3])
+        return None
+
+    @property
+    def overall(self) -> Any:
+        """The run's verdict as a gate: the checkers' (a violation stays a violation), made unknown
+        when the chaos asked for did not happen (`chaos_missing`)."""
+        if self.valid is False or self.chaos_missing is None:
+            return self.valid
+        return None
+
     def summary(self) -> str:
-        lines = [f"verdict: {verdict_word(self.valid)}  ({self.spec.name}, seed {self.spec.seed})"]
+        lines = [f"verdict: {verdict_word(self.overall)}  ({self.spec.name}, seed {self.spec.seed})"]
+        if self.chaos_missing is not None:
+            lines.append(f"  chaos: UNKNOWN - {self.chaos_missing}")
         for r in self.results:
             lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.stats}" + (f" - {r.reason}" if r.reason else ""))
             lines += [f"    {a.kind}: {a.message}" for a in r.anomalies[:5]]
@@ -160,6 +184,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
     outcome = RunOutcome(spec, compose(results), results, run_dir, tuple(faults))
     write_json(run_dir / "verdict.json", {"valid": outcome.valid, "verdict": verdict_word(outcome.valid),
+                                          "overall": outcome.overall, "chaos_missing": outcome.chaos_missing,
                                           "results": [r.to_json() for r in results], "seed": spec.seed,
                                           "faults": [f.to_json() for f in faults],
                                           "kafka_version": cluster.version, "engine": engine,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,22 +23,30 @@ def reports_root() -> Path:
 def new_run_dir(name: str, root: Path | None = None) -> Path:
     """Create a fresh run directory and point `runs/latest` at it."""
     runs = (root or reports_root()) / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[:80]
-    path = runs / f"{stamp}-{safe}"
-    n = 1
-    while path.exists():
-        n += 1
-        path = runs / f"{stamp}-{safe}-{n}"
-    (path / "logs").mkdir(parents=True)
+    path = new_stamped_dir(runs, name)
+    (path / "logs").mkdir()
     latest = runs / "latest"
-    tmp = runs / f".latest-{os.getpid()}"
+    tmp = runs / f".latest-{os.getpid()}-{threading.get_ident()}"
     if tmp.is_symlink() or tmp.exists():
         tmp.unlink()
     tmp.symlink_to(path.name)
     os.replace(tmp, latest)
     return path
+
+
+def new_stamped_dir(parent: Path, name: str) -> Path:
+    """A new directory `parent/<timestamp>-<name>[-N]`, claimed by mkdir: two runs, suites or
+    certificates of one name started in the same second (threads, processes) get two directories."""
+    parent.mkdir(parents=True, exist_ok=True)
+    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)[:80]}"
+    path, n = parent / base, 1
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+            path = parent / f"{base}-{n}"
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -1,0 +1,196 @@
+"""One meaning per exit code (harness.exitcodes), for every command: each row of the README's table,
+and the gate paths that used to end in 0 having checked nothing (issue 20)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import exitcodes
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 60):
+    """The real command in a child process: (exit code, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=env, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _one_line_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def test_the_table():
+    assert (exitcodes.PASS, exitcodes.VIOLATION, exitcodes.BAD_INPUT, exitcodes.UNKNOWN) == (0, 1, 2, 3)
+    assert [exitcodes.for_verdict(v) for v in (True, False, None, "unknown")] == [0, 1, 3, 3]
+    assert [exitcodes.from_pytest(rc) for rc in (0, 1, 2, 3, 4, 5, 77)] == [0, 1, 130, 3, 2, 3, 3]
+    assert exitcodes.worst(0, 3, 1) == 1 and exitcodes.worst(0, 3) == 3 and exitcodes.worst(0, 0) == 0
+
+
+def test_readme_has_the_table():
+    readme = (ROOT / "README.md").read_text()
+    for code, meaning in ((0, "pass"), (1, "violation"), (2, "bad input"), (3, "unknown"), (130, "interrupted")):
+        assert re.search(rf"\|\s*{code}\s*\|[^\n]*{meaning}", readme, re.I), f"README's exit-code table lacks {code}"
+
+
+# --- run --suite: a suite that cannot run on the chosen backend is refused before anything starts ---
+
+def test_chaos_suite_on_an_external_cluster_is_refused_up_front(tmp_path):
+    rc, out, err = _cli("run", "--suite", "chaos", "--bootstrap-servers", "127.0.0.1:1",
+                        env={**_env(), "KSH_REPORTS_DIR": str(tmp_path)})
+    line = _one_line_error(err)
+    assert rc == 2 and "chaos" in line and "local" in line and "--bootstrap-servers" in line
+    assert not (tmp_path / "suites").exists(), "nothing is written before the refusal"
+
+
+def _env():
+    import os
+    return {k: v for k, v in os.environ.items() if not k.startswith("KSH_")}
+
+
+# --- certify: validated before anything is written ---
+
+@pytest.mark.parametrize("version", ["banana", "4.0.0", "9.9.9", ""])
+def test_certify_refuses_a_bad_version_before_writing_anything(tmp_path, capsys, version):
+    out = tmp_path / "certs"
+    rc = main(["certify", "--client", "confluent", "--kafka-version", version, "--out", str(out)])
+    line = _one_line_error(capsys.readouterr().err)
+    assert rc == 2 and "version" in line.lower()
+    assert not out.exists(), "no certificate and no comparison page for a refused version"
+
+
+def test_comparison_page_leaves_out_unknown_certificates(tmp_path):
+    from harness.certify import RULES, write_comparison
+    for name, verdict in (("20260101-000000-a", "CERTIFIED"), ("20260102-000000-a", "UNKNOWN")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "certificate.json").write_text(json.dumps(
+            {"driver": "a", "kafka_version": "4.3.1", "verdict": verdict, "complete": True,
+             "rules": [{"rule": r, "result": "pass"} for r in RULES]}))
+    page = write_comparison(tmp_path).read_text()
+    assert "**CERTIFIED**" in page and "UNKNOWN" not in page
+
+
+# --- tally: crashed runs are visible, faults not applied are not a pass ---
+
+def _run(root: Path, name: str, seed: int, verdict: dict | None):
+    run = root / f"r-{name}-{seed}"
+    run.mkdir(parents=True)
+    (run / "spec.json").write_text(json.dumps({"spec": {"name": name, "seed": seed}}))
+    if verdict is not None:
+        (run / "verdict.json").write_text(json.dumps(verdict))
+    return run
+
+
+def _verdict(valid, faults=()):
+    return {"valid": valid, "faults": list(faults), "results": [{"checker": "no-loss", "valid": valid}]}
+
+
+def test_tally_counts_a_crashed_run_as_unknown(tmp_path, capsys):
+    _run(tmp_path, "t", 1, _verdict(True))
+    _run(tmp_path, "t", 2, None)  # crashed: spec.json, no verdict.json
+    assert main(["tally", str(tmp_path)]) == 3
+    assert "no verdict.json" in capsys.readouterr().out
+
+
+def test_tally_counts_a_fault_not_applied_as_unknown(tmp_path):
+    _run(tmp_path, "t", 1, _verdict(True, [{"applied": True, "healed_ok": True}]))
+    _run(tmp_path, "t", 2, _verdict(True, [{"applied": False, "healed_ok": False}]))
+    assert main(["tally", str(tmp_path)]) == 3
+    _run(tmp_path, "t", 3, _verdict(True, [{"applied": True, "healed_ok": False}]))  # heal failed
+    from harness.report.tally import tally
+    assert tally([tmp_path])["t"]["unknown"] == 2
+
+
+def test_tally_exit_codes(tmp_path):
+    _run(tmp_path / "a", "t", 1, _verdict(True, [{"applied": True, "healed_ok": True}]))
+    assert main(["tally", str(tmp_path / "a")]) == 0
+    _run(tmp_path / "a", "t", 2, _verdict(False))
+    assert main(["tally", str(tmp_path / "a")]) == 1
+    (tmp_path / "empty").mkdir()
+    assert main(["tally", str(tmp_path / "empty")]) == 3  # no run: nothing was checked
+    assert main(["tally", str(tmp_path / "missing")]) == 2
+
+
+def test_tally_does_not_count_the_latest_link_twice(tmp_path):
+    run = _run(tmp_path, "t", 1, _verdict(True))
+    (tmp_path / "latest").symlink_to(run.name)
+    from harness.report.tally import tally
+    assert tally([tmp_path])["t"]["runs"] == 1
+
+
+# --- run: chaos that was asked for and did not happen is unknown ---
+
+def _outcome(valid, faults, spec_faults=("leader-kill",)):
+    from harness.faults.nemesis import FaultRecord
+    from harness.runner import RunOutcome
+    from harness.spec import RunSpec
+    return RunOutcome(replace(RunSpec(), faults=spec_faults), valid, (), Path("."),
+                      tuple(FaultRecord(id=f"f{i}", fault="leader-kill", group="leader", pick=0, applied=a,
+                                        healed_ok=h, reason="why") for i, (a, h) in enumerate(faults)))
+
+
+def test_run_with_faults_that_did_not_happen_is_unknown():
+    assert _outcome(True, [(True, True)]).overall is True
+    assert _outcome(True, []).overall is None  # asked for faults, the schedule came out empty
+    assert _outcome(True, [(True, True), (False, False)]).overall is None  # one not applied
+    assert _outcome(True, [(True, False)]).overall is None  # heal failed
+    assert _outcome(False, [(False, False)]).overall is False  # a violation stays a violation
+    assert _outcome(True, [], spec_faults=()).overall is True  # no chaos asked: none missing
+    assert "NOT APPLIED" in _outcome(True, [(False, False)]).summary()
+
+
+def test_run_exit_code_follows_the_gate_verdict(monkeypatch, capsys):
+    import harness.runner
+    for outcome, code in ((_outcome(True, [(True, True)]), 0), (_outcome(True, [(False, False)]), 3),
+                          (_outcome(False, [(True, True)]), 1), (_outcome(None, [(True, True)]), 3)):
+        monkeypatch.setattr(harness.runner, "run", lambda spec, _o=outcome: _o)
+        assert main(["run", "--faults", "leader"]) == code
+    capsys.readouterr()
+
+
+# --- clean: a retention rule ---
+
+def test_clean_keeps_the_newest_and_every_failure(tmp_path, capsys):
+    import os
+    runs = tmp_path / "runs"
+    for i in range(5):
+        _run(runs, f"{i}", i, _verdict(i != 1))  # r-1-1 failed
+    _run(runs, "9", 9, None)  # unfinished
+    old = 1_000_000_000
+    for p in runs.iterdir():
+        os.utime(p, (old, old))
+    assert main(["clean", "--root", str(tmp_path), "--keep", "2"]) == 0
+    left = sorted(p.name for p in runs.iterdir())
+    assert left == ["r-1-1", "r-4-4", "r-9-9"], left  # the newest 2 by name (9, 4) and the failure (1)
+    assert main(["clean", "--root", str(tmp_path), "--keep", "0", "--all", "--dry-run"]) == 0
+    assert len(list(runs.iterdir())) == 3 and "would delete" in capsys.readouterr().out
+
+
+# --- the compose file publishes on loopback only ---
+
+def test_compose_publishes_brokers_on_loopback_only():
+    text = (ROOT / "compose" / "docker-compose.yml").read_text()
+    published = re.findall(r'ports:\s*\[([^\]]*)\]', text)
+    assert published and all(p.strip().strip('"').startswith("127.0.0.1:") for p in published), published
+
+
+# --- run directories: two runs of one name in one second ---
+
+def test_run_directories_of_one_name_in_one_second_are_distinct(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.report.rundir import new_run_dir
+    with ThreadPoolExecutor(8) as pool:
+        dirs = list(pool.map(lambda _: new_run_dir("same", tmp_path), range(16)))
+    assert len(set(dirs)) == 16 and all((d / "logs").is_dir() for d in dirs)
