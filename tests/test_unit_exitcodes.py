@@ -194,3 +194,45 @@ def test_run_directories_of_one_name_in_one_second_are_distinct(tmp_path):
     with ThreadPoolExecutor(8) as pool:
         dirs = list(pool.map(lambda _: new_run_dir("same", tmp_path), range(16)))
     assert len(set(dirs)) == 16 and all((d / "logs").is_dir() for d in dirs)
+
+
+# --- run --suite / certify: a signal is forwarded to the pytest child, which tears down ---
+
+_CHILD = """
+import signal, sys, time, pathlib
+out = pathlib.Path(sys.argv[1])
+(out / "started").write_text("x")
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    time.sleep(1.0)  # a tear-down that takes a while: clusters stopped, JUnit XML written
+    (out / "junit.xml").write_text("<testsuite/>")
+    sys.exit(2)
+"""
+
+_PARENT = """
+import signal, sys
+from pathlib import Path
+from harness.cli import _terminate
+from harness.pytest_child import run_pytest
+signal.signal(signal.SIGTERM, _terminate)
+try:
+    rc = run_pytest([sys.executable, "-c", sys.argv[1], sys.argv[2]], cwd=Path("."))
+except KeyboardInterrupt:
+    rc = -1
+sys.exit(rc)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_reaches_the_pytest_child_which_finishes_its_reports(tmp_path, sig):
+    import signal
+    import time
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, _CHILD, str(tmp_path)], cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists():
+        assert time.monotonic() < deadline and parent.poll() is None, "the child did not start"
+        time.sleep(0.05)
+    parent.send_signal(getattr(signal, sig))
+    assert parent.wait(30) == 130
+    assert (tmp_path / "junit.xml").exists(), "the child was cut off before writing its reports"
