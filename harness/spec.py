@@ -8,19 +8,56 @@ directory, so two runs can be diffed and any run reproduced from its seed.
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: the CLI's choices)
 from harness.errors import HarnessError
-from harness.kafka.versions import DEFAULT_VERSION, check_supported
+from harness.kafka.versions import DEFAULT_VERSION, check_supported, normalize_version, parse_version
 
 FAULT_MODES = ("random", "once")
 PROFILES: dict[str, dict[str, Any]] = {
     "ci": {"records": 300, "drain_timeout": 90.0},
     "nightly": {"records": 20000, "drain_timeout": 600.0},
 }
+
+#: One bootstrap server: a host name, an IPv4 address or a bracketed IPv6 address, then :PORT.
+_SERVER_RE = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})",
+                        re.ASCII)
+
+
+def local_ports_needed(brokers: int, controllers: int) -> int:
+    """How many consecutive ports a local cluster of the runner's takes from --base-port on
+    (`LocalClusterSpec.port_count`, the count the cluster allocates)."""
+    from harness.cluster.local import LocalClusterSpec
+    return LocalClusterSpec(version=DEFAULT_VERSION, brokers=brokers, controllers=controllers).port_count()
+
+
+def check_bootstrap_servers(servers: str) -> str:
+    """`servers` if it is HOST:PORT[,HOST:PORT...] with ports 1..65535 (no spaces, no empty entries);
+    else a one-line HarnessError naming the bad entry."""
+    if not isinstance(servers, str) or not servers:
+        raise HarnessError(f"invalid bootstrap-servers {servers!r}: use HOST:PORT[,HOST:PORT...], "
+                           "e.g. localhost:9092")
+    for entry in servers.split(","):
+        match = _SERVER_RE.fullmatch(entry)
+        if match is None or not 1 <= int(match[1]) <= 65535:
+            raise HarnessError(f"invalid bootstrap-servers {servers!r}: entry {entry!r} is not HOST:PORT with a "
+                               "port 1..65535; use HOST:PORT[,HOST:PORT...] without spaces, e.g. localhost:9092")
+    return servers
+
+
+#: Upper bounds of what one machine runs (24 GiB, 2 cores: a broker is a 512 MB JVM, a consumer a
+#: process): a value beyond them is a typo, refused before anything starts (not minutes later).
+_SIZE_LIMITS = {"brokers": 9, "topic_partitions": 10_000, "consumers": 64, "records": 100_000_000,
+                "max_poll_records": 100_000}
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -62,17 +99,30 @@ class RunSpec:
     lock_tolerance_ms: int = 2000  # how early before its deadline a lock may end unseen (client-side prefetch)
     settle_ms: int = 10000  # how long after a fault heals its allowances still apply
 
+    def __post_init__(self) -> None:
+        # one spelling of the version for everything downstream (jar cache dir, configs, checkers, reports)
+        object.__setattr__(self, "kafka_version", normalize_version(self.kafka_version))
+
     def validate(self) -> "RunSpec":
         """Reject invalid values with a one-line error naming the valid range."""
         if self.kafka_home is None:
             check_supported(self.kafka_version)  # unknown lines fail before anything is created
+        else:
+            parse_version(self.kafka_version)  # a distribution's jars still need a MAJOR.MINOR.PATCH
         if self.profile not in PROFILES:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
+        if not _whole(self.seed):
+            raise HarnessError(f"invalid seed {self.seed!r}: use a whole number")
+        if self.fault_seed is not None and not _whole(self.fault_seed):
+            raise HarnessError(f"invalid fault-seed {self.fault_seed!r}: use a whole number")
+        if self.bootstrap_servers is not None:
+            check_bootstrap_servers(self.bootstrap_servers)
         if self.behaviour not in BEHAVIOURS:
             raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
-        for name in ("brokers", "topic_partitions", "consumers", "records", "max_poll_records"):
-            if getattr(self, name) < 1:
-                raise HarnessError(f"invalid {name.replace('_', '-')} {getattr(self, name)}: use 1 or more")
+        for name, most in _SIZE_LIMITS.items():
+            value = getattr(self, name)
+            if not _whole(value) or not 1 <= value <= most:
+                raise HarnessError(f"invalid {name.replace('_', '-')} {value!r}: use 1..{most:,}")
         if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
             raise HarnessError("invalid lock-tolerance-ms/settle-ms: use 0 or more milliseconds")
         if self.controllers < 0:
@@ -91,8 +141,22 @@ class RunSpec:
         if self.workload_events:
             from harness.faults import parse_faults
             parse_faults(",".join(self.workload_events))
-        if self.fault_interval is not None and self.fault_interval <= 0:
-            raise HarnessError(f"invalid fault-interval {self.fault_interval}: use a positive number of seconds")
+        if self.fault_interval is not None:
+            from harness.faults.schedule import PROFILES as SCHEDULES
+            phase = SCHEDULES[self.profile].phase
+            interval = self.fault_interval
+            if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
+                    or interval <= 0:
+                raise HarnessError(f"invalid fault-interval {interval!r}: use a positive, finite number of seconds")
+            if interval > phase:  # the schedule would be empty: a run with no chaos that passes
+                longer = " (or the nightly profile for longer ones)" if interval <= SCHEDULES["nightly"].phase else ""
+                raise HarnessError(f"invalid fault-interval {interval:g}: the {self.profile} profile starts faults "
+                                   f"during its first {phase:g} s, so use 0 < interval <= {phase:g}{longer}")
+        if self.base_port is not None:
+            need = local_ports_needed(self.brokers, self.controllers)
+            if not _whole(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
+                raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
+                                   f"takes {need} ports from it, so use 1024..{65536 - need}")
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
         return self

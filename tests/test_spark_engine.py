@@ -1,7 +1,8 @@
 """The Spark engine against the in-process engine: identical verdicts, anomalies, allowances, stats.
 
 Histories: the model's (seeded configs, and hypothesis-drawn ones), the model's with each mutation
-applied, and every history the real-cluster tests and suites left in reports/runs. Spark runs
+applied, run-shaped ones (a model run plus every operation kind only real runs record), and every
+history the real-cluster tests and suites left in reports/runs. Spark runs
 embedded (local[2], JVM heap 1g); one job checks many histories at once, as users run it.
 """
 
@@ -126,14 +127,125 @@ def test_spark_engine_equals_the_in_process_engine_on_hypothesis_histories(tmp_p
     _same(check, file)
 
 
-def test_spark_engine_equals_the_in_process_engine_on_real_cluster_histories():
-    """Every history the real-cluster tests and suites wrote (reports/runs), the newest 60."""
+def _run_shaped_histories(tmp: Path) -> list[Path]:
+    """Histories shaped like the runner's, for when reports/runs holds none: a model run as the base,
+    plus the operations only real runs record (failed and unknown produces, holds, client errors,
+    commits of unknown outcome, a truncation fault, deleted and compacted records, an aborted
+    transaction, an offset reset, the harness's phases, a durable-state read), each history a seeded
+    subset of them. Written as history.jsonl, read back (validated, as `read_history` reads a run's)
+    and converted to history.parquet, as the runner does."""
+    from harness.history.schema import Op
+    from harness.history.store import read_history
+    files = []
+    for n in range(8):
+        rng = random.Random(2020 + n)
+        cfg = SimConfig(seed=rng.randrange(10**6), partitions=3, consumers=2, records=rng.randint(20, 60),
+                        leader_changes=rng.randint(0, 1), p_crash=rng.choice([0.0, 0.03]))
+        base = simulate(cfg)
+        topic, group = cfg.topic, cfg.group
+        ops: list[Op] = list(base)
+        nxt = {p: 1 + max([op.value["offset"] for op in base if op.f == "produce" and op.type == "ok"
+                           and op.value["partition"] == p] or [-1]) for p in range(cfg.partitions)}
+        starts = {p["partition"]: p["start_offset"] for op in base if op.f == "share-offsets" and op.type == "ok"
+                  for p in op.value["partitions"]}
+
+        def add(process: str, type_: str, f: str, value=None) -> None:
+            ops.append(Op(len(ops), ops[-1].time + rng.randint(1, 50) * 1_000_000, process, type_, f, value))
+
+        def produce(rid: str, p: int, process: str = "producer-1") -> None:
+            add(process, "invoke", "produce", {"id": rid, "topic": topic, "partition": p})
+            add(process, "ok", "produce", {"id": rid, "topic": topic, "partition": p, "offset": nxt[p]})
+            nxt[p] += 1
+
+        def produce_failed() -> None:
+            add("producer-1", "invoke", "produce", {"id": "x-fail", "topic": topic, "partition": 0})
+            add("producer-1", "fail", "produce", {"id": "x-fail", "topic": topic, "partition": 0,
+                                                  "error": "Broker: Not enough in-sync replicas"})
+
+        def produce_unknown() -> None:
+            add("producer-1", "invoke", "produce", {"id": "x-info", "topic": topic, "partition": 1})
+            add("producer-1", "info", "produce", {"id": "x-info", "topic": topic, "partition": 1,
+                                                  "error": "Local: Message timed out"})
+
+        def client_noise() -> None:
+            add("consumer-0", "ok", "hold", {"seconds": 1.5})
+            add("consumer-1", "info", "error", {"code": "_TRANSPORT", "message": "Broker transport failure"})
+            add("consumer-0", "invoke", "commit", {})
+            add("consumer-0", "info", "commit", {"error": "KafkaError{code=_TIMED_OUT}"})
+
+        def truncation() -> None:
+            add("nemesis", "invoke", "fault-start", {"id": "truncate-1", "fault": "truncate-leader",
+                                                     "targets": ["n1"], "effects": ["leader-change"], "topic": topic,
+                                                     "partitions": [0]})
+            add("nemesis", "ok", "fault-start", {"id": "truncate-1", "fault": "truncate-leader", "targets": ["n1"],
+                                                 "effects": ["leader-change"], "topic": topic, "partitions": [0],
+                                                 "evidence": "leader of t-0 moved n1 -> n2"})
+            rid, offset = "x-trunc", nxt[0]
+            produce(rid, 0)
+            add("nemesis", "invoke", "fault-heal", {"id": "truncate-1", "fault": "truncate-leader"})
+            add("nemesis", "ok", "fault-heal", {"id": "truncate-1", "fault": "truncate-leader", "evidence": "healed"})
+            add("nemesis", "ok", "truncated", {"id": "truncate-1", "topic": topic, "partition": 0, "unclean": False,
+                                               "records": [{"offset": offset, "id": rid}]})
+
+        def log_changes() -> None:
+            produce("x-del", 1)
+            add("admin", "ok", "records-deleted", {"topic": topic, "partition": 1, "offset": nxt[1]})
+            produce("x-cmp", 2)
+            add("admin", "ok", "records-compacted", {"topic": topic, "partition": 2, "offsets": [nxt[2] - 1]})
+
+        def aborted_transaction() -> None:
+            produce("x-txn", 2, process="producer-txn")
+            add("producer-txn", "invoke", "transaction", {"topic": topic, "outcome": "abort", "ids": ["x-txn"]})
+            add("producer-txn", "ok", "transaction", {"topic": topic, "outcome": "abort", "ids": ["x-txn"]})
+
+        def offset_reset() -> None:
+            value = {"group": group, "topic": topic, "partitions": [{"partition": 0, "offset": nxt[0], "records": []}]}
+            add("admin", "invoke", "reset-offsets", value)
+            add("admin", "ok", "reset-offsets", value)
+
+        def phases() -> None:
+            add("harness", "invoke", "drain", {})
+            add("harness", "ok", "drain", {})
+            add("harness", "info", "produce-flush", {"outstanding": 0, "process": "producer-1", "error": None})
+            add("harness", "invoke", "recover", {})
+            add("harness", "ok", "recover", {})
+
+        def durable_state() -> None:
+            add("admin-state", "invoke", "share-state", {"group": group})
+            add("admin-state", "ok", "share-state", {"group": group, "partitions": [
+                {"topic": topic, "partition": p, "start_offset": s, "batches": [[0, s - 1, 2, 1]] if s > 0 else []}
+                for p, s in sorted(starts.items())]})
+
+        extras = [produce_failed, produce_unknown, client_noise, truncation, log_changes, aborted_transaction,
+                  offset_reset, phases, durable_state]
+        for extra in extras if n == 0 else rng.sample(extras, rng.randint(2, len(extras))):
+            extra()
+        run = tmp / f"run-{n}"
+        run.mkdir(parents=True)
+        (run / "history.jsonl").write_text("".join(json.dumps(op.to_json()) + "\n" for op in ops))
+        files.append(_write(read_history(run / "history.jsonl"), run / "history.parquet"))
+    return files
+
+
+def test_spark_engine_equals_the_in_process_engine_on_run_shaped_histories(tmp_path):
+    """Every history the real-cluster tests and suites wrote (reports/runs), the newest 60, and always
+    the run-shaped ones built here, so the test never passes on nothing (an empty reports/runs, as
+    on a fresh clone)."""
     runs = sorted((REPO / "reports" / "runs").glob("*/history.parquet"))[-60:]
-    if not runs:
-        pytest.skip("no real-cluster history in reports/runs yet (the real tests and suites write them)")
+    built = _run_shaped_histories(tmp_path)
+    kinds = {f for file in built for f in EventTable.read_parquet(file).columns["f"]}
+    assert kinds >= {"produce", "poll", "acknowledge", "commit", "callback", "hold", "error", "fault-start",
+                     "fault-heal", "truncated", "records-deleted", "records-compacted", "transaction",
+                     "reset-offsets", "drain", "produce-flush", "recover", "share-offsets", "share-state"}, kinds
+    files = runs + built
+    verdicts = set()
     for layout in ("direct", "shuffle"):
-        for check, file in zip(check_files(runs, layout=layout), runs):
+        checks = check_files(files, layout=layout)
+        assert [c.path for c in checks] == files
+        for check, file in zip(checks, files):
             _same(check, file)
+            verdicts.add(verdict_word(check.valid))
+    assert len(verdicts) >= 2, f"the built histories all came out {verdicts}: the comparison proves little"
 
 
 def test_check_writes_results_beside_the_history_and_appends_the_nightly_table(tmp_path):

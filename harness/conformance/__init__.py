@@ -180,10 +180,26 @@ class ShareSession:
         inspector.admin.create_partitions([NewPartitions(self.topic, total)])[self.topic].result(30)
         wait_until(lambda: len(inspector.partitions(self.topic)) == total and inspector.all_led(self.topic),
                    timeout=60, what=f"{self.topic}'s {total} partitions to have leaders")
+        self._await_every_broker_knows(total)
         if self._producer is not None:  # its metadata knows the old partitions only: a new one will do
             self._producer.flush(30)
             self._producers += 1
             self._producer = None
+
+    def _await_every_broker_knows(self, partitions: int, timeout: float = 30.0) -> None:
+        """Wait until each broker's metadata lists `partitions` partitions of the topic: a producer
+        bootstrapping from a broker that has not applied the new partitions yet fails their records
+        with "Unknown partition" (a harness race, not the behaviour under test)."""
+        from confluent_kafka.admin import AdminClient
+        admins = [AdminClient({"bootstrap.servers": server}) for server in self.cluster.bootstrap_servers.split(",")]
+
+        def known() -> bool:
+            for admin in admins:
+                meta = admin.list_topics(self.topic, timeout=5).topics.get(self.topic)
+                if meta is None or meta.error is not None or len(meta.partitions) != partitions:
+                    return False
+            return True
+        wait_until(known, timeout=timeout, what=f"every broker to list {partitions} partitions of {self.topic}")
 
     def compacted(self) -> None:
         """Make the topic compacted, cleaned as soon as a segment rolls (segments roll every 100 ms

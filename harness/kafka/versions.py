@@ -35,7 +35,8 @@ SUPPORTED_LINES = ("4.2", "4.3", "4.4")
 KNOWN_VERSIONS = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2",
                   "4.2.0", "4.2.1", "4.3.0", "4.3.1", "4.4.0")
 
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+#: ASCII digits only (`\d` and str.isdigit() also take "²" or "٤").
+_VERSION_RE = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,15 @@ BROKER_CONFIGS = {
 }
 
 
+def normalize_version(version: str) -> str:
+    """The one spelling of `version` everything uses (jar cache, configs, checkers): surrounding
+    whitespace removed. Validity is `parse_version`'s business."""
+    return version.strip() if isinstance(version, str) else version
+
+
 def parse_version(version: str) -> tuple[int, int, int]:
-    """Parse "4.3.1"; reject anything else with a one-line error."""
-    match = _VERSION_RE.match(version.strip())
+    """Parse "4.3.1" (surrounding whitespace ignored); reject anything else with a one-line error."""
+    match = _VERSION_RE.fullmatch(normalize_version(version)) if isinstance(version, str) else None
     if not match:
         raise HarnessError(f"invalid Kafka version {version!r}: use MAJOR.MINOR.PATCH, e.g. {DEFAULT_VERSION}")
     return int(match[1]), int(match[2]), int(match[3])
