@@ -1,33 +1,100 @@
 """Child processes that cannot outlive the harness.
 
-Every process the harness starts (brokers, Toxiproxy, client drivers) is
-spawned through `spawn`: in its own session/process group, with the Linux
-parent-death signal set to SIGKILL, and registered with a reaper process
-(`harness.reaper`) that kills the group and removes registered temp dirs
-when the harness dies without cleaning up (SIGKILL, crash). Normal paths
-(success, failure, Ctrl-C) stop them through `ManagedProcess.stop`.
+Every process the harness starts is spawned here: long-lived ones (brokers,
+Toxiproxy, client drivers) through `spawn`, short-lived tools (StorageTool,
+javac, the Java admin programs, mvn, go) through `run`. Each child gets its own
+session/process group, the Linux parent-death signal set to SIGKILL, and is
+registered with a reaper process (`harness.reaper`) that kills the group and
+removes registered temp dirs when the harness dies without cleaning up
+(SIGKILL, crash). Normal paths (success, failure, Ctrl-C) stop them through
+`ManagedProcess.stop`/`kill`; `run` kills its group on a timeout or an interrupt.
+
+The parent-death signal fires when the *thread* that forked the child exits,
+not the process. So every fork happens on one long-lived daemon thread (the
+spawner); callers on any thread (thread pools included) hand it their request
+and wait for the result. Its children die when the harness process does.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import signal
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Any, Callable, Sequence
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
-def _child_setup() -> None:
-    """Runs in the child between fork and exec: die with the parent."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _child_setup_for(parent: int) -> Callable[[], None]:
+    """The function run in the child between fork and exec: die with the parent's spawner thread
+    (and exit at once if the parent is already gone, before the signal was armed)."""
+    prctl = None if _libc is None else _libc.prctl  # resolved before fork, not in the child
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(1)
+    return setup
+
+
+class _Spawner:
+    """One long-lived daemon thread that performs every fork of the harness.
+
+    `PR_SET_PDEATHSIG` is bound to the forking thread: a child forked on a pool thread would be
+    killed when that thread exits. Forking on a thread that lives as long as the process makes
+    the signal mean what it should: the harness died.
+    """
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[[], Any]) -> Future:
+        """Run `fn` on the spawner thread; its future."""
+        future: Future = Future()
+        if threading.current_thread() is self._thread:
+            try:
+                future.set_result(fn())
+            except BaseException as exc:
+                future.set_exception(exc)
+            return future
+        with self._guard:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, args=(self._queue,), name="ksh-spawner",
+                                                daemon=True)
+                self._thread.start()
+            self._queue.put((future, fn))
+        return future
+
+    @staticmethod
+    def _loop(requests: queue.SimpleQueue) -> None:
+        while True:
+            future, fn = requests.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to the caller
+                future.set_exception(exc)
+
+    def _after_fork_in_child(self) -> None:
+        self._guard = threading.Lock()
+        self._queue = queue.SimpleQueue()
+        self._thread = None
+
+
+_SPAWNER = _Spawner()
+os.register_at_fork(after_in_child=_SPAWNER._after_fork_in_child)
 
 
 class _Reaper:
@@ -63,6 +130,16 @@ class _Reaper:
     def forget_dir(self, path: Path) -> None:
         self._send(f"forget-dir {path}")
 
+    def _after_fork_in_child(self) -> None:
+        """A forked child starts its own reaper if it spawns; its copy of our pipe must not keep ours open."""
+        self._lock = threading.Lock()
+        if self._proc is not None and self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        self._proc = None
+
 
 def python_env() -> dict[str, str]:
     """The environment for a Python child that must import `harness` (installed or not)."""
@@ -74,6 +151,17 @@ def python_env() -> dict[str, str]:
 REAPER = _Reaper()
 _live: dict[int, "ManagedProcess"] = {}
 _live_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (e.g. multiprocessing) owns none of its parent's processes."""
+    global _live_lock
+    _live_lock = threading.Lock()
+    _live.clear()
+    REAPER._after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @dataclass
@@ -159,21 +247,72 @@ class ManagedProcess:
                 REAPER.forget_group(self.pid)
 
 
+def _start(name: str, args: Sequence[str], *, env: dict[str, str] | None, cwd: Path | None,
+           stdin: Any, stdout: Any, stderr: Any, log_path: Path | None = None,
+           log: IO[bytes] | None = None) -> ManagedProcess:
+    """Fork on the spawner thread; the child is tracked (live set and reaper) before anyone else sees it."""
+    argv = list(args)
+    parent = os.getpid()
+
+    def fork() -> ManagedProcess:
+        popen = subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True,
+                                 preexec_fn=_child_setup_for(parent), stdin=stdin, stdout=stdout,
+                                 stderr=stderr, close_fds=True)
+        proc = ManagedProcess(name, popen, log_path, log)
+        with _live_lock:
+            _live[popen.pid] = proc
+        REAPER.register_group(popen.pid)
+        return proc
+
+    future = _SPAWNER.submit(fork)
+    try:
+        return future.result()
+    except BaseException:  # the fork failed, or we were interrupted waiting: a child started anyway is killed
+        future.add_done_callback(_kill_abandoned)
+        if log is not None:
+            log.close()
+        raise
+
+
+def _kill_abandoned(future: Future) -> None:
+    if not future.cancelled() and future.exception() is None:
+        future.result().kill()
+
+
 def spawn(name: str, args: Sequence[str], *, log_path: Path | None = None,
           env: dict[str, str] | None = None, cwd: Path | None = None,
           stdout_pipe: bool = False, stdin_pipe: bool = False) -> ManagedProcess:
-    """Start `args` as a managed child. Output goes to `log_path` (stderr always does)."""
+    """Start `args` as a managed child (from any thread). Output goes to `log_path` (stderr always does)."""
     log = open(log_path, "ab") if log_path else None
-    popen = subprocess.Popen(
-        list(args), cwd=cwd, env=env, start_new_session=True, preexec_fn=_child_setup,
-        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-        stdout=subprocess.PIPE if stdout_pipe else (log or subprocess.DEVNULL),
-        stderr=log or subprocess.DEVNULL, close_fds=True)
-    proc = ManagedProcess(name, popen, log_path, log)
-    with _live_lock:
-        _live[popen.pid] = proc
-    REAPER.register_group(popen.pid)
-    return proc
+    return _start(name, args, env=env, cwd=cwd, log_path=log_path, log=log,
+                  stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+                  stdout=subprocess.PIPE if stdout_pipe else (log or subprocess.DEVNULL),
+                  stderr=log or subprocess.DEVNULL)
+
+
+def run(name: str, args: Sequence[str], timeout: float, *, env: dict[str, str] | None = None,
+        cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Like `subprocess.run(args, capture_output=True, text=True, timeout=timeout)`, but managed.
+
+    The child is spawned like every other (own group, parent-death signal, reaper), and its whole
+    group is killed when it finishes, times out (`subprocess.TimeoutExpired`, as `subprocess.run`
+    raises) or the caller is interrupted (KeyboardInterrupt re-raised after the kill).
+    """
+    proc = _start(name, args, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    popen = proc.popen
+    try:
+        try:
+            out, err = popen.communicate(None if input is None else input.encode(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise subprocess.TimeoutExpired(list(args), timeout) from None
+    finally:
+        proc.kill()  # the group: anything the tool left running, or the tool itself on timeout/interrupt
+        for pipe in (popen.stdin, popen.stdout, popen.stderr):
+            if pipe is not None:
+                pipe.close()
+    return subprocess.CompletedProcess(list(args), popen.returncode, out.decode(errors="replace"),
+                                       err.decode(errors="replace"))
 
 
 def live_processes() -> list[ManagedProcess]:

@@ -8,15 +8,18 @@ normal Go module cache: offline once the modules are there, else through the Go 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness import procs
 from harness.clients.driver import StepDriver
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
@@ -67,18 +70,29 @@ def build_franz_driver(cache: Path, source: Path = SOURCE) -> Path:
     if go is None:
         raise HarnessError(f"`go` not found on PATH: the franz-go driver is built with Go; install Go 1.26+ "
                            f"(franz-go {franz_version(source)} needs it, https://go.dev/dl) and put it on PATH")
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build per source at a time; the loser uses the winner's
+        if binary.is_file() and os.access(binary, os.X_OK):
+            return binary
+        _build(go, source, target)
+    return binary
+
+
+def _build(go: str, source: Path, target: Path) -> None:
+    """`go build` into a temp dir beside `target`, renamed into place once complete."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp's 0700 would become the cache entry's mode
+    procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-build
     try:
         for name in _FILES:  # built from a copy: `-mod=mod` may touch go.mod/go.sum, never the repo's
             shutil.copyfile(source / name, tmp / name)
         env = {**os.environ, "GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -mod=mod".strip()}
         try:
-            proc = subprocess.run(
-                [go, "build", "-buildvcs=false", "-trimpath",
-                 "-ldflags", f"-s -w -X main.version={franz_version(source)}", "-o", "franzdriver", "."],
-                cwd=tmp, env=env, capture_output=True, text=True, timeout=900)
+            proc = procs.run(
+                "go build", [go, "build", "-buildvcs=false", "-trimpath",
+                             "-ldflags", f"-s -w -X main.version={franz_version(source)}", "-o", "franzdriver", "."],
+                timeout=900, cwd=tmp, env=env)
         except subprocess.TimeoutExpired:
             raise HarnessError("building the franz-go driver did not finish within 15 minutes: check that the Go "
                                "module proxy is reachable (or the modules are in the Go module cache)") from None
@@ -87,15 +101,12 @@ def build_franz_driver(cache: Path, source: Path = SOURCE) -> Path:
                                f"{_first_error_line(proc.stderr or proc.stdout)}")
         for name in _FILES:
             (tmp / name).unlink()
-        try:
-            tmp.rename(target)
-        except OSError:  # another process built it meanwhile
-            if not binary.is_file():
-                shutil.rmtree(target, ignore_errors=True)
-                tmp.rename(target)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)  # an incomplete entry: we hold the lock, so nobody uses it
+        os.rename(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return binary
+        procs.REAPER.forget_dir(tmp)
 
 
 class FranzStepDriver(StepDriver):

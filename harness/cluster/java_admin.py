@@ -11,39 +11,64 @@ durable-state checker compares with the model.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from importlib import resources
 from pathlib import Path
 
+from harness import procs
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.jars import KafkaDistribution, require_tool
 
 
 def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets") -> Path:
-    """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use."""
+    """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use.
+
+    The cache entry appears atomically: javac writes into a temp dir beside it, which is renamed
+    into place. Processes compiling the same entry take turns on a lock file; if an entry is
+    there once we hold it (another process won), theirs is kept.
+    """
     source = resources.files("harness.java").joinpath(f"{program}.java").read_text()
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]  # an edited program is compiled again
     target = cache / "java" / f"{program}-{dist.version}-{digest}"
     if (target / f"{program}.class").is_file():
         return target
     javac = require_tool("javac", "install a JDK, not only a JRE (e.g. apt-get install openjdk-17-jdk-headless)")
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / f"{program}.java").write_text(source)
-    proc = subprocess.run([javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise HarnessError(f"compiling {program}.java against Kafka {dist.version} failed: "
-                           f"{(proc.stderr or proc.stdout).strip().splitlines()[0]}")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / f"{program}.class").is_file():  # compiled by another process while we waited
+            return target
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would become the cache entry's mode
+        procs.REAPER.register_dir(tmp)
+        try:
+            (tmp / f"{program}.java").write_text(source)
+            try:
+                proc = procs.run("javac", [javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
+                                 timeout=120)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"compiling {program}.java against Kafka {dist.version} took over 120 s: "
+                                   "check the machine's load and the JDK") from None
+            if proc.returncode != 0:
+                raise HarnessError(f"compiling {program}.java against Kafka {dist.version} failed: "
+                                   f"{((proc.stderr or proc.stdout).strip().splitlines() or ['no output'])[0]}")
+            if target.exists() and not (target / f"{program}.class").is_file():
+                shutil.rmtree(target, ignore_errors=True)  # an incomplete entry (older harness): replaced
+            try:
+                os.rename(tmp, target)
+            except OSError:  # an entry appeared meanwhile: keep theirs
+                if not (target / f"{program}.class").is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            procs.REAPER.forget_dir(tmp)
     return target
 
 
@@ -53,10 +78,9 @@ def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, tim
     `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin)."""
     classes = compiled(dist, cache, program)
     try:
-        proc = subprocess.run(["java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
-                               "-cp", f"{classes}{os.pathsep}{dist.classpath}", program, *args],
-                              capture_output=True, text=True, timeout=timeout,
-                              env=None if env is None else {**os.environ, **env})
+        proc = procs.run(program, ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
+                                   "-cp", f"{classes}{os.pathsep}{dist.classpath}", program, *args],
+                         timeout=timeout, env=None if env is None else {**os.environ, **env})
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"{program} did not finish within {timeout:.0f}s") from None
     if proc.returncode != 0:

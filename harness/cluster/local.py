@@ -3,8 +3,10 @@
 Phases of `start`: resolve jars -> start Toxiproxy -> allocate ports and create
 one proxy per directed link -> render configs -> format storage (StorageTool)
 -> start nodes -> wait until every broker is registered and a share group can
-consume a record. `close` stops nodes and Toxiproxy and deletes data dirs
-(logs stay in the run directory).
+consume a record. `close` stops nodes and Toxiproxy, deletes data dirs and
+releases the cluster's ports (logs stay in the run directory). Every process
+(StorageTool included) is a managed child (`harness.procs`); an interrupted
+`start` closes what it started.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from harness.kafka.jars import KafkaDistribution, resolve
 from harness.kafka.wire import probe
 from harness.kafka.versions import check_supported
 from harness.paths import cache_dir
-from harness.ports import allocate
+from harness import procs
+from harness.ports import allocate, release, validate_base
 from harness.procs import REAPER, ManagedProcess, spawn
 from harness.proxy.links import Link, LinkMap
 from harness.wait import wait_until
@@ -66,6 +69,19 @@ class LocalClusterSpec:
         for user, password in self.sasl_users.items():
             if not re.fullmatch(r"[A-Za-z0-9_-]+", user) or not re.fullmatch(r"[A-Za-z0-9_.-]+", password):
                 raise HarnessError(f"invalid SASL user {user!r}: use letters, digits, _ and - (passwords also .)")
+        if self.controllers < 0:
+            raise HarnessError(f"invalid controller count {self.controllers}: use 0 (combined mode) or more")
+        if self.base_port is not None:
+            validate_base(self.base_port, self.port_count())  # before any download or process
+
+    def port_count(self) -> int:
+        """Ports the cluster takes: Toxiproxy's API, every node's listeners, one proxy per link."""
+        b, lanes, sasl = self.brokers, self.consumer_lanes, int(bool(self.sasl_users))
+        controllers = b if self.controllers == 0 else self.controllers
+        nodes = b + self.controllers
+        listeners = b * (1 + b + lanes + sasl) + controllers
+        links = b * (1 + lanes) + b * (b - 1) + controllers * (nodes - 1)
+        return 1 + listeners + links
 
 
 @dataclass
@@ -100,6 +116,8 @@ class LocalCluster:
         self._toxi = None  # ToxiproxyClient
         self._dist: KafkaDistribution | None = None
         self._inspector: ClusterInspector | None = None
+        self._ports: list[int] = []  # every port allocated for this cluster, released by close()
+        self._log_marks: dict[int, LogMark] = {}  # node -> how far collect_logs has copied its server.log
 
     # ---- Cluster -------------------------------------------------------
     @property
@@ -172,21 +190,25 @@ class LocalCluster:
                               fatal=self._dead_node, diagnostics=self._log_tails)
 
     def close(self) -> None:
-        """Stop every node and Toxiproxy, delete data dirs. Safe to call twice."""
-        procs = [n.proc for n in self._nodes.values() if n.proc is not None]
-        for proc in procs:
+        """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""
+        running = [n.proc for n in self._nodes.values() if n.proc is not None]
+        for proc in running:
             proc.signal(signal.SIGCONT)
             proc.signal(signal.SIGTERM)
-        with ThreadPoolExecutor(max_workers=max(1, len(procs))) as pool:
-            list(pool.map(lambda p: p.stop(timeout=10), procs))
+        with ThreadPoolExecutor(max_workers=max(1, len(running))) as pool:
+            list(pool.map(lambda p: p.stop(timeout=10), running))
         if self._proxy is not None:
             self._proxy.stop()
         for node in self._nodes.values():
             data = node.home / "data"
             shutil.rmtree(data, ignore_errors=True)
             REAPER.forget_dir(data)
+        ports, self._ports = self._ports, []
+        release(ports)  # every process that bound them is gone
 
     def collect_logs(self, dest: Path) -> list[Path]:
+        """Each node's server.log written since the previous call (the whole log the first time),
+        appended to `dest/n<id>-server.log`: a long-lived cluster's runs each get their own part."""
         dest.mkdir(parents=True, exist_ok=True)
         copied = []
         for node in self._nodes.values():
@@ -194,7 +216,8 @@ class LocalCluster:
             if src.exists():
                 target = dest / f"n{node.node_id}-server.log"
                 if src.resolve() != target.resolve():
-                    shutil.copyfile(src, target)
+                    self._log_marks[node.node_id] = copy_new_log_bytes(
+                        src, self._log_marks.get(node.node_id), target)
                 copied.append(target)
         return copied
 
@@ -289,6 +312,7 @@ class LocalCluster:
         binary = find_or_build_toxiproxy(cache_dir())
         self._proxy = ToxiproxyServer(spawn=lambda argv, log: spawn("toxiproxy", argv, log_path=log))
         port = allocate(1, self.spec.base_port)[0]
+        self._ports.append(port)
         (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
         self._proxy.start(binary, port=port, log_path=self.run_dir / "logs" / "toxiproxy.log")
         self._toxi = ToxiproxyClient(self._proxy.api_url)
@@ -305,7 +329,9 @@ class LocalCluster:
         need = len(brokers) * (1 + len(brokers) + len(lanes) + sasl) + len(controllers)
         links_needed = len(brokers) * (1 + len(lanes)) + len(brokers) * (len(brokers) - 1) + sum(
             1 for i in roles for j in controllers if i != j)
-        ports = iter(allocate(need + links_needed, base))
+        allocated = allocate(need + links_needed, base)
+        self._ports += allocated
+        ports = iter(allocated)
         real = {i: kconfig.NodePorts(
             client=next(ports) if i in brokers else None,
             peers={k: next(ports) for k in brokers} if i in brokers else {},
@@ -354,17 +380,30 @@ class LocalCluster:
         cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
         features = [arg for f in self.distribution.profile.format_features() for arg in ("--feature", f)]
 
+        tag = f"storage-format {id(self):x}"  # names this cluster's StorageTool processes
+
         def fmt(node: _Node) -> None:
             cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", self.distribution.classpath,
                    "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                                  env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+            try:
+                proc = procs.run(f"{tag} n{node.node_id}", cmd, timeout=120, env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"formatting storage of node {node.node_id} took over 120 s: "
+                                   "check the machine's load") from None
             if proc.returncode != 0:
                 tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
                 raise HarnessError(f"formatting storage of node {node.node_id} failed: {tail[0]}")
 
-        with ThreadPoolExecutor(max_workers=len(self._nodes)) as pool:
+        pool = ThreadPoolExecutor(max_workers=len(self._nodes), thread_name_prefix="storage-format")
+        try:
             list(pool.map(fmt, self._nodes.values()))
+        except BaseException:  # e.g. Ctrl-C: do not wait for the formats still running
+            for proc in procs.live_processes():
+                if proc.name.startswith(tag):
+                    proc.kill()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _dead_node(self) -> str | None:
         for node in self._nodes.values():
@@ -380,3 +419,73 @@ class LocalCluster:
                 lines = [l for l in log.read_text(errors="replace").splitlines() if " ERROR " in l][-3:]
                 parts += [f"  n{node.node_id}| {l[:300]}" for l in lines]
         return "\n".join(parts)
+
+
+LogMark = tuple[int, int, bytes, int]
+"""How far a log has been copied: (inode of the file read last, bytes of it copied, its first bytes,
+its modification time then, ns). The first bytes tell the file from a later one that reused its
+inode (a log line starts with a timestamp); the time tells rolled files written since from older ones."""
+_HEAD = 256
+
+
+def copy_new_log_bytes(src: Path, mark: LogMark | None, target: Path) -> LogMark:
+    """Append to `target` what was written to log `src` since `mark` (all of it if None); the new mark.
+
+    The log may have rolled meanwhile (log4j2 renames `server.log` to `server.log.1`, `.1` to `.2`,
+    ...: renames keep the inode). The rest of the file last read is found by its inode (and first
+    bytes) among the rolled files and copied first, then every newer rolled file, then the current
+    log. If that file is gone (rolled past the kept ones, or the log was truncated or rewritten in
+    place), the rolled files written since the mark and the whole current log are copied.
+    """
+    rolled = sorted((p for p in src.parent.glob(src.name + ".*") if p.name[len(src.name) + 1:].isdigit()),
+                    key=lambda p: -int(p.name[len(src.name) + 1:]))  # oldest first
+    with open(src, "rb") as current, open(target, "ab") as out:
+        pieces: list[tuple[Path, int]] = []
+        start = 0
+        if mark is not None and _is_file(current, mark):
+            start = mark[1]
+        else:
+            found = [i for i, p in enumerate(rolled) if mark is not None and _is_path(p, mark)]
+            if mark is not None and found:
+                i = found[-1]
+                pieces = [(rolled[i], mark[1])] + [(p, 0) for p in rolled[i + 1:]]
+            else:
+                since = -1 if mark is None else mark[3]
+                pieces = [(p, 0) for p in rolled if _mtime_ns(p) >= since]
+        for path, offset in pieces:
+            try:
+                with open(path, "rb") as old:
+                    old.seek(offset)
+                    shutil.copyfileobj(old, out)
+            except FileNotFoundError:  # rolled away while we read: best effort
+                pass
+        current.seek(start)
+        shutil.copyfileobj(current, out)
+        end = current.tell()
+        info = os.fstat(current.fileno())
+        current.seek(0)
+        return info.st_ino, end, current.read(min(end, _HEAD)), info.st_mtime_ns
+
+
+def _is_file(f, mark: LogMark) -> bool:
+    """Whether open file `f` is the one `mark` was taken of (same inode, at least as long, same start)."""
+    info = os.fstat(f.fileno())
+    if info.st_ino != mark[0] or info.st_size < mark[1]:
+        return False
+    f.seek(0)
+    return f.read(len(mark[2])) == mark[2]
+
+
+def _is_path(path: Path, mark: LogMark) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return _is_file(f, mark)
+    except OSError:
+        return False
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1

@@ -149,14 +149,29 @@ def render(node: NodeConfig, profile: VersionProfile) -> str:
     return "".join(f"{key}={props[key]}\n" for key in sorted(props))
 
 
+#: When a node's server.log rolls, and how many rolled files (server.log.1 newest .. .N) it keeps.
+LOG_ROLL_SIZE = "50MB"
+LOG_ROLL_KEEP = 3
+
+
 def render_log4j2(log_dir: Path) -> str:
-    """A log4j2 properties config: INFO to `<log_dir>/server.log`, noisy loggers at WARN."""
+    """A log4j2 properties config: INFO to `<log_dir>/server.log`, noisy loggers at WARN.
+
+    The log rolls by size (`LOG_ROLL_SIZE`, keeping `LOG_ROLL_KEEP` files, `server.log.1` the
+    newest): a session cluster that lives for hundreds of runs must not fill the disk."""
     return f"""status = error
-appender.file.type = File
+appender.file.type = RollingFile
 appender.file.name = file
 appender.file.fileName = {log_dir}/server.log
+appender.file.filePattern = {log_dir}/server.log.%i
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = [%d] %p %m (%c)%n
+appender.file.policies.type = Policies
+appender.file.policies.size.type = SizeBasedTriggeringPolicy
+appender.file.policies.size.size = {LOG_ROLL_SIZE}
+appender.file.strategy.type = DefaultRolloverStrategy
+appender.file.strategy.fileIndex = min
+appender.file.strategy.max = {LOG_ROLL_KEEP}
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
 logger.state.name = state.change.logger

@@ -17,10 +17,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import procs
 from harness.errors import HarnessError
 from harness.kafka.versions import KNOWN_VERSIONS, VersionProfile, parse_version, profile_for
 
 LOG4J_VERSION = "2.25.3"
+MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take
 _COMPLETE = ".complete"
 
 
@@ -103,13 +105,22 @@ def render_pom(version: str, profile: VersionProfile) -> str:
 
 def _download(version: str, target: Path) -> None:
     mvn = require_tool("mvn", "install Apache Maven 3.8+ (e.g. apt-get install maven) or set KAFKA_HOME")
-    with tempfile.TemporaryDirectory(prefix="ksh-mvn-") as tmp:
-        pom = Path(tmp) / "pom.xml"
+    tmp = Path(tempfile.mkdtemp(prefix=".mvn-", dir=target))  # beside the result: the move is a rename
+    procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-download
+    try:
+        pom = tmp / "pom.xml"
         pom.write_text(render_pom(version, profile_for(version)))
-        out = Path(tmp) / "libs"
+        out = tmp / "libs"
         cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
                "-DincludeScope=runtime", f"-DoutputDirectory={out}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        # Runs for different versions share ~/.m2, whose writes Maven does not lock: one mvn at a time.
+        with open(target.parent / ".m2.lock", "w") as m2_lock:
+            fcntl.flock(m2_lock, fcntl.LOCK_EX)
+            try:
+                proc = procs.run("mvn", cmd, timeout=MVN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"mvn did not resolve Kafka {version} within {MVN_TIMEOUT // 60} minutes: "
+                                   "check network access to Maven Central (or set KAFKA_HOME)") from None
         if proc.returncode != 0:
             raise HarnessError(_mvn_failure(version, proc.stdout + proc.stderr))
         if not list(out.glob("kafka_2.13-*.jar")):
@@ -117,8 +128,11 @@ def _download(version: str, target: Path) -> None:
         final = target / "libs"
         if final.exists():
             shutil.rmtree(final)
-        shutil.move(str(out), final)
-    (target / _COMPLETE).write_text(version + "\n")
+        os.rename(out, final)
+        (target / _COMPLETE).write_text(version + "\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        procs.REAPER.forget_dir(tmp)
 
 
 def _mvn_failure(version: str, output: str) -> str:

@@ -2,27 +2,25 @@
 
 The binary comes from, in order: ``$TOXIPROXY_SERVER``, ``toxiproxy-server`` on
 PATH, the per-version cache, or ``go install`` into that cache (never rebuilt
-once cached). The server runs in its own session; on Linux it also receives
-SIGKILL when the thread that started it dies (``PR_SET_PDEATHSIG``), so a
-crashed or killed harness leaves no orphan behind. Start it from a long-lived
-thread (normally the main thread): the signal is tied to the forking thread.
+once cached). The server (and the build) is started through `harness.procs`:
+in its own session, registered with the reaper, with the parent-death signal
+armed on the harness's long-lived spawner thread, so a crashed or killed
+harness leaves no orphan behind, whichever thread started it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Callable, Protocol, Sequence
 
+from harness import procs
 from harness.errors import HarnessError
 from harness.proxy.client import ToxiproxyClient
 from harness.wait import wait_until
@@ -30,7 +28,6 @@ from harness.wait import wait_until
 DEFAULT_VERSION = "v2.12.0"
 GO_PACKAGE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 BINARY_NAME = "toxiproxy-server"
-_PR_SET_PDEATHSIG = 1
 
 
 class ProcessHandle(Protocol):
@@ -76,13 +73,11 @@ def _build(target: Path, version: str) -> Path:
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     gobin = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))  # same filesystem: atomic rename
+    procs.REAPER.register_dir(gobin)  # removed even if we are killed mid-build
     try:
         env = dict(os.environ, GOBIN=str(gobin))
         try:
-            result = subprocess.run(
-                [go, "install", f"{GO_PACKAGE}@{version}"],
-                env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900,
-            )
+            result = procs.run("go install", [go, "install", f"{GO_PACKAGE}@{version}"], timeout=900, env=env)
         except subprocess.TimeoutExpired:
             raise HarnessError(f"building toxiproxy {version} with go took over 15 minutes: "
                                "check network access or set TOXIPROXY_SERVER") from None
@@ -97,32 +92,13 @@ def _build(target: Path, version: str) -> Path:
         return target
     finally:
         shutil.rmtree(gobin, ignore_errors=True)
+        procs.REAPER.forget_dir(gobin)
 
 
-def spawn_process(argv: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
-    """Default `Spawn`: own session, output appended to `log_path`, dies with its parent on Linux."""
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True, preexec_fn=_die_with_parent(),
-        )
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved before fork, not in the child
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # parent died before prctl took effect
-            os._exit(1)
-
-    return preexec
+def spawn_process(argv: Sequence[str], log_path: Path) -> procs.ManagedProcess:
+    """Default `Spawn`: a managed child (`harness.procs.spawn`): own session, output appended to
+    `log_path`, registered with the reaper, dies with the harness process on Linux."""
+    return procs.spawn(BINARY_NAME, argv, log_path=log_path)
 
 
 class ToxiproxyServer:
@@ -224,13 +200,15 @@ class ToxiproxyServer:
     def stop(self, timeout: float = 5.0, keep_log: bool = False) -> None:
         """SIGTERM, then SIGKILL after `timeout`; waits for the exit. Idempotent."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    pass
+            proc.kill()  # also when it exited by itself: a managed handle then unregisters its group
+            proc.wait()
         if self._owned_log and not keep_log and self.log_path is not None:
             self.log_path.unlink(missing_ok=True)
             self._owned_log = False

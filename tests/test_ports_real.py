@@ -1,0 +1,56 @@
+"""Ports of concurrent harness processes never collide, with real listeners on them.
+
+Two processes allocate at the same moment through the machine's shared registry (the one real
+runs use), both keep theirs, then bind and listen on every one: no port is handed to both, no
+bind fails (as it did when ports were picked by binding port 0 and released for the JVM).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import socket
+
+import pytest
+
+from harness import ports
+
+pytestmark = pytest.mark.real
+
+
+def _allocate_then_listen(count, allocated, bound, results):
+    got = ports.allocate(count)
+    allocated.wait()  # both hold their ports, nothing listens yet: the window the JVM used to lose
+    socks, failed = [], []
+    for port in got:
+        sock = socket.socket()
+        try:
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+            socks.append(sock)
+        except OSError as exc:
+            failed.append((port, exc.strerror))
+            sock.close()
+    results.put((got, failed))
+    bound.wait()  # both listen at once
+    for sock in socks:
+        sock.close()
+
+
+def test_concurrent_processes_get_disjoint_ports_they_can_listen_on():
+    ctx = multiprocessing.get_context("fork")
+    for trial in range(20):
+        allocated, bound, results = ctx.Barrier(2), ctx.Barrier(2), ctx.Queue()
+        workers = [ctx.Process(target=_allocate_then_listen, args=(60, allocated, bound, results)) for _ in range(2)]
+        for w in workers:
+            w.start()
+        try:
+            (a, failed_a), (b, failed_b) = results.get(timeout=60), results.get(timeout=60)
+        finally:
+            for w in workers:
+                w.join(30)
+                if w.is_alive():
+                    w.kill()
+        assert not set(a) & set(b), f"trial {trial}: both processes got {sorted(set(a) & set(b))}"
+        assert not failed_a and not failed_b, f"trial {trial}: binds failed: {failed_a + failed_b}"
+        low, high = ports.ephemeral_range()
+        assert not [p for p in a + b if low <= p <= high]
