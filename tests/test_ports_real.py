@@ -54,3 +54,31 @@ def test_concurrent_processes_get_disjoint_ports_they_can_listen_on():
         assert not failed_a and not failed_b, f"trial {trial}: binds failed: {failed_a + failed_b}"
         low, high = ports.ephemeral_range()
         assert not [p for p in a + b if low <= p <= high]
+
+
+def test_two_concurrent_real_runs_on_one_host_both_pass(tmp_path):
+    """Two `share-harness run`s at once (two CI jobs on one host): each starts its own cluster,
+    proxies and drivers, and both pass; neither takes a port of the other."""
+    import json
+    import os
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--brokers", "1", "--partitions", "1", "--consumers", "1",
+           "--records", "40"]
+    procs = []
+    for i in range(2):
+        env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / f"r{i}")}
+        procs.append(subprocess.Popen(cmd + ["--name", f"concurrent-{i}", "--seed", str(i + 1)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for proc, out in zip(procs, outputs):
+        assert proc.returncode == 0, out[-3000:]
+    used = []
+    for i in range(2):
+        spec = json.loads(next((tmp_path / f"r{i}" / "runs").glob("*/spec.json")).read_text())
+        assert spec["spec"]["name"] == f"concurrent-{i}"
+        used.append({int(line.split(":")[-1]) for line in
+                     (tmp_path / f"r{i}" / "runs").glob("*/nodes/*/server.properties")
+                     for line in [l for l in line.read_text().splitlines() if l.startswith("listeners=")]
+                     for line in line.split("=", 1)[1].split(",")})
+    assert used[0] and used[1] and not used[0] & used[1], used
