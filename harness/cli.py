@@ -250,7 +250,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.nightly is not None:
         from harness.spark.nightly import append, row_for
         append(args.nightly, [row_for(c, engine) for c in checks])
-    valid = compose([r for c in checks for r in c.results]) if checks else None
+    valid = compose([r for c in checks for r in c.results])  # no history at all: unknown
     if args.json:
         print(json.dumps({"engine": engine, "verdict": verdict_word(valid), "histories": [
             {"history": str(c.path), "verdict": verdict_word(c.valid), "results": [r.to_json() for r in c.results]}

@@ -78,7 +78,7 @@ class RunOutcome:
         when the chaos asked for did not happen (`chaos_missing`)."""
         if self.valid is False or self.chaos_missing is None:
             return self.valid
-        return None
+        return "unknown"
 
     def summary(self) -> str:
         lines = [f"verdict: {verdict_word(self.overall)}  ({self.spec.name}, seed {self.spec.seed})"]

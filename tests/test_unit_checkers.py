@@ -682,7 +682,8 @@ def test_cli_check_table_and_exit_codes(tmp_path):
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0)])  # no start-offset read: durable-state is unknown
     proc = _check(_write_jsonl(tmp_path / "unknown.jsonl", h.ops))
-    assert proc.returncode == 2 and "verdict: UNKNOWN" in proc.stdout
+    from harness import exitcodes
+    assert proc.returncode == exitcodes.UNKNOWN and "verdict: UNKNOWN" in proc.stdout
 
 
 def test_cli_check_reads_parquet_and_run_directories(tmp_path):

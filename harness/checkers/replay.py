@@ -122,7 +122,7 @@ class _Replay:
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
-        self.final_state: dict[tuple, tuple[int, dict[int, tuple[int, int]]]] = {}  # tp -> decoded state topic
+        self.final_state: dict[tuple, tuple[int, StateRanges]] = {}  # tp -> decoded state topic
         self.state_writes: dict[tuple, list[list]] = {}  # tp -> the state-topic writes final_state came from
         self.state_max_start: dict[tuple, int] = {}  # tp -> highest start offset the state topic ever held
         self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved
@@ -546,11 +546,7 @@ class _Replay:
                 self.durable(index, time, process, (topic, partition), offset)
         elif f == "share-state" and type_ == "ok" and topic is not None:
             self.durable_reads += 1
-            states = {}
-            for first, last, state, count in v.get("batches", []):
-                for o in range(first, last + 1):
-                    states[o] = (state, count)
-            self.final_state[(topic, partition)] = (offset, states)
+            self.final_state[(topic, partition)] = (offset, StateRanges(v.get("batches", [])))
             self.state_writes[(topic, partition)] = v.get("writes", [])
             self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
@@ -726,7 +722,8 @@ class _Replay:
                                  evidence, offset=o)
                     return
                 self.anomaly("durable-state", "state-topic-not-terminal", message, evidence, offset=o)
-            for o in range(start, self.watermark[tp]):  # compacted away as accepted: must be terminal
+            # compacted away as accepted: must be terminal (from -1 at most: no record lies below offset 0)
+            for o in range(max(start, -1), self.watermark[tp]):
                 checked += 1
                 if not terminal(o):
                     not_terminal(o, f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it {held(o)}",
@@ -926,6 +923,60 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
 def _at_index(why: str) -> int:
     found = re.search(r"at index (\d+)", why)
     return int(found.group(1)) if found else NEVER
+
+
+class StateRanges:
+    """The offsets of `__share_group_state` batches ([first, last, state, delivery count]) and their
+    (state, count), as disjoint ranges: a batch costs the same whatever its length (a batch
+    [0, 3000000000] is one range, not three billion offsets). Where batches overlap the later one
+    holds, as when they are applied one after another. Reads like a dict: `o in s`, `s[o]`, `s.get(o)`."""
+
+    __slots__ = ("firsts", "lasts", "values")
+
+    def __init__(self, batches) -> None:
+        import heapq
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        self.values: list[tuple[int, int]] = []
+        batches = [(int(b[0]), int(b[1]), (b[2], b[3])) for b in batches if int(b[0]) <= int(b[1])]
+        if all(a[1] < b[0] for a, b in zip(batches, batches[1:])):  # sorted and disjoint: as the harness writes
+            for first, last, value in batches:
+                self._add(first, last, value)
+            return
+        # overlapping: sweep the range ends; in each piece between two ends the latest batch holding it wins
+        order = sorted(range(len(batches)), key=lambda i: batches[i][0])
+        ends = sorted({b[0] for b in batches} | {b[1] + 1 for b in batches})
+        live: list[tuple[int, int]] = []  # heap of (-position in the list, last offset)
+        k = 0
+        for here, upto in zip(ends, ends[1:]):
+            while k < len(order) and batches[order[k]][0] <= here:
+                heapq.heappush(live, (-order[k], batches[order[k]][1]))
+                k += 1
+            while live and live[0][1] < here:
+                heapq.heappop(live)
+            if live:
+                self._add(here, upto - 1, batches[-live[0][0]][2])
+
+    def _add(self, first: int, last: int, value: tuple[int, int]) -> None:
+        if self.lasts and self.lasts[-1] == first - 1 and self.values[-1] == value:
+            self.lasts[-1] = last
+        else:
+            self.firsts.append(first)
+            self.lasts.append(last)
+            self.values.append(value)
+
+    def get(self, offset: int, default: Any = None) -> Any:
+        at = bisect.bisect_right(self.firsts, offset) - 1
+        return self.values[at] if at >= 0 and offset <= self.lasts[at] else default
+
+    def __contains__(self, offset: int) -> bool:
+        return self.get(offset) is not None
+
+    def __getitem__(self, offset: int) -> tuple[int, int]:
+        found = self.get(offset)
+        if found is None:
+            raise KeyError(offset)
+        return found
 
 
 #: Record states in `__share_group_state` batches (KIP-932 RecordState ids).

@@ -95,12 +95,82 @@ class EventTable:
 
     @staticmethod
     def read_parquet(path: Path) -> "EventTable":
+        """A Parquet history, checked (`check_arrow_schema`, `check_event_values`): bad input is one line
+        naming the file (and the row's op index and field)."""
         import pyarrow.parquet as pq
         try:
             table = pq.read_table(path)
         except Exception as exc:  # ArrowInvalid, OSError: one line naming the file
-            raise HarnessError(f"unreadable Parquet history {path}: {str(exc).splitlines()[0]}") from None
-        return EventTable.from_arrow(table)
+            raise HarnessError(f"unreadable Parquet history {path}: {_first_line(exc)}") from None
+        check_arrow_schema(table.schema, path)
+        check_event_values(table.to_batches(max_chunksize=65_536), path)
+        try:
+            return EventTable.from_arrow(table)
+        except HarnessError:
+            raise
+        except Exception as exc:  # a value no writer of histories makes: one line naming the file
+            raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException, limit: int = 300) -> str:
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_arrow_schema(schema, path: Path) -> None:
+    """Every column of a history, of its type: integers (`INT_COLUMNS`, at most 64 bits signed) and
+    strings. A missing or mistyped column is a one-line HarnessError naming the file and column."""
+    import pyarrow as pa
+    for c in COLUMNS:
+        if c not in schema.names:
+            raise HarnessError(f"{path} is not a share-harness history: column {c!r} is missing")
+        kind = schema.field(c).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if c in INT_COLUMNS:
+            ok = pa.types.is_signed_integer(kind) or (pa.types.is_unsigned_integer(kind) and kind.bit_width < 64)
+        else:
+            ok = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)
+        if not ok:
+            raise HarnessError(f"{path} is not a share-harness history: column {c!r} is {kind}, not "
+                               f"{'an integer' if c in INT_COLUMNS else 'a string'} column (rewrite it with "
+                               f"`EventTable.write_parquet`)")
+
+
+#: Operations whose value (JSON in an event row) the replay reads: checked when a Parquet history loads.
+VALUE_FS = ("config", "crash", "fault-start", "fault-heal", "transaction", "share-state", "truncated",
+            "reset-offsets")
+#: Of those, the ones whose `ok` rows carry one share-partition's part of the op (the op is flattened).
+_FLAT_VALUE = ("share-state", "truncated", "reset-offsets")
+
+
+def check_event_values(batches, path: Path) -> None:
+    """The values of the event rows of `VALUE_FS` operations (record batches of a history), checked by the
+    schema as a .jsonl history's operations are: a one-line HarnessError names the file, op index and field.
+    Only those rows are decoded (a few per run), so this costs a scan of the `f` column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from harness.history.schema import validate_event_value
+    wanted = pa.array(VALUE_FS, pa.string())
+    for batch in batches:
+        f = batch.column("f")
+        if pa.types.is_dictionary(f.type):
+            f = f.dictionary_decode()
+        if pa.types.is_null(f.type):
+            continue
+        mask = pc.fill_null(pc.is_in(f.cast(pa.string()), value_set=wanted), False)
+        if not pc.any(mask).as_py():
+            continue
+        rows = pa.Table.from_batches([batch]).filter(mask).select(
+            ["index", "time", "process", "type", "f", "topic", "offset", "value"]).to_pylist()
+        for row in rows:
+            try:
+                validate_event_value(row, flat=row["f"] in _FLAT_VALUE and row["type"] == "ok"
+                                     and row["topic"] is not None)
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+                raise HarnessError(f"malformed Parquet history {path} op {row['index']} ({row['f']}): "
+                                   f"{_first_line(exc)}") from None
 
 
 def _strings(col) -> list[Any]:
@@ -195,6 +265,10 @@ def load_history(path: Path) -> EventTable:
             raise HarnessError(f"history file {path} does not exist: pass a run directory or a history file")
         return EventTable.read_parquet(path)
     ops = read_history(path)
-    config = next((op for op in ops if op.f == "config"), None)
-    return EventTable(EventTable.from_ops(ops).columns,
-                      config.value["schema_version"] if config is not None else 0)
+    try:
+        config = next((op for op in ops if op.f == "config"), None)
+        return EventTable(EventTable.from_ops(ops).columns,
+                          config.value["schema_version"] if config is not None else 0)
+    except Exception as exc:  # the schema let through what the events cannot hold: bad input, one line
+        raise HarnessError(f"malformed history {path}: {type(exc).__name__}: {_first_line(exc)} (not a history a "
+                           f"share-harness run wrote)") from None

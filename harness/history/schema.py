@@ -44,23 +44,41 @@ class Op:
             if key not in data:
                 raise ValueError(f"missing field {key!r}")
         if data["type"] not in TYPES:
-            raise ValueError(f"bad type {data['type']!r} (expected one of {', '.join(TYPES)})")
+            raise ValueError(f"bad type {_short(data['type'])} (expected one of {', '.join(TYPES)})")
         op = Op(_int(data["index"], "index"), _int(data["time"], "time"), str(data["process"]), data["type"],
                 str(data["f"]), data.get("value"))
         validate_value(op)
         return op
 
 
+INT64 = (-(1 << 63), (1 << 63) - 1)
+INT32 = (-(1 << 31), (1 << 31) - 1)
+#: Fields stored as 32-bit integers in Parquet (docs/history.md, "Events").
+_INT32_FIELDS = ("partition", "delivery_count")
+
+
 def _int(value: Any, name: str) -> int:
+    """`value` as an integer that fits its Parquet column (64 bits; 32 for partitions and counts)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"field {name} must be an integer, got {value!r}")
+        raise ValueError(f"field {name} must be an integer, got {_short(value)}")
+    low, high = INT32 if name.rsplit(".", 1)[-1] in _INT32_FIELDS else INT64
+    if not low <= value <= high:
+        raise ValueError(f"field {name} is out of range: {_short(value)} does not fit "
+                         f"{'32' if high == INT32[1] else '64'} signed bits")
     return value
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """`repr(value)` cut to `limit` characters: an error line stays one short line."""
+    text = repr(value) if not isinstance(value, int) or isinstance(value, bool) or abs(value) < 10 ** 30 \
+        else f"an integer of {len(str(abs(value)))} digits"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _fields(obj: Any, where: str, ints: tuple[str, ...] = (), strs: tuple[str, ...] = (),
             present: tuple[str, ...] = ()) -> None:
     if not isinstance(obj, dict):
-        raise ValueError(f"field {where} must be an object, got {obj!r}")
+        raise ValueError(f"field {where} must be an object, got {_short(obj)}")
     for key in ints + strs + present:
         if key not in obj:
             raise ValueError(f"missing field {where}.{key}")
@@ -68,14 +86,55 @@ def _fields(obj: Any, where: str, ints: tuple[str, ...] = (), strs: tuple[str, .
         _int(obj[key], f"{where}.{key}")
     for key in strs:
         if not isinstance(obj[key], str):
-            raise ValueError(f"field {where}.{key} must be a string, got {obj[key]!r}")
+            raise ValueError(f"field {where}.{key} must be a string, got {_short(obj[key])}")
 
 
 def _list(obj: dict[str, Any], key: str, where: str) -> list[Any]:
     items = obj.get(key)
     if not isinstance(items, list):
-        raise ValueError(f"field {where}.{key} must be a list, got {items!r}")
+        raise ValueError(f"field {where}.{key} must be a list, got {_short(items)}")
     return items
+
+
+def validate_state_batches(batches: Any, where: str) -> None:
+    """`__share_group_state` batches: a list of [first offset, last offset, state, delivery count]
+    integers, 0 <= first <= last (a range, never expanded offset by offset)."""
+    if not isinstance(batches, list):
+        raise ValueError(f"field {where} must be a list, got {_short(batches)}")
+    for j, batch in enumerate(batches):
+        at = f"{where}[{j}]"
+        if not isinstance(batch, list) or len(batch) != 4:
+            raise ValueError(f"field {at} must be [first, last, state, delivery_count], got {_short(batch)}")
+        first, last = (_int(x, f"{at}.{name}") for x, name in zip(batch[:2], ("first", "last")))
+        _int(batch[2], f"{at}.state")
+        _int(batch[3], f"{at}.delivery_count")
+        if not 0 <= first <= last:
+            raise ValueError(f"field {at} must have 0 <= first <= last, got [{first}, {last}]")
+
+
+def validate_state_partition(p: Any, where: str, start: Any = None) -> None:
+    """One share-partition of a `share-state` read (as in the op, or the value of its event row, which
+    keeps `start_offset` in the offset column: pass it as `start`)."""
+    if start is None:
+        _fields(p, where, ints=("partition", "start_offset"), strs=("topic",))
+        start = p["start_offset"]
+    elif not isinstance(p, dict):
+        raise ValueError(f"field {where} must be an object, got {_short(p)}")
+    if start < -1:
+        raise ValueError(f"field {where}.start_offset must be -1 (none) or an offset, got {start}")
+    validate_state_batches(p.get("batches"), f"{where}.batches")
+    if "max_start_offset" in p:
+        _int(p["max_start_offset"], f"{where}.max_start_offset")
+    writes = p.get("writes", [])
+    if not isinstance(writes, list):
+        raise ValueError(f"field {where}.writes must be a list, got {_short(writes)}")
+    for j, write in enumerate(writes):
+        at = f"{where}.writes[{j}]"
+        if not isinstance(write, list) or len(write) != 4 or not isinstance(write[0], str):
+            raise ValueError(f"field {at} must be [kind, leader_epoch, start_offset, batches], got {_short(write)}")
+        _int(write[1], f"{at}.leader_epoch")
+        _int(write[2], f"{at}.start_offset")
+        validate_state_batches(write[3], f"{at}.batches")
 
 
 def validate_value(op: Op) -> None:
@@ -92,7 +151,7 @@ def validate_value(op: Op) -> None:
         for i, r in enumerate(_list(v, "records", "value")):
             _fields(r, f"value.records[{i}]", ints=("partition", "offset"), strs=("topic", "type"))
             if r["type"] not in ACK_TYPES:
-                raise ValueError(f"field value.records[{i}].type must be one of {', '.join(ACK_TYPES)}, got {r['type']!r}")
+                raise ValueError(f"field value.records[{i}].type must be one of {', '.join(ACK_TYPES)}, got {_short(r['type'])}")
     elif f == "commit" and t == "ok":
         _fields(v, "value")
         for i, r in enumerate(_list(v, "results", "value")):
@@ -114,7 +173,7 @@ def validate_value(op: Op) -> None:
     elif f == "transaction" and t == "ok":
         _fields(v, "value", strs=("topic", "outcome"))
         if v["outcome"] not in ("commit", "abort"):
-            raise ValueError(f"value.outcome must be commit or abort, got {v['outcome']!r}")
+            raise ValueError(f"value.outcome must be commit or abort, got {_short(v['outcome'])}")
         for i, rid in enumerate(_list(v, "ids", "value")):
             if not isinstance(rid, str):
                 raise ValueError(f"value.ids[{i}] must be a string")
@@ -133,3 +192,45 @@ def validate_value(op: Op) -> None:
             _fields(r, f"value.records[{i}]", ints=("offset",), strs=("id",))
     elif f == "crash":
         _fields(v, "value", strs=("process",))
+    elif f == "share-state" and t == "ok":
+        _fields(v, "value")
+        for i, p in enumerate(_list(v, "partitions", "value") if "partitions" in v else ()):
+            validate_state_partition(p, f"value.partitions[{i}]")
+    elif f in ("fault-start", "fault-heal"):
+        _fields(v, "value")
+        for key in ("effects", "processes"):  # the replay reads them (session loss, disruption windows)
+            if v.get(key) is not None:
+                for i, item in enumerate(_list(v, key, "value")):
+                    if not isinstance(item, str):
+                        raise ValueError(f"field value.{key}[{i}] must be a string, got {_short(item)}")
+        if v.get("partitions") is not None:
+            for i, item in enumerate(_list(v, "partitions", "value")):
+                _int(item, f"value.partitions[{i}]")
+        if v.get("id") is not None and not isinstance(v["id"], (str, int)):
+            raise ValueError(f"field value.id must be a string, got {_short(v['id'])}")
+
+
+def validate_event_value(row: dict[str, Any], flat: bool) -> None:
+    """The value of one event row (a Parquet history's, as a dict of its columns) whose op the replay reads
+    the value of. `flat`: the row is one share-partition's part of an `ok` op (`share-state`, `truncated`,
+    `reset-offsets`); else the value is the op's own, checked as `validate_value` checks a .jsonl op.
+    Raises ValueError naming the field."""
+    import json
+    value = row["value"]
+    try:
+        v = None if value is None else json.loads(value)
+    except (ValueError, RecursionError):
+        raise ValueError(f"field value is not JSON: {_short(value)}") from None
+    f = row["f"]
+    if not flat:
+        validate_value(Op(_int(row["index"], "index"), _int(row["time"], "time"), str(row["process"]),
+                          str(row["type"]), f, v))
+    elif f == "share-state":
+        validate_state_partition(v, "value", start=-1 if row["offset"] is None else _int(row["offset"], "offset"))
+    elif f == "truncated":
+        if v is not None and not isinstance(v, dict):
+            raise ValueError(f"field value must be an object, got {_short(v)}")
+    elif f == "reset-offsets" and v is not None:
+        _fields(v, "value")
+        for i, r in enumerate(_list(v, "records", "value")):
+            _fields(r, f"value.records[{i}]", ints=("offset",), strs=("id",))

@@ -56,15 +56,28 @@ def read_history(path: Path) -> list[Op]:
         raise HarnessError(f"history file {path} does not exist or is not a file: pass the history.jsonl of a run")
     ops: list[Op] = []
     with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
+        for lineno, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(raw) > MAX_LINE_BYTES:  # bounded memory: a line is one operation, never this big
+                raise HarnessError(f"malformed history {path} line {lineno}: longer than {MAX_LINE_BYTES >> 20} MiB "
+                                   f"(not a share-harness history line): pass the history.jsonl of a run")
             try:
                 line = raw.decode("utf-8")
                 if not line.strip():
                     continue
                 ops.append(Op.from_json(json.loads(line)))
-            except (ValueError, TypeError, AttributeError) as exc:  # UnicodeDecodeError is a ValueError
-                raise HarnessError(f"malformed history {path} line {lineno}: {exc}") from None
+            except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
+                # UnicodeDecodeError is a ValueError; RecursionError: JSON nested too deep
+                raise HarnessError(f"malformed history {path} line {lineno}: {_one_line(exc)}") from None
     return ops
+
+
+#: The longest line a history may hold (a share-state read of many partitions is the longest op).
+MAX_LINE_BYTES = 256 << 20
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def iter_ops(ops: list[Op], f: str | None = None, type_: str | None = None) -> Iterator[Op]:

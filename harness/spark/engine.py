@@ -60,7 +60,12 @@ class RunCheck:
 def history_files(paths: list[Path], parquet_only: bool = True) -> list[Path]:
     """The histories `paths` name: history files, run directories (their history.parquet, else
     history.jsonl) or folders of run directories. The spark engine reads Parquet only. A path that
-    names none is a one-line error naming it."""
+    names none is a one-line error naming it.
+
+    A run directory without a history (or with an empty history file) is in the list as itself (a
+    directory; `missing_history` says why): its check is unknown, never dropped. In a folder of runs
+    every subdirectory is a run (`_is_run`), but hidden ones, links to a run already listed (`latest`)
+    and a test session's cluster directory."""
     found: list[Path] = []
     for path in paths:
         path = Path(path)
@@ -71,18 +76,79 @@ def history_files(paths: list[Path], parquet_only: bool = True) -> list[Path]:
             found.append(path)
         elif _run_history(path, parquet_only) is not None:
             found.append(_run_history(path, parquet_only))
+        elif path.is_dir() and _is_run(path, explicit=True):
+            if parquet_only and _run_history(path, False) is not None:
+                raise HarnessError(f"{path} holds no history.parquet, only {_run_history(path, False).name}: "
+                                   f"check it with --engine inprocess")
+            found.append(path)  # a run without its history: unknown
         elif path.is_dir():
-            runs = [h for h in (_run_history(d, parquet_only) for d in sorted(path.iterdir()) if d.is_dir()) if h]
+            runs: list[Path] = []
+            seen: set[Path] = set()
+            subdirs = sorted((d for d in path.iterdir() if d.is_dir() and not d.name.startswith(".")),
+                             key=lambda d: (d.is_symlink(), d.name))  # `latest` after the run it names
+            for d in subdirs:
+                real = d.resolve()
+                if real in seen:
+                    continue
+                seen.add(real)
+                history = _run_history(d, parquet_only)
+                if history is not None:
+                    runs.append(history)
+                elif _is_run(d):
+                    runs.append(d)
             if not runs:
                 raise HarnessError(f"{path} holds no run with a history{'.parquet' if parquet_only else ''}: pass "
                                    f"run directories, history files or a folder of runs (e.g. reports/runs)")
-            found.extend(runs)
+            found.extend(sorted(runs, key=lambda r: str(r)))
         else:
             raise HarnessError(f"{path} does not exist: pass a run directory, a history file or a folder of runs")
     for file in found:
-        if file.suffix == ".parquet":
+        if file.suffix == ".parquet" and file.is_file() and missing_history(file) is None:
             _check_schema(file)
     return found
+
+
+#: What a run directory holds from its start on (`harness.report.rundir`): a directory with any of them
+#: is a run, and must hold a history.
+RUN_MARKS = ("spec.json", "verdict.json", "logs", "timeline.html", "schedule.json")
+
+
+def _is_run(d: Path, explicit: bool = False) -> bool:
+    """Whether directory `d` is a run that must hold a history: it holds a run's files (`RUN_MARKS`, a
+    history.* or check-*.json), or, in a folder of runs (not `explicit`), it is empty (a run that wrote
+    nothing). Not a run: a test session's cluster directory (`nodes/`, no spec.json)."""
+    try:
+        names = {p.name for p in d.iterdir()}
+    except OSError:
+        return not explicit  # unreadable: in a folder of runs, a run we cannot check
+    if "nodes" in names and "spec.json" not in names:
+        return False
+    if any(n in names for n in RUN_MARKS) or any(n.startswith("history.") or
+                                                 (n.startswith("check-") and n.endswith(".json")) for n in names):
+        return True
+    return not explicit and not names
+
+
+def missing_history(path: Path) -> str | None:
+    """Why `path` (from `history_files`) holds no history to check, or None if it holds one: a run
+    directory without a history, an empty history file."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "history.jsonl").is_file():  # the Spark engine reads Parquet only
+            return f"no history.parquet in {path}, only history.jsonl: check it with --engine inprocess"
+        return f"no history in {path}: the run did not finish writing it"
+    try:
+        if path.stat().st_size == 0:
+            return f"the history {path} is empty (0 bytes): the run did not finish writing it"
+    except OSError:
+        return f"no history at {path}: the run did not finish writing it"
+    return None
+
+
+def missing_check(path: Path, reason: str) -> "RunCheck":
+    """The check of a run without a history: unknown, naming why (never a pass, never dropped)."""
+    return RunCheck(Path(path), (Result("history", "unknown", reason=reason),), 0,
+                    {"deliveries": 0, "produced": 0, "span_s": 0.0, "throughput_rps": 0.0})
 
 
 def _run_history(run_dir: Path, parquet_only: bool) -> Path | None:
@@ -95,24 +161,30 @@ def _run_history(run_dir: Path, parquet_only: bool) -> Path | None:
 def check_histories(paths: list[Path], engine: str = "auto", master: str | None = None,
                     threshold: int = SPARK_THRESHOLD) -> tuple[list[RunCheck], str]:
     """Check the histories `paths` name with `engine` ("auto": spark above `threshold` events in all,
-    if all are Parquet); write each one's results beside it. (checks, the engine used)."""
-    files = history_files(paths, parquet_only=engine == "spark")
+    if all are Parquet); write each one's results beside it. (checks, the engine used). A run
+    without a history is an unknown check (`missing_check`), in its place in the list."""
+    targets = history_files(paths, parquet_only=engine == "spark")
+    files = [t for t in targets if missing_history(t) is None]
     if engine == "auto":
-        engine = "spark" if all(f.suffix == ".parquet" for f in files) and _events(files) > threshold \
+        engine = "spark" if files and all(f.suffix == ".parquet" for f in files) and _events(files) > threshold \
             else "inprocess"
     if engine == "spark":
         started = time.monotonic()
-        checks = check_files(files, master)
-        seconds = (time.monotonic() - started) / max(len(checks), 1)
-    else:
-        checks, seconds = [], None
-        for file in files:
-            started = time.monotonic()
-            checks.append(check_inprocess(file))
-            write_check(checks[-1], engine, time.monotonic() - started)
-    if engine == "spark":
+        checks = check_files(targets, master)
+        seconds = (time.monotonic() - started) / max(len(files), 1)
         for check in checks:
-            write_check(check, engine, seconds)
+            if missing_history(check.path) is None:
+                write_check(check, engine, seconds)
+        return checks, engine
+    checks = []
+    for target in targets:
+        why = missing_history(target)
+        if why is not None:
+            checks.append(missing_check(target, why))
+            continue
+        started = time.monotonic()
+        checks.append(check_inprocess(target))
+        write_check(checks[-1], engine, time.monotonic() - started)
     return checks, engine
 
 
@@ -122,10 +194,17 @@ def _events(files: list[Path]) -> int:
 
 
 def check_inprocess(file: Path) -> RunCheck:
-    """The in-process engine on one history (the runner's checkers), with the same facts."""
+    """The in-process engine on one history (the runner's checkers), with the same facts. Bad input
+    (the loaders' checks) is a one-line HarnessError; a checker that crashes is unknown (`check_safe`)."""
     from harness.checkers import check_safe
     from harness.history.events import load_history
     from harness.runner import CHECKERS
+    file = Path(file)
+    if file.is_dir():
+        file = _run_history(file, False) or file
+    why = missing_history(file)
+    if why is not None:
+        return missing_check(file, why)
     events = load_history(file)
     results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
     cols = events.columns
@@ -139,14 +218,31 @@ def check_inprocess(file: Path) -> RunCheck:
 
 
 def _check_schema(file: Path) -> None:
+    """The footer's schema: every column, of its type (`check_arrow_schema`)."""
     import pyarrow.parquet as pq
+
+    from harness.history.events import check_arrow_schema
     try:
-        names = pq.read_schema(file).names
+        schema = pq.read_schema(file)
     except Exception as exc:  # ArrowInvalid, OSError
         raise HarnessError(f"unreadable Parquet history {file}: {str(exc).splitlines()[0]}") from None
-    missing = [c for c in COLUMNS if c not in names]
-    if missing:
-        raise HarnessError(f"{file} is not a share-harness history: column {missing[0]!r} is missing")
+    check_arrow_schema(schema, file)
+
+
+def _check_values(file: Path) -> None:
+    """The values the replay reads, checked on the driver before a Spark job (`check_event_values`): a
+    scan of the `f` column, a few rows decoded. Damaged data pages are left to the job (it names the file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.history.events import check_event_values
+    try:
+        handle = pq.ParquetFile(file, read_dictionary=["f"])
+        batches = handle.iter_batches(batch_size=262_144, columns=["index", "time", "process", "type", "f",
+                                                                   "topic", "offset", "value"])
+        check_event_values(batches, file)
+    except (OSError, pa.ArrowException):
+        return
 
 
 def _replay_slot(configs: dict[int, Any], shared):
@@ -228,10 +324,25 @@ def check_files(files: list[Path], master: str | None = None, layout: str = "aut
     layout "direct": each slot's task reads its file itself (Parquet, with Arrow) and keeps its
     share-partitions' rows and the global rows: no shuffle, the file read once per slot. "shuffle":
     the files read as one DataFrame and each row sent to its slot through a hash shuffle. "auto":
-    direct for files of at most DIRECT_SLOTS * SLOT_ROWS rows, shuffle for bigger ones."""
+    direct for files of at most DIRECT_SLOTS * SLOT_ROWS rows, shuffle for bigger ones.
+
+    A run directory or empty file among `files` (`missing_history`) is not sent to Spark: its check is
+    unknown (`missing_check`), in its place in the list."""
     from harness.spark.session import spark_session
     if layout not in ("auto", "direct", "shuffle"):
         raise HarnessError(f"unknown Spark layout {layout!r}: use auto, direct or shuffle")
+    files = [Path(f) for f in files]
+    missing = {i: why for i, f in enumerate(files) for why in [missing_history(f)] if why is not None}
+    real = [f for i, f in enumerate(files) if i not in missing]
+    for file in real:
+        _check_schema(file)
+        _check_values(file)
+    checked = iter(_spark_check(real, master, layout) if real else [])
+    return [missing_check(f, missing[i]) if i in missing else next(checked) for i, f in enumerate(files)]
+
+
+def _spark_check(files: list[Path], master: str | None, layout: str) -> list[RunCheck]:
+    from harness.spark.session import spark_session
     spark = spark_session(master)
     try:
         return _check_files(spark, files, layout)
@@ -623,19 +734,27 @@ def write_check(check: RunCheck, engine: str, seconds: float | None = None) -> P
     import pyarrow.parquet as pq
 
     from harness.checkers import verdict_word
-    run_dir = check.path.parent
+    run_dir = check.path if check.path.is_dir() else check.path.parent
     out = run_dir / f"check-{engine}.json"
     data = {"engine": engine, "history": str(check.path), "verdict": verdict_word(check.valid),
             "events": check.events, "facts": check.facts, "results": [r.to_json() for r in check.results]}
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
-    out.write_text(json.dumps(data, indent=2, sort_keys=True))
     rows = [(r.checker, a.kind, a.message, list(a.evidence), json.dumps(a.detail, sort_keys=True, default=str))
             for r in check.results for a in r.anomalies]
-    pq.write_table(pa.table({"property": [r[0] for r in rows], "kind": [r[1] for r in rows],
-                             "message": [r[2] for r in rows],
-                             "evidence": pa.array([r[3] for r in rows], pa.list_(pa.int64())),
-                             "detail": [r[4] for r in rows]}), run_dir / f"check-{engine}-anomalies.parquet")
+    anomalies = pa.table({"property": [r[0] for r in rows], "kind": [r[1] for r in rows],
+                          "message": [r[2] for r in rows],
+                          "evidence": pa.array([r[3] for r in rows], pa.list_(pa.int64())),
+                          "detail": [r[4] for r in rows]})
+    target = out
+    try:
+        out.write_text(json.dumps(data, indent=2, sort_keys=True))
+        target = run_dir / f"check-{engine}-anomalies.parquet"
+        pq.write_table(anomalies, target)
+    except (OSError, pa.ArrowException) as exc:  # a read-only run directory, a full disk
+        why = getattr(exc, "strerror", None) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HarnessError(f"cannot write the check results {target}: {why} (make {run_dir} writable, or check "
+                           f"a copy of the history in a writable directory)") from None
     return out
 
 

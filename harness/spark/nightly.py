@@ -30,7 +30,7 @@ COLUMNS = ("run", "night", "checked_at", "engine", "version", "scenario", "seed"
 def row_for(check, engine: str) -> dict[str, Any]:
     """The table row of a `RunCheck` (spec.json and verdict.json beside the history fill the run's facts)."""
     from harness.checkers import verdict_word
-    run_dir = check.path.parent
+    run_dir = check.path if check.path.is_dir() else check.path.parent  # a directory: a run without history
     spec = _json(run_dir / "spec.json").get("spec", {})
     verdict = _json(run_dir / "verdict.json")
     name = str(spec.get("name") or run_dir.name)
@@ -43,7 +43,7 @@ def row_for(check, engine: str) -> dict[str, Any]:
             kinds[a.kind] = kinds.get(a.kind, 0) + 1
     stamp = re.match(r"(\d{8})-\d{6}", run_dir.name)
     night = (datetime.strptime(stamp.group(1), "%Y%m%d").date() if stamp
-             else datetime.fromtimestamp(check.path.stat().st_mtime, timezone.utc).date())
+             else datetime.fromtimestamp(_mtime(check.path), timezone.utc).date())
     return {"run": run_dir.name, "night": night.isoformat(), "checked_at": datetime.now(timezone.utc).isoformat(),
             "engine": engine, "version": str(verdict.get("kafka_version") or spec.get("kafka_version") or ""),
             "scenario": SEED_PART.sub("", name), "seed": int(spec.get("seed", verdict.get("seed", -1)) or 0),
@@ -51,6 +51,13 @@ def row_for(check, engine: str) -> dict[str, Any]:
             "anomalies": sum(kinds.values()), "anomaly_kinds": json.dumps(kinds, sort_keys=True),
             "events": check.events, "deliveries": int(check.facts.get("deliveries", 0)),
             "throughput_rps": float(check.facts.get("throughput_rps", 0.0))}
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # gone since it was checked
+        return datetime.now(timezone.utc).timestamp()
 
 
 def _json(path: Path) -> dict[str, Any]:
