@@ -268,7 +268,7 @@ def _start_consumers(cluster: Cluster, spec: RunSpec, topic: str, group: str, hi
 def _produce_under_faults(cluster: Cluster, spec: RunSpec, topic: str, group: str, history: HistoryWriter,
                           pool: DriverPool, limits: dict[str, Any], run_dir: Path) -> list:
     """Workload and nemesis together: the producer in a thread (spread over the fault phase), the seeded
-    schedule in this thread (drivers must be started from it), then heal everything and wait for recovery."""
+    schedule in this thread, then heal everything and wait for recovery."""
     import threading
     from dataclasses import replace as _replace
 

@@ -230,3 +230,38 @@ def test_ctrl_c_during_start_leaves_no_process_port_or_data(tmp_path, phase):
                what=f"every process of the start to exit; left: {_cmdlines(_alive(started))}")
     assert not _still_listening(ports), sorted(_still_listening(ports))
     assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
+
+
+def test_ctrl_c_during_the_durable_read_leaves_no_process_port_or_data(tmp_path):
+    """Ctrl-C while the run reads the group's start offsets and __share_group_state (short Java
+    programs started from a worker thread): the run exits 130, and neither those programs nor the
+    cluster, its proxies or drivers survive, nothing listens on the run's ports, no data dir stays."""
+    env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / "reports")}
+    out = open(tmp_path / "cli.out", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--name", "durable-read", "--brokers", "1",
+                             "--partitions", "1", "--consumers", "1", "--records", "30"],
+                            env=env, stdout=out, stderr=subprocess.STDOUT)
+    seen: set[int] = set()
+    ports: set[int] = set()
+    try:
+        def reading() -> bool:
+            kids = _children(proc.pid)
+            seen.update(kids)
+            ports.update(_ports_of(kids))
+            return any("ShareOffsets" in line or "ShareState" in line for line in _cmdlines(kids))
+        wait_until(reading, timeout=180, interval=0.05, what="the run to reach its durable read",
+                   fatal=lambda: f"run exited: {_output(tmp_path)[-500:]}" if proc.poll() is not None else None)
+        started = _children(proc.pid) | seen
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(120)
+        out.close()
+    assert code == 130 and "Traceback" not in _output(tmp_path), _output(tmp_path)[-2000:]
+    wait_until(lambda: not _alive(started), timeout=60,
+               what=f"every process the run started to exit; left: {_cmdlines(_alive(started))}")
+    assert not _still_listening(ports), sorted(_still_listening(ports))
+    run_dir = next((tmp_path / "reports" / "runs").glob("*-durable-read"))
+    assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))

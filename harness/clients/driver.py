@@ -3,8 +3,8 @@
 A driver is a separate process (so faults can kill and pause it for real) that
 prints one JSON operation per line. Lines that are not JSON are kept in the
 driver's log and recorded as `info` errors: never dropped, never trusted.
-Drivers must be started from the main thread (the parent-death signal is tied
-to the thread that forks).
+Drivers may be started from any thread: `harness.procs` forks every child from
+one long-lived spawner thread, to which the parent-death signal is tied.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from harness.wait import wait_until
 
 
 class DriverPool:
-    """Implements `harness.faults.base.ConsumerPool`. Drivers must be started from the main thread."""
+    """Implements `harness.faults.base.ConsumerPool`. Drivers may be started from any thread (`harness.procs`)."""
 
     def __init__(self, cluster: Any, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
                  start_timeout: float = 60.0) -> None:
