@@ -144,6 +144,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("share-harness: interrupted; everything it started was stopped", file=sys.stderr)
         return exitcodes.INTERRUPTED
+    except OSError as exc:
+        if exc.filename is None:
+            return _internal_error(exc)
+        print(f"share-harness: error: {exc.strerror or exc}: {exc.filename}: use a path that exists and is writable "
+              "(reports go under $KSH_REPORTS_DIR, else ./reports)", file=sys.stderr)
+        return exitcodes.BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - a bug is not a verdict: never 1 (violation), never a traceback
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """An exception nobody expected: unknown (3), one line; KSH_DEBUG=1 shows the traceback."""
+    import os
+    if os.environ.get("KSH_DEBUG"):
+        import traceback
+        traceback.print_exc()
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    print(f"share-harness: internal error, nothing was decided: {type(exc).__name__}: {first} (a harness bug: "
+          "rerun with KSH_DEBUG=1 for the traceback and report it)", file=sys.stderr)
+    return exitcodes.UNKNOWN
 
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
@@ -217,7 +237,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_certify(args: argparse.Namespace) -> int:
     """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when UNKNOWN (the rules could not be run)."""
     from harness.certify import RESULT_WORDS, certify
-    rules = [r.strip() for r in args.rules.split(",") if r.strip()] if args.rules else None
+    rules = None
+    if args.rules is not None:
+        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+        if not rules:
+            raise HarnessError(f"--rules {args.rules!r} names no rule: give rule ids, comma-separated, or leave "
+                               "--rules out for all of them")
     cert, out = certify(args.client, kafka_version=args.kafka_version, bootstrap_servers=args.bootstrap_servers,
                         kafka_home=args.kafka_home, seed=args.seed, rules=rules, out_root=args.out, quiet=args.quiet)
     for r in cert["rules"]:

@@ -236,3 +236,28 @@ def test_a_signal_reaches_the_pytest_child_which_finishes_its_reports(tmp_path, 
     parent.send_signal(getattr(signal, sig))
     assert parent.wait(30) == 130
     assert (tmp_path / "junit.xml").exists(), "the child was cut off before writing its reports"
+
+
+# --- anything unexpected is one line and unknown, never a traceback exiting 1 (violation) ---
+
+def test_an_unexpected_exception_is_unknown_not_a_violation(monkeypatch, capsys):
+    import harness.report.tally
+
+    def boom(paths):
+        raise RuntimeError("a bug\nsecond line")
+    monkeypatch.setattr(harness.report.tally, "tally", boom)
+    assert main(["tally", "."]) == exitcodes.UNKNOWN
+    line = _one_line_error(capsys.readouterr().err)
+    assert "internal error" in line and "RuntimeError: a bug" in line and "KSH_DEBUG" in line
+
+
+def test_an_unwritable_reports_dir_is_bad_input(monkeypatch, capsys):
+    monkeypatch.setenv("KSH_REPORTS_DIR", "/proc/ksh-not-here")
+    assert main(["run", "--suite", "basic"]) == exitcodes.BAD_INPUT  # before pytest starts
+    line = _one_line_error(capsys.readouterr().err)
+    assert "/proc/ksh-not-here" in line and "KSH_REPORTS_DIR" in line
+
+
+def test_certify_with_rules_naming_no_rule_is_bad_input(tmp_path, capsys):
+    assert main(["certify", "--client", "confluent", "--rules", " , ", "--out", str(tmp_path / "c")]) == 2
+    assert "names no rule" in _one_line_error(capsys.readouterr().err) and not (tmp_path / "c").exists()
