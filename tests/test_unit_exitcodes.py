@@ -261,3 +261,13 @@ def test_an_unwritable_reports_dir_is_bad_input(monkeypatch, capsys):
 def test_certify_with_rules_naming_no_rule_is_bad_input(tmp_path, capsys):
     assert main(["certify", "--client", "confluent", "--rules", " , ", "--out", str(tmp_path / "c")]) == 2
     assert "names no rule" in _one_line_error(capsys.readouterr().err) and not (tmp_path / "c").exists()
+
+
+def test_a_version_typed_with_spaces_uses_the_one_jar_cache(tmp_path):
+    from harness.kafka.jars import resolve
+    (tmp_path / "kafka" / "4.3.1" / "libs").mkdir(parents=True)
+    (tmp_path / "kafka" / "4.3.1" / ".complete").write_text("4.3.1\n")
+    for typed in (" 4.3.1", "4.3.1 ", "\t4.3.1\n"):
+        dist = resolve(typed, tmp_path)
+        assert dist.version == "4.3.1" and dist.libs == tmp_path / "kafka" / "4.3.1" / "libs"
+    assert sorted(p.name for p in (tmp_path / "kafka").iterdir()) == ["4.3.1"]

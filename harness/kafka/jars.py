@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness import procs
 from harness.errors import HarnessError
-from harness.kafka.versions import KNOWN_VERSIONS, VersionProfile, parse_version, profile_for
+from harness.kafka.versions import KNOWN_VERSIONS, VersionProfile, normalize_version, parse_version, profile_for
 
 LOG4J_VERSION = "2.25.3"
 MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take
@@ -56,6 +56,7 @@ def resolve(version: str, cache: Path, kafka_home: str | None = None) -> KafkaDi
     require_tool("java", "install a Java 17+ JDK (e.g. apt-get install openjdk-17-jdk-headless)")
     if kafka_home:
         return from_kafka_home(Path(kafka_home))
+    version = normalize_version(version)  # one cache directory per version, however it was typed
     profile_for(version)  # unknown lines fail before any download
     target = cache / "kafka" / version
     if (target / _COMPLETE).exists():
