@@ -9,39 +9,35 @@ SIGTERM stop everything the run started.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
-import re
 import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from harness import exitcodes
-from harness.errors import HarnessError
+from harness import exitcodes, parse
+from harness.errors import HarnessError, Inconclusive
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spark.engine import SPARK_THRESHOLD
 from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
 
 
-def _whole(text: str) -> int:
-    """A whole number written in ASCII digits ("²" and other Unicode digits are refused)."""
-    if not re.fullmatch(r"-?[0-9]+", text.strip()):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    return int(text)
+def _argument(parse):
+    """An argparse type from a `harness.parse` parser (one set of rules for every number typed)."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = parse.__name__
+    return convert
 
 
-def _positive_int(text: str) -> int:
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = _whole(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
-    return value
+_whole = _argument(parse.whole)
+_positive_int = _argument(lambda text: parse.count(text, least=1))
+_non_negative_int = _argument(parse.count)
+_seconds = _argument(parse.seconds)
 
 
 def _workload_names() -> list[str]:
@@ -80,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
                      "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
     run.add_argument("--fault-seed", type=_whole, default=None, help="seed of the fault schedule (default: --seed)")
-    run.add_argument("--fault-interval", type=float, default=None, help="mean seconds between fault starts")
+    run.add_argument("--fault-interval", type=_seconds, default=None, help="mean seconds between fault starts")
     run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
                      help="random: a seeded schedule drawn from --faults; once: each of --faults once")
     check = sub.add_parser("check", help="check run directories, history files (.jsonl or .parquet) or folders "
@@ -138,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
                 "nightly-report": cmd_nightly_report, "certify": cmd_certify, "clean": cmd_clean}[args.command](args)
+    except Inconclusive as exc:
+        print(f"share-harness: inconclusive, nothing was decided: {exc}", file=sys.stderr)
+        return exitcodes.UNKNOWN
     except HarnessError as exc:
         print(f"share-harness: error: {exc}", file=sys.stderr)
         return exitcodes.BAD_INPUT
@@ -145,13 +144,16 @@ def main(argv: list[str] | None = None) -> int:
         print("share-harness: interrupted; everything it started was stopped", file=sys.stderr)
         return exitcodes.INTERRUPTED
     except OSError as exc:
-        if exc.filename is None:
+        if exc.filename is None or exc.errno not in _PATH_ERRORS:  # a full disk, a socket: not the user's input
             return _internal_error(exc)
         print(f"share-harness: error: {exc.strerror or exc}: {exc.filename}: use a path that exists and is writable "
               "(reports go under $KSH_REPORTS_DIR, else ./reports)", file=sys.stderr)
         return exitcodes.BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - a bug is not a verdict: never 1 (violation), never a traceback
         return _internal_error(exc)
+
+
+_PATH_ERRORS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
 
 
 def _internal_error(exc: BaseException) -> int:
@@ -187,12 +189,23 @@ def _spec_from_args(args: argparse.Namespace) -> RunSpec:
     return spec.validate()
 
 
+#: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
+_SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
+                  "faults", "fault_seed", "fault_interval")
+
+
 def run_suite(args: argparse.Namespace) -> int:
     """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
     `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
     refused before anything starts."""
     from harness.pytest_child import run_pytest
     from harness.report.rundir import new_stamped_dir, reports_root
+    defaults = vars(build_parser().parse_args(["run"]))
+    ignored = [f"--{name.replace('_', '-')}" for name, value in vars(args).items()
+               if name not in _SUITE_OPTIONS and value != defaults.get(name)]
+    if ignored:  # taken and then silently not applied would be a pass of something not asked for
+        raise HarnessError(f"{', '.join(ignored)} cannot be used with --suite (each suite sets its own workloads): "
+                           f"with --suite, give only {', '.join('--' + o.replace('_', '-') for o in _SUITE_OPTIONS[2:])}")
     spec = _spec_from_args(args)
     backend = "external" if spec.bootstrap_servers else "local"
     if backend not in SUITES[args.suite]:
@@ -211,6 +224,12 @@ def run_suite(args: argparse.Namespace) -> int:
         cmd += ["--bootstrap-servers", spec.bootstrap_servers]
     if spec.kafka_home:
         cmd += ["--kafka-home", spec.kafka_home]
+    if spec.faults:
+        cmd += ["--faults", ",".join(spec.faults)]
+    if spec.fault_seed is not None:
+        cmd += ["--fault-seed", str(spec.fault_seed)]
+    if spec.fault_interval is not None:
+        cmd += ["--fault-interval", repr(spec.fault_interval)]
     try:
         import allure_pytest  # noqa: F401
         cmd += ["--alluredir", str(out / "allure")]
@@ -218,7 +237,7 @@ def run_suite(args: argparse.Namespace) -> int:
         pass
     print(f"suite {args.suite}: {' '.join(cmd)}", flush=True)
     rc = run_pytest(cmd, cwd=repo)
-    code = exitcodes.from_pytest(rc)
+    code = exitcodes.INTERRUPTED if rc == exitcodes.INTERRUPTED else exitcodes.from_pytest(rc)
     print(f"suite {args.suite}: pytest exit {rc} -> {code} ({exitcodes.word(code)}); JUnit XML {out / 'junit.xml'}")
     if rc == 5:
         print(f"suite {args.suite}: no test passed: nothing was checked, so this is not a pass", flush=True)
@@ -302,8 +321,11 @@ def cmd_clean(args: argparse.Namespace) -> int:
     """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep."""
     from harness.report.clean import clean
     from harness.report.rundir import reports_root
-    kept, deleted, freed = clean(args.root or reports_root(), keep=args.keep, keep_failures=not args.all,
-                                 dry_run=args.dry_run)
+    root = args.root or reports_root()
+    if not root.is_dir():
+        raise HarnessError(f"{root} is not a reports directory: give --root the folder holding runs/ (or set "
+                           "KSH_REPORTS_DIR)")
+    kept, deleted, freed = clean(root, keep=args.keep, keep_failures=not args.all, dry_run=args.dry_run)
     for path in deleted:
         print(f"{'would delete' if args.dry_run else 'deleted'} {path}")
     print(f"{'would free' if args.dry_run else 'freed'} {freed / 1e6:.1f} MB; kept {len(kept)} entries "

@@ -38,14 +38,6 @@ def for_verdict(valid: Any) -> int:
     return UNKNOWN
 
 
-def worst(*codes: int) -> int:
-    """The code of several results together: a violation first, then unknown, then pass."""
-    for code in (INTERRUPTED, BAD_INPUT, VIOLATION, UNKNOWN):
-        if code in codes:
-            return code
-    return PASS
-
-
 def from_pytest(rc: int) -> int:
     """pytest's exit status in this table (an unexpected one is unknown, never pass)."""
     return _PYTEST.get(rc, UNKNOWN)

@@ -33,14 +33,15 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
-def _child_setup_for(parent: int) -> Callable[[], None]:
-    """The function run in the child between fork and exec: die with the parent's spawner thread
-    (and exit at once if the parent is already gone, before the signal was armed)."""
+def child_setup_for(parent: int, sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """The function run in the child between fork and exec: get `sig` when the forking thread
+    ends (the parent's spawner thread, or its main thread), and exit at once if the parent is
+    already gone, before the signal was armed."""
     prctl = None if _libc is None else _libc.prctl  # resolved before fork, not in the child
 
     def setup() -> None:
         if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
             if os.getppid() != parent:
                 os._exit(1)
     return setup
@@ -107,14 +108,16 @@ class _Reaper:
     def _send(self, line: str) -> None:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
+                # Unbuffered: stdin is a raw FileIO, which has no lock. A buffered writer's lock, held
+                # by a thread writing here when another thread forks (preexec_fn runs the at-fork
+                # hooks in the child), would hang the child's close below before exec, forever.
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "harness.reaper"], stdin=subprocess.PIPE,
+                    [sys.executable, "-m", "harness.reaper"], stdin=subprocess.PIPE, bufsize=0,
                     start_new_session=True, close_fds=True,
                     env=python_env())
             assert self._proc.stdin is not None
             try:
-                self._proc.stdin.write((line + "\n").encode())
-                self._proc.stdin.flush()
+                self._proc.stdin.write((line + "\n").encode())  # one write(2) of < PIPE_BUF bytes: atomic
             except BrokenPipeError:  # reaper died: the next registration starts another
                 self._proc = None
 
@@ -256,7 +259,7 @@ def _start(name: str, args: Sequence[str], *, env: dict[str, str] | None, cwd: P
 
     def fork() -> ManagedProcess:
         popen = subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True,
-                                 preexec_fn=_child_setup_for(parent), stdin=stdin, stdout=stdout,
+                                 preexec_fn=child_setup_for(parent), stdin=stdin, stdout=stdout,
                                  stderr=stderr, close_fds=True)
         proc = ManagedProcess(name, popen, log_path, log)
         with _live_lock:

@@ -8,7 +8,6 @@ Ctrl-C or SIGTERM on the parent is forwarded as one SIGINT; the child then has
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -17,15 +16,10 @@ from pathlib import Path
 from typing import IO, Sequence
 
 from harness.exitcodes import INTERRUPTED
+from harness.procs import child_setup_for
 
-_PR_SET_PDEATHSIG = 1
 #: Seconds an interrupted pytest child gets to tear down (clusters, drivers, reports).
 GRACE_S = 120.0
-
-
-def _die_with_parent() -> None:
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def run_pytest(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
@@ -35,7 +29,7 @@ def run_pytest(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = No
     the tear-down, then return 130 (the child killed only if it did not finish)."""
     child = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=stdout,
                              stderr=subprocess.STDOUT if stdout is not None else None,
-                             start_new_session=True, preexec_fn=_die_with_parent)
+                             start_new_session=True, preexec_fn=child_setup_for(os.getpid(), signal.SIGTERM))
     try:
         return child.wait()
     except KeyboardInterrupt:

@@ -162,18 +162,22 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         pool.close_all()  # closed before the durable read, so every acknowledgement is in
         _read_durable_state(cluster, spec, topic, group, history)
     finally:
-        if pool is not None:
-            pool.close_all()  # only on failure: the ones not closed yet
-        if cluster is not None:
-            cluster.collect_logs(run_dir / "logs")
-            if own_cluster:
-                cluster.close()
-        history.close()
-        LOGGER.removeHandler(client_log)
-        client_log.close()
-        if spec.faults or spec.workload_events:
-            from harness.report.timeline import write_timeline
-            write_timeline(history.ops(), run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
+        try:
+            if pool is not None:
+                pool.close_all()  # only on failure: the ones not closed yet
+            if cluster is not None:
+                cluster.collect_logs(run_dir / "logs")
+        finally:  # whatever the log copy met (a full disk), the cluster is stopped and the history closed
+            try:
+                if cluster is not None and own_cluster:
+                    cluster.close()
+            finally:
+                history.close()
+                LOGGER.removeHandler(client_log)
+                client_log.close()
+                if spec.faults or spec.workload_events:  # the evidence of a failed run too
+                    from harness.report.timeline import write_timeline
+                    write_timeline(history.ops(), run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
     events = EventTable.from_ops(history.ops())
     events.write_parquet(run_dir / "history.parquet")
     engine = check_engine(len(events))
@@ -200,10 +204,12 @@ def check_engine(events: int) -> str:
     if engine not in ("auto", "inprocess", "spark"):
         raise HarnessError(f"invalid KSH_CHECK_ENGINE {engine!r}: use auto, inprocess or spark")
     if engine == "auto":
-        threshold = os.environ.get("KSH_SPARK_THRESHOLD", str(SPARK_THRESHOLD))
-        if not threshold.isdigit():
-            raise HarnessError(f"invalid KSH_SPARK_THRESHOLD {threshold!r}: use a number of events")
-        engine = "spark" if events > int(threshold) else "inprocess"
+        from harness import parse
+        try:
+            threshold = parse.count(os.environ.get("KSH_SPARK_THRESHOLD", str(SPARK_THRESHOLD)))
+        except ValueError as exc:
+            raise HarnessError(f"KSH_SPARK_THRESHOLD: {exc} (a number of events)") from None
+        engine = "spark" if events > threshold else "inprocess"
     return engine
 
 

@@ -56,7 +56,7 @@ _SIZE_LIMITS = {"brokers": 9, "topic_partitions": 10_000, "consumers": 64, "reco
                 "max_poll_records": 100_000}
 
 
-def _whole(value: Any) -> bool:
+def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -111,9 +111,9 @@ class RunSpec:
             parse_version(self.kafka_version)  # a distribution's jars still need a MAJOR.MINOR.PATCH
         if self.profile not in PROFILES:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
-        if not _whole(self.seed):
+        if not _is_int(self.seed):
             raise HarnessError(f"invalid seed {self.seed!r}: use a whole number")
-        if self.fault_seed is not None and not _whole(self.fault_seed):
+        if self.fault_seed is not None and not _is_int(self.fault_seed):
             raise HarnessError(f"invalid fault-seed {self.fault_seed!r}: use a whole number")
         if self.bootstrap_servers is not None:
             check_bootstrap_servers(self.bootstrap_servers)
@@ -121,7 +121,7 @@ class RunSpec:
             raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
         for name, most in _SIZE_LIMITS.items():
             value = getattr(self, name)
-            if not _whole(value) or not 1 <= value <= most:
+            if not _is_int(value) or not 1 <= value <= most:
                 raise HarnessError(f"invalid {name.replace('_', '-')} {value!r}: use 1..{most:,}")
         if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
             raise HarnessError("invalid lock-tolerance-ms/settle-ms: use 0 or more milliseconds")
@@ -154,7 +154,7 @@ class RunSpec:
                                    f"during its first {phase:g} s, so use 0 < interval <= {phase:g}{longer}")
         if self.base_port is not None:
             need = local_ports_needed(self.brokers, self.controllers)
-            if not _whole(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
+            if not _is_int(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
                 raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
                                    f"takes {need} ports from it, so use 1024..{65536 - need}")
         if self.drain_timeout <= 0:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from typing import Callable, TypeVar
 
-from harness.errors import HarnessError
+from harness.errors import Inconclusive
 
 T = TypeVar("T")
 
 
-class WaitTimeout(HarnessError):
+class WaitTimeout(Inconclusive):
     """A condition did not hold before its deadline."""
 
 

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster]
 
 def _assert_verdict(outcome, consumers: int) -> None:
     results = {r.checker: r for r in outcome.results}
-    assert outcome.valid is True, outcome.summary()
+    assert outcome.overall is True, outcome.summary()  # the checkers, and the chaos asked for happened
     assert results["no-loss"].stats["accepted_or_rejected"] == results["no-loss"].stats["produced_ok"] > 0
     assert len(results) == 7 and all(r.valid is True for r in results.values())
     assert results["durable-state"].stats["start_offset_reads"] >= 1

@@ -35,7 +35,6 @@ def test_the_table():
     assert (exitcodes.PASS, exitcodes.VIOLATION, exitcodes.BAD_INPUT, exitcodes.UNKNOWN) == (0, 1, 2, 3)
     assert [exitcodes.for_verdict(v) for v in (True, False, None, "unknown")] == [0, 1, 3, 3]
     assert [exitcodes.from_pytest(rc) for rc in (0, 1, 2, 3, 4, 5, 77)] == [0, 1, 130, 3, 2, 3, 3]
-    assert exitcodes.worst(0, 3, 1) == 1 and exitcodes.worst(0, 3) == 3 and exitcodes.worst(0, 0) == 0
 
 
 def test_readme_has_the_table():
@@ -175,6 +174,7 @@ def test_clean_keeps_the_newest_and_every_failure(tmp_path, capsys):
     assert left == ["r-1-1", "r-4-4", "r-9-9"], left  # the newest 2 by name (9, 4) and the failure (1)
     assert main(["clean", "--root", str(tmp_path), "--keep", "0", "--all", "--dry-run"]) == 0
     assert len(list(runs.iterdir())) == 3 and "would delete" in capsys.readouterr().out
+    assert main(["clean", "--root", str(tmp_path / "nothing-here")]) == 2
 
 
 # --- the compose file publishes on loopback only ---
@@ -271,3 +271,61 @@ def test_a_version_typed_with_spaces_uses_the_one_jar_cache(tmp_path):
         dist = resolve(typed, tmp_path)
         assert dist.version == "4.3.1" and dist.libs == tmp_path / "kafka" / "4.3.1" / "libs"
     assert sorted(p.name for p in (tmp_path / "kafka").iterdir()) == ["4.3.1"]
+
+
+# --- numbers: one set of rules (harness.parse) for the CLI, the plugin and the environment ---
+
+@pytest.mark.parametrize("text", ["²", "٣", "--5", "1_0", "", " ", "1" * 19, "9" * 5000, "0x10", "1.0"])
+def test_whole_numbers_refused(text):
+    from harness import parse
+    with pytest.raises(ValueError, match="whole number"):
+        parse.whole(text)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-1", "0", "1_0", "²", "1e999", ""])
+def test_seconds_refused(text):
+    from harness import parse
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        parse.seconds(text)
+
+
+def test_numbers_accepted():
+    from harness import parse
+    assert (parse.whole(" -7 "), parse.count("3", least=1, most=3), parse.seconds("2.5"), parse.seconds(".5")) == \
+        (-7, 3, 2.5, 0.5)
+
+
+@pytest.mark.parametrize("args", [["--fault-interval", "nan"], ["--seed", "²"], ["--brokers", "1" * 30]])
+def test_cli_numbers_are_one_line(args, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", *args])
+    assert exit_.value.code == 2 and _one_line_error(capsys.readouterr().err)
+
+
+def test_run_suite_refuses_options_it_would_not_apply(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("KSH_REPORTS_DIR", str(tmp_path))
+    assert main(["run", "--suite", "basic", "--records", "5", "--workload", "crash"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--records" in line and "--workload" in line and "--suite" in line
+    assert not (tmp_path / "suites").exists()
+
+
+def test_clean_never_deletes_a_directory_a_live_process_holds(tmp_path):
+    """A session's cluster directory (no spec.json, brokers writing inside) stays while its process lives."""
+    import os
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                              "from harness.report.rundir import new_run_dir; print(new_run_dir('cluster', "
+                              "Path(sys.argv[1])), flush=True); time.sleep(60)", str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        held = Path(child.stdout.readline().strip())
+        os.utime(held, (1_000_000_000, 1_000_000_000))
+        from harness.report.clean import clean
+        kept, deleted, _ = clean(tmp_path, keep=0, keep_failures=False)
+        assert held in kept and held.exists() and not deleted
+    finally:
+        child.kill()
+        child.wait()
+    (tmp_path / "runs" / "latest").unlink()  # `latest` is never deleted either
+    _, deleted, _ = clean(tmp_path, keep=0, keep_failures=False)
+    assert deleted == [held] and not held.exists()  # once its process is gone, the rule applies

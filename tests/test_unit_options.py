@@ -170,10 +170,10 @@ def test_every_selected_test_local_only_after_k_is_refused(pytester):
 @pytest.mark.parametrize("option, words", [
     ("--ksh-seed=--5", ("--ksh-seed", "'--5'", "whole number")),
     ("--ksh-seed=²", ("--ksh-seed", "'²'", "whole number")),
-    ("--ksh-seeds=²", ("--ksh-seeds", "'²'", "1 or more")),
+    ("--ksh-seeds=²", ("--ksh-seeds", "'²'", "from 1 to 1,000")),
     ("--fault-seed=--3", ("--fault-seed", "'--3'", "whole number")),
     ("--fault-seed=٣", ("--fault-seed", "'٣'")),
-    ("--ksh-spark-threshold=lots", ("--ksh-spark-threshold", "'lots'", "number of events")),
+    ("--ksh-spark-threshold=lots", ("--ksh-spark-threshold", "'lots'", "0 or more")),
     ("--ksh-spark-threshold=-5", ("--ksh-spark-threshold", "'-5'")),
     ("--kafka-version=", ("--kafka-version", "empty value")),
     ("--bootstrap-servers=", ("--bootstrap-servers", "empty value")),

@@ -141,7 +141,7 @@ from fixtures.plugin import _OUTCOMES
 def _outcome(allowances, version):
     result = Result("durable-state", True, (), {"known_bug_evidence": ["t-0@3 was accepted, but ..."]}, "", allowances)
     return SimpleNamespace(results=(result,), spec=RunSpec(kafka_version=version), run_dir=Path("/runs/x"),
-                           valid=True)
+                           valid=True, overall=True)
 
 
 def test_met_a_known_bug(request):

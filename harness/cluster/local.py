@@ -326,10 +326,7 @@ class LocalCluster:
         base = None if self.spec.base_port is None else self.spec.base_port + 1
         lanes = range(self.spec.consumer_lanes)
         sasl = bool(self.spec.sasl_users)
-        need = len(brokers) * (1 + len(brokers) + len(lanes) + sasl) + len(controllers)
-        links_needed = len(brokers) * (1 + len(lanes)) + len(brokers) * (len(brokers) - 1) + sum(
-            1 for i in roles for j in controllers if i != j)
-        allocated = allocate(need + links_needed, base)
+        allocated = allocate(self.spec.port_count() - 1, base)  # every port but Toxiproxy's API (taken first)
         self._ports += allocated
         ports = iter(allocated)
         real = {i: kconfig.NodePorts(

@@ -23,14 +23,14 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
 
-from harness.errors import HarnessError
+from harness.errors import Inconclusive
 
 Stream = Literal["upstream", "downstream"]
 STREAMS: tuple[Stream, Stream] = ("upstream", "downstream")
 CUT_TOXIC_PREFIX = "harness_cut_"
 
 
-class ToxiproxyError(HarnessError):
+class ToxiproxyError(Inconclusive):
     """A Toxiproxy API call failed; `status` is the HTTP status, None if unreachable."""
 
     def __init__(self, message: str, *, status: int | None = None, server_message: str | None = None) -> None:

@@ -3,9 +3,9 @@
 Kinds: `runs/` (run directories), `suites/` (run --suite outputs), `certificates/`,
 `conformance/`. Per kind the newest `keep` entries stay (by name: entries start with their
 time stamp), and unless told otherwise every entry that did not pass stays too (a failure
-is evidence someone will want). Never deleted: what `runs/latest` points at, entries
-changed in the last `busy_s` seconds (a run may still be writing), anything that is not a
-directory (index pages, links).
+is evidence someone will want). Never deleted: what `runs/latest` points at, an entry
+a live process holds (its `.busy` lock: a session's cluster, a run still writing), entries
+changed in the last `busy_s` seconds, anything that is not a directory (index pages, links).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import shutil
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from harness.report.rundir import in_use
 
 KINDS = ("runs", "suites", "certificates", "conformance")
 
@@ -61,7 +63,7 @@ def clean(root: Path, keep: int = 20, keep_failures: bool = True, dry_run: bool 
         entries = sorted((p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
                           and not p.name.startswith(".")), key=lambda p: p.name, reverse=True)
         for index, entry in enumerate(entries):
-            busy = now - entry.stat().st_mtime < busy_s
+            busy = in_use(entry) or now - entry.stat().st_mtime < busy_s
             if index < keep or busy or entry.resolve() == latest or (keep_failures and not _passed(kind, entry)):
                 kept.append(entry)
                 continue

@@ -6,6 +6,7 @@ log, Toxiproxy's, each driver's). Modelled on Jepsen's store.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -13,6 +14,9 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+
+BUSY = ".busy"  # the lock file of a directory in use
 
 
 def reports_root() -> Path:
@@ -43,10 +47,38 @@ def new_stamped_dir(parent: Path, name: str) -> Path:
     while True:
         try:
             path.mkdir()
-            return path
+            break
         except FileExistsError:
             n += 1
             path = parent / f"{base}-{n}"
+    _hold(path)
+    return path
+
+
+#: Lock fds of the directories this process created: held until it exits (the kernel drops them
+#: then, however it ends), so `share-harness clean` never deletes a directory still being written.
+_held: list[int] = []
+
+
+def _hold(path: Path) -> None:
+    fd = os.open(path / BUSY, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _held.append(fd)
+
+
+def in_use(path: Path) -> bool:
+    """Whether a live process holds `path` (a directory made by `new_stamped_dir`)."""
+    try:
+        fd = os.open(path / BUSY, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False  # made before directories were held, or not one of ours
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def write_json(path: Path, data: Any) -> None:
