@@ -23,6 +23,9 @@ def _allocate_then_listen(count, allocated, bound, results):
     socks, failed = [], []
     for port in got:
         sock = socket.socket()
+        # as the JVM's and Go's listeners do (and ports.is_free checks): a port whose earlier
+        # connections are in TIME_WAIT (a broker of an earlier test) is free to listen on
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
             sock.listen()
