@@ -97,6 +97,19 @@ def _ports_of(pids: set[int]) -> set[int]:
     return {port for port, socks in _listening().items() if socks & inodes}
 
 
+def _naming(path: Path) -> set[int]:
+    """Processes whose command line names `path` (every node of a run names its config under it)."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if str(path) in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                    found.add(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
 def _still_listening(ports: set[int]) -> set[int]:
     return ports & set(_listening())
 
@@ -264,4 +277,43 @@ def test_ctrl_c_during_the_durable_read_leaves_no_process_port_or_data(tmp_path)
                what=f"every process the run started to exit; left: {_cmdlines(_alive(started))}")
     assert not _still_listening(ports), sorted(_still_listening(ports))
     run_dir = next((tmp_path / "reports" / "runs").glob("*-durable-read"))
+    assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
+
+
+def test_ctrl_c_during_a_heal_leaves_no_process_port_or_data(tmp_path):
+    """Ctrl-C while the nemesis heals a killed leader (the broker restarting): the run exits 130 and
+    nothing it started survives, the restarted broker included; no port listens, no data dir stays."""
+    env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / "reports")}
+    out = open(tmp_path / "cli.out", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--name", "heal", "--partitions", "1",
+                             "--consumers", "1", "--records", "200", "--faults", "leader-kill", "--fault-mode", "once"],
+                            env=env, stdout=out, stderr=subprocess.STDOUT)
+    history = tmp_path / "reports" / "runs" / "latest" / "history.jsonl"
+    seen: set[int] = set()
+    ports: set[int] = set()
+    try:
+        def healing() -> bool:
+            kids = _children(proc.pid)
+            seen.update(kids)
+            ports.update(_ports_of(kids))
+            text = history.read_text() if history.exists() else ""
+            return '"fault-heal"' in text and text.count('"fault-heal"') == 1  # invoked, not yet ended
+        wait_until(healing, timeout=240, interval=0.02, what="the nemesis to start healing",
+                   fatal=lambda: f"run exited: {_output(tmp_path)[-500:]}" if proc.poll() is not None else None)
+        started = _children(proc.pid) | seen
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(120)
+        out.close()
+    assert code == 130 and "Traceback" not in _output(tmp_path), _output(tmp_path)[-2000:]
+    wait_until(lambda: not _alive(started), timeout=60,
+               what=f"every process the run started to exit; left: {_cmdlines(_alive(started))}")
+    # a broker the heal started after the last look: found by its config path under the run directory
+    wait_until(lambda: not _naming(tmp_path), timeout=60,
+               what=f"no process to name the run's directory; left: {_cmdlines(_naming(tmp_path))}")
+    assert not _still_listening(ports), sorted(_still_listening(ports))
+    run_dir = next((tmp_path / "reports" / "runs").glob("*-heal"))
     assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
