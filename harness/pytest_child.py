@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import IO, Sequence
 
-from harness.exitcodes import INTERRUPTED
 from harness.procs import child_setup_for
 
 #: Seconds an interrupted pytest child gets to tear down (clusters, drivers, reports).
@@ -26,7 +25,8 @@ def run_pytest(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = No
                stdout: IO | None = None, grace: float = GRACE_S) -> int:
     """Run `cmd` (a pytest command line) to its end; pytest's exit status. On KeyboardInterrupt
     (Ctrl-C, or SIGTERM turned into one by the CLI) forward SIGINT, wait up to `grace` seconds for
-    the tear-down, then return 130 (the child killed only if it did not finish)."""
+    the tear-down (the child killed only if it did not finish), then raise the KeyboardInterrupt
+    again: the caller is interrupted too (a swallowed interrupt let an outer pytest session go on)."""
     child = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=stdout,
                              stderr=subprocess.STDOUT if stdout is not None else None,
                              start_new_session=True, preexec_fn=child_setup_for(os.getpid(), signal.SIGTERM))
@@ -34,7 +34,7 @@ def run_pytest(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = No
         return child.wait()
     except KeyboardInterrupt:
         _forward(child, grace)
-        return INTERRUPTED
+        raise
     finally:
         if child.poll() is None:  # any other way out: never leave the child behind
             _forward(child, grace)

@@ -218,8 +218,8 @@ from harness.pytest_child import run_pytest
 signal.signal(signal.SIGTERM, _terminate)
 try:
     rc = run_pytest([sys.executable, "-c", sys.argv[1], sys.argv[2]], cwd=Path("."))
-except KeyboardInterrupt:
-    rc = -1
+except KeyboardInterrupt:  # raised again once the child has torn down, so the caller stops too
+    rc = 130
 sys.exit(rc)
 """
 
