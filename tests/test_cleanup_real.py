@@ -245,60 +245,24 @@ def test_ctrl_c_during_start_leaves_no_process_port_or_data(tmp_path, phase):
     assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
 
 
-def test_ctrl_c_during_the_durable_read_leaves_no_process_port_or_data(tmp_path):
-    """Ctrl-C while the run reads the group's start offsets and __share_group_state (short Java
-    programs started from a worker thread): the run exits 130, and neither those programs nor the
-    cluster, its proxies or drivers survive, nothing listens on the run's ports, no data dir stays."""
+def _interrupt_run_when(tmp_path: Path, name: str, args: list[str], reached, what: str) -> None:
+    """Start `share-harness run --name NAME ARGS`, send Ctrl-C once `reached(children, history text)`
+    holds, then check the run exited 130 without a traceback and left no process (also one started
+    after the last look, found by its run-directory path), no listening port and no data dir."""
     env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / "reports")}
     out = open(tmp_path / "cli.out", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--name", "durable-read", "--brokers", "1",
-                             "--partitions", "1", "--consumers", "1", "--records", "30"],
-                            env=env, stdout=out, stderr=subprocess.STDOUT)
-    seen: set[int] = set()
-    ports: set[int] = set()
-    try:
-        def reading() -> bool:
-            kids = _children(proc.pid)
-            seen.update(kids)
-            ports.update(_ports_of(kids))
-            return any("ShareOffsets" in line or "ShareState" in line for line in _cmdlines(kids))
-        wait_until(reading, timeout=180, interval=0.05, what="the run to reach its durable read",
-                   fatal=lambda: f"run exited: {_output(tmp_path)[-500:]}" if proc.poll() is not None else None)
-        started = _children(proc.pid) | seen
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(120)
-        out.close()
-    assert code == 130 and "Traceback" not in _output(tmp_path), _output(tmp_path)[-2000:]
-    wait_until(lambda: not _alive(started), timeout=60,
-               what=f"every process the run started to exit; left: {_cmdlines(_alive(started))}")
-    assert not _still_listening(ports), sorted(_still_listening(ports))
-    run_dir = next((tmp_path / "reports" / "runs").glob("*-durable-read"))
-    assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
-
-
-def test_ctrl_c_during_a_heal_leaves_no_process_port_or_data(tmp_path):
-    """Ctrl-C while the nemesis heals a killed leader (the broker restarting): the run exits 130 and
-    nothing it started survives, the restarted broker included; no port listens, no data dir stays."""
-    env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / "reports")}
-    out = open(tmp_path / "cli.out", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--name", "heal", "--partitions", "1",
-                             "--consumers", "1", "--records", "200", "--faults", "leader-kill", "--fault-mode", "once"],
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--name", name, *args],
                             env=env, stdout=out, stderr=subprocess.STDOUT)
     history = tmp_path / "reports" / "runs" / "latest" / "history.jsonl"
     seen: set[int] = set()
     ports: set[int] = set()
     try:
-        def healing() -> bool:
+        def in_phase() -> bool:
             kids = _children(proc.pid)
             seen.update(kids)
             ports.update(_ports_of(kids))
-            text = history.read_text() if history.exists() else ""
-            return '"fault-heal"' in text and text.count('"fault-heal"') == 1  # invoked, not yet ended
-        wait_until(healing, timeout=240, interval=0.02, what="the nemesis to start healing",
+            return reached(_cmdlines(kids), history.read_text() if history.exists() else "")
+        wait_until(in_phase, timeout=240, interval=0.02, what=what,
                    fatal=lambda: f"run exited: {_output(tmp_path)[-500:]}" if proc.poll() is not None else None)
         started = _children(proc.pid) | seen
         proc.send_signal(signal.SIGINT)
@@ -311,9 +275,26 @@ def test_ctrl_c_during_a_heal_leaves_no_process_port_or_data(tmp_path):
     assert code == 130 and "Traceback" not in _output(tmp_path), _output(tmp_path)[-2000:]
     wait_until(lambda: not _alive(started), timeout=60,
                what=f"every process the run started to exit; left: {_cmdlines(_alive(started))}")
-    # a broker the heal started after the last look: found by its config path under the run directory
     wait_until(lambda: not _naming(tmp_path), timeout=60,
                what=f"no process to name the run's directory; left: {_cmdlines(_naming(tmp_path))}")
     assert not _still_listening(ports), sorted(_still_listening(ports))
-    run_dir = next((tmp_path / "reports" / "runs").glob("*-heal"))
+    run_dir = next((tmp_path / "reports" / "runs").glob(f"*-{name}"))
     assert not any(run_dir.glob("nodes/n*/data")), list(run_dir.glob("nodes/n*/data"))
+
+
+def test_ctrl_c_during_the_durable_read_leaves_no_process_port_or_data(tmp_path):
+    """Ctrl-C while the run reads the group's start offsets and __share_group_state (short Java
+    programs started from a worker thread): nothing the run started survives."""
+    _interrupt_run_when(tmp_path, "durable-read", ["--brokers", "1", "--partitions", "1", "--consumers", "1",
+                                                   "--records", "30"],
+                        lambda cmdlines, _: any("ShareOffsets" in c or "ShareState" in c for c in cmdlines),
+                        "the run to reach its durable read")
+
+
+def test_ctrl_c_during_a_heal_leaves_no_process_port_or_data(tmp_path):
+    """Ctrl-C while the nemesis heals a killed leader (the broker restarting): nothing the run
+    started survives, the restarted broker included."""
+    _interrupt_run_when(tmp_path, "heal", ["--partitions", "1", "--consumers", "1", "--records", "200",
+                                           "--faults", "leader-kill", "--fault-mode", "once"],
+                        lambda _, history: history.count('"fault-heal"') == 1,  # invoked, not yet ended
+                        "the nemesis to start healing")
