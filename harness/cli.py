@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import exitcodes, parse
-from harness.errors import HarnessError, Inconclusive
+from harness.errors import HarnessError, Inconclusive, first_line
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spark.engine import SPARK_THRESHOLD
 from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
@@ -162,7 +162,7 @@ def _internal_error(exc: BaseException) -> int:
     if os.environ.get("KSH_DEBUG"):
         import traceback
         traceback.print_exc()
-    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    first = first_line(exc)
     print(f"share-harness: internal error, nothing was decided: {type(exc).__name__}: {first} (a harness bug: "
           "rerun with KSH_DEBUG=1 for the traceback and report it)", file=sys.stderr)
     return exitcodes.UNKNOWN

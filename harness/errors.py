@@ -1,6 +1,13 @@
 """Errors the harness shows to users: one line that names the fix, no traceback."""
 
 
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """The first line of `exc`'s message (its type's name if it has none), cut at `limit` characters:
+    what a one-line error quotes of an exception it did not expect."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class HarnessError(Exception):
     """A user-facing error with a one-line message that names the fix."""
 

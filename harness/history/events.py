@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_line
 from harness.history.schema import SCHEMA_VERSION, Op
 
 NULL = -1  # a missing integer in memory; null in Parquet
@@ -101,7 +101,7 @@ class EventTable:
         try:
             table = pq.read_table(path)
         except Exception as exc:  # ArrowInvalid, OSError: one line naming the file
-            raise HarnessError(f"unreadable Parquet history {path}: {_first_line(exc)}") from None
+            raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
         check_arrow_schema(table.schema, path)
         check_event_values(table.to_batches(max_chunksize=65_536), path)
         try:
@@ -109,12 +109,7 @@ class EventTable:
         except HarnessError:
             raise
         except Exception as exc:  # a value no writer of histories makes: one line naming the file
-            raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {_first_line(exc)}") from None
-
-
-def _first_line(exc: BaseException, limit: int = 300) -> str:
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return text if len(text) <= limit else text[:limit] + "..."
+            raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {first_line(exc)}") from None
 
 
 def check_arrow_schema(schema, path: Path) -> None:
@@ -170,7 +165,7 @@ def check_event_values(batches, path: Path) -> None:
                                      and row["topic"] is not None)
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 raise HarnessError(f"malformed Parquet history {path} op {row['index']} ({row['f']}): "
-                                   f"{_first_line(exc)}") from None
+                                   f"{first_line(exc)}") from None
 
 
 def _strings(col) -> list[Any]:
@@ -270,5 +265,5 @@ def load_history(path: Path) -> EventTable:
         return EventTable(EventTable.from_ops(ops).columns,
                           config.value["schema_version"] if config is not None else 0)
     except Exception as exc:  # the schema let through what the events cannot hold: bad input, one line
-        raise HarnessError(f"malformed history {path}: {type(exc).__name__}: {_first_line(exc)} (not a history a "
+        raise HarnessError(f"malformed history {path}: {type(exc).__name__}: {first_line(exc)} (not a history a "
                            f"share-harness run wrote)") from None

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_line
 from harness.history.schema import Op
 
 
@@ -67,17 +67,12 @@ def read_history(path: Path) -> list[Op]:
                 ops.append(Op.from_json(json.loads(line)))
             except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
                 # UnicodeDecodeError is a ValueError; RecursionError: JSON nested too deep
-                raise HarnessError(f"malformed history {path} line {lineno}: {_one_line(exc)}") from None
+                raise HarnessError(f"malformed history {path} line {lineno}: {first_line(exc)}") from None
     return ops
 
 
 #: The longest line a history may hold (a share-state read of many partitions is the longest op).
 MAX_LINE_BYTES = 256 << 20
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def iter_ops(ops: list[Op], f: str | None = None, type_: str | None = None) -> Iterator[Op]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import Result, compose, crash_reason, observed_result
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_line
 from harness.history.events import COLUMNS
 
 #: `--engine auto` checks on Spark above this many events (in all the histories of one call).
@@ -328,7 +328,6 @@ def check_files(files: list[Path], master: str | None = None, layout: str = "aut
 
     A run directory or empty file among `files` (`missing_history`) is not sent to Spark: its check is
     unknown (`missing_check`), in its place in the list."""
-    from harness.spark.session import spark_session
     if layout not in ("auto", "direct", "shuffle"):
         raise HarnessError(f"unknown Spark layout {layout!r}: use auto, direct or shuffle")
     files = [Path(f) for f in files]
@@ -752,7 +751,7 @@ def write_check(check: RunCheck, engine: str, seconds: float | None = None) -> P
         target = run_dir / f"check-{engine}-anomalies.parquet"
         pq.write_table(anomalies, target)
     except (OSError, pa.ArrowException) as exc:  # a read-only run directory, a full disk
-        why = getattr(exc, "strerror", None) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        why = getattr(exc, "strerror", None) or first_line(exc)
         raise HarnessError(f"cannot write the check results {target}: {why} (make {run_dir} writable, or check "
                            f"a copy of the history in a writable directory)") from None
     return out
