@@ -840,7 +840,8 @@ def test_combine_share_state_lays_updates_over_the_last_snapshot():
     assert combine_share_state(records, {"X": "t"}) == [
         {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]],
          "max_start_offset": 1, "writes": [["snapshot", -1, 0, [[0, 3, 0, 1]]], ["update", -1, -1, [[1, 2, 2, 1]]],
-                    ["update", -1, 1, [[3, 3, 4, 3]]]]}]
+                    ["update", -1, 1, [[3, 3, 4, 3]]]],
+         "writes_from": 0, "ever_written": [[0, 3]], "ever_archived": [[3, 3]]}]
 
 
 def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():

@@ -122,6 +122,22 @@ def test_a_folder_holding_no_run_at_all_is_still_bad_input(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["jsonl-0-bytes", "jsonl-blank", "parquet-0-rows", "parquet-0-bytes"])
+def test_an_empty_history_file_named_on_its_own_is_one_line_of_bad_input(tmp_path, capsys, kind):
+    from harness.cli import main
+    name = "history.jsonl" if kind.startswith("jsonl") else "history.parquet"
+    path = tmp_path / name
+    if kind == "jsonl-blank":
+        path.write_text("\n  \n")
+    elif kind == "parquet-0-rows":
+        EventTable().write_parquet(path)
+    else:
+        path.write_bytes(b"")
+    assert main(["check", str(path)]) == exitcodes.BAD_INPUT
+    out, err = capsys.readouterr()
+    assert "verdict" not in out and err.count("\n") == 1 and "holds no operation" in err
+
+
+@pytest.mark.parametrize("kind", ["jsonl-0-bytes", "jsonl-blank", "parquet-0-rows", "parquet-0-bytes"])
 def test_an_empty_history_is_unknown_never_pass(tmp_path, kind):
     run = tmp_path / "run"
     run.mkdir()

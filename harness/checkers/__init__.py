@@ -38,10 +38,13 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     allowances: dict[str, int] = field(default_factory=dict)  # named allowance -> times used
+    #: named allowance -> its first uses, each the op indexes of the events that justified it
+    allowance_evidence: dict[str, list[list[int]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"checker": self.checker, "valid": self.valid, "reason": self.reason, "stats": self.stats,
-                "allowances": self.allowances, "anomalies": [a.to_json() for a in self.anomalies]}
+                "allowances": self.allowances, "allowance_evidence": self.allowance_evidence,
+                "anomalies": [a.to_json() for a in self.anomalies]}
 
 
 Checker = Callable[[Sequence[Op]], Result]
@@ -76,14 +79,15 @@ def observed_result(prop: str, obs: Any) -> Result:
     """The Result for `prop` from a replay's Observation (whichever engine built it)."""
     anomalies = tuple(obs.anomalies.get(prop, ()))
     allowances = dict(obs.allowances.get(prop, {}))
+    evidence = {k: list(v) for k, v in getattr(obs, "allowance_evidence", {}).get(prop, {}).items()}
     stats = dict(obs.stats.get(prop, {}))
     if "*" in obs.unknown:
-        return Result(prop, "unknown", (), stats, obs.unknown["*"], allowances)
+        return Result(prop, "unknown", (), stats, obs.unknown["*"], allowances, evidence)
     if anomalies:
-        return Result(prop, False, anomalies, stats, "", allowances)
+        return Result(prop, False, anomalies, stats, "", allowances, evidence)
     if prop in obs.unknown:
-        return Result(prop, "unknown", (), stats, obs.unknown[prop], allowances)
-    return Result(prop, True, (), stats, "", allowances)
+        return Result(prop, "unknown", (), stats, obs.unknown[prop], allowances, evidence)
+    return Result(prop, True, (), stats, "", allowances, evidence)
 
 
 def compose(results: Sequence[Result]) -> Validity:

@@ -45,7 +45,7 @@ GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborte
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "ack_seen", "renewed", "given")
+                 "last_index", "status", "status_index", "ack_seen", "renewed", "given", "avail_time", "holders")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -61,6 +61,10 @@ class Rec:
         self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
         self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
         self.given = False  # a poll handed the offset to some consumer (kept when the offset is reused)
+        self.avail_time = 0  # when it could first be acquired: its produce's invoke (0 if unknown)
+        #: process -> index of the poll that handed it the record (its current delivery), or -1 once that
+        #: process acknowledged it: a client acknowledges only what it was handed, once per delivery
+        self.holders: dict[str, int] | None = None
 
 
 class Ack:
@@ -77,6 +81,9 @@ class Observation:
 
     anomalies: dict[str, list[Anomaly]] = field(default_factory=lambda: {p: [] for p in PROPERTIES})
     allowances: dict[str, dict[str, int]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
+    #: property -> allowance -> the first EVIDENCE_KEPT uses, each the op indexes that justified it
+    allowance_evidence: dict[str, dict[str, list[list[int]]]] = field(
+        default_factory=lambda: {p: {} for p in PROPERTIES})
     stats: dict[str, dict[str, Any]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
     unknown: dict[str, str] = field(default_factory=dict)  # property -> why it cannot be decided
     config: dict[str, Any] = field(default_factory=dict)
@@ -105,8 +112,9 @@ class _Replay:
         self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
         self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
         self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
-        self.archived: dict[tuple, set[int]] = defaultdict(set)  # below the watermark: archived at the limit
-        self.pending_ids: set[str] = set()  # produces invoked without an ok yet
+        #: below the watermark: archived at the limit -> the time of its delivery at the limit
+        self.archived: dict[tuple, dict[int, int]] = defaultdict(dict)
+        self.pending_ids: dict[str, int] = {}  # produces invoked without an ok yet -> the invoke's time
         self.pending_at: dict[str, tuple[tuple, int]] = {}  # pending id -> where it was delivered
         self.unplaced: dict[str, tuple[int, tuple]] = {}  # acknowledged without an offset, not delivered yet
         self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack
@@ -116,9 +124,16 @@ class _Replay:
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
-        self.last_session_event = -1
-        self.session_events: list[int] = []  # times of session ends and client errors (in order)
-        self.windows: list[list] = []  # [start, end, partitions or None, id]
+        #: session ends (close, crash, a fault that may cut sessions, a client error), in history order:
+        #: (time, op index, process, what ended: one key per session, post-drain orderly close)
+        self.ends: list[tuple[int, int, str, tuple, bool]] = []
+        self.end_times: list[int] = []
+        self.session_no: dict[str, int] = defaultdict(int)  # process -> its sessions started so far
+        self.drain_end = NEVER  # time the drain ended: orderly closes after it follow continuous polling
+        #: tp -> [(start offset, time, op index)] of start-offset reads, each start higher than the last
+        self.start_reads: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
+        self.state_seen: dict[tuple, dict] = {}  # tp -> what every __share_group_state write held (if read)
+        self.windows: list[list] = []  # [start, end, partitions or None, id, index of the fault start]
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, index) of the last read
@@ -133,6 +148,10 @@ class _Replay:
         self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
         self.session_faults: dict[str, list[str]] = {}  # fault id -> processes whose sessions it may end
+        #: (process, topic, partition, offset) -> its delivery's poll index: records that left the ledger
+        #: (settled by another consumer) while this process, handed them, had not acknowledged them yet
+        self.orphans: dict[tuple, int] = {}
+        self.acked_tps: dict[str, set] = defaultdict(set)  # process -> share-partitions it acknowledged
 
     # -- helpers -----------------------------------------------------------------
     def anomaly(self, prop: str, kind: str, message: str, evidence: tuple[int, ...], **detail: Any) -> None:
@@ -142,24 +161,35 @@ class _Replay:
         else:
             self.n[f"{prop}:more"] += 1
 
-    def allow(self, prop: str, name: str) -> None:
+    def allow(self, prop: str, name: str, evidence: tuple[int, ...] | list[int] = ()) -> None:
+        """Count one use of allowance `name`, keeping its evidence (the op indexes of the events that made
+        the excused behaviour possible, then the op that needed it) so a reader can audit it."""
         assert name in ALLOWANCES
         counts = self.obs.allowances[prop]
         counts[name] = counts.get(name, 0) + 1
+        kept = self.obs.allowance_evidence[prop].setdefault(name, [])
+        if len(kept) < EVIDENCE_KEPT:
+            kept.append(sorted({int(i) for i in evidence if i >= 0}))
 
     def unless_disrupted(self, prop: str, allowance: str, t0: int, t1: int, tp: tuple, kind: str, message: str,
                          evidence: tuple[int, ...], **detail: Any) -> None:
-        """Count `allowance` if a disruption window of `tp` overlaps [t0, t1]; else report the anomaly."""
-        if self.disrupted(t0, t1, tp):
-            self.allow(prop, allowance)
+        """Count `allowance` if a disruption window of `tp` overlaps [t0, t1], the interval in which the
+        excused behaviour could have happened; else report the anomaly."""
+        window = self.disruption(t0, t1, tp)
+        if window is not None:
+            self.allow(prop, allowance, (window, *evidence))
         else:
             self.anomaly(prop, kind, message, evidence, **detail)
 
     def disrupted(self, t0: int, t1: int, tp: tuple) -> bool:
-        for start, end, partitions, _ in self.windows:
+        return self.disruption(t0, t1, tp) is not None
+
+    def disruption(self, t0: int, t1: int, tp: tuple) -> int | None:
+        """The index of the fault start of a disruption of `tp` overlapping [t0, t1], if any."""
+        for start, end, partitions, _, index in self.windows:
             if start <= t1 and end >= t0 and (partitions is None or tp in partitions):
-                return True
-        return False
+                return index
+        return None
 
     def rec_for(self, tp: tuple, offset: int) -> Rec | None:
         if offset < self.watermark[tp]:
@@ -186,8 +216,12 @@ class _Replay:
             elif rec.status < ACCEPTED:
                 if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
                     break
-                self.archived[tp].add(w)
+                self.archived[tp][w] = rec.acq_time
                 self.n["archived"] += 1
+            if rec.holders:
+                for process, handed in rec.holders.items():
+                    if handed >= 0:
+                        self.orphans[(process, tp[0], tp[1], w)] = handed
             del recs[w]
             for process, acks in self.acks.items():
                 a = acks.pop((tp[0], tp[1], w), None)
@@ -229,7 +263,7 @@ class _Replay:
             elif f == "commit":
                 self.commit(index, time, process, type_, topic, partition, error)
             elif f == "produce":
-                self.produce(index, type_, topic, partition, offset, rid)
+                self.produce(index, time, type_, topic, partition, offset, rid)
             elif f == "truncated":
                 if type_ == "ok" and topic is not None:
                     self.truncated(index, (topic, partition), offset, rid, value)
@@ -237,11 +271,11 @@ class _Replay:
                 self.other(index, time, process, type_, f, topic, partition, offset, value)
         return self.partial()
 
-    def produce(self, index, type_, topic, partition, offset, rid) -> None:
+    def produce(self, index, time, type_, topic, partition, offset, rid) -> None:
         if type_ == "invoke":
-            self.pending_ids.add(rid)
+            self.pending_ids[rid] = time
         elif type_ == "ok":
-            self.pending_ids.discard(rid)
+            invoked = self.pending_ids.pop(rid, time)
             self.n["produced"] += 1
             at = self.pending_at.pop(rid, None)
             if offset is None or offset < 0:  # written, offset not reported: placed by its delivery
@@ -255,7 +289,7 @@ class _Replay:
             if rec.produce_index >= 0 and rec.rid != rid:  # the offset was reused: fine only if truncated
                 self.overwritten[(topic, partition, offset, rec.rid)] = (rec.produce_index, rec.count)
                 rec.count, rec.owner, rec.status, rec.ack_seen = 0, None, OPEN, False
-            rec.produce_index, rec.rid = index, rid
+            rec.produce_index, rec.rid, rec.avail_time = index, rid, invoked
             if rec.status >= ACCEPTED:
                 self.advance((topic, partition), 0)
 
@@ -309,7 +343,8 @@ class _Replay:
             if offset in self.gone[tp]:  # deleted while a client held it prefetched: handed over late
                 self.n["delivered-after-delete"] += 1
             elif offset in self.archived[tp]:
-                self.unless_disrupted("delivery-count", "delivery-count-lag", 0, time, tp, "delivered-after-limit",
+                self.unless_disrupted("delivery-count", "delivery-count-lag", self.archived[tp][offset], time, tp,
+                                      "delivered-after-limit",
                                       f"{where} delivered to {process} after it was delivered at the limit "
                                       f"{self.limit} and its lock ended", (index,), offset=offset)
             else:
@@ -378,26 +413,28 @@ class _Replay:
                                   (rec.last_index, index), offset=offset)
         elif count >= 1 and count != prev + 1:
             if count > prev + 1:
-                since = rec.acq_time if prev else 0
-                if self.last_session_event >= since:
-                    self.allow("delivery-count", "unobserved-acquisition")
-                elif time - (rec.acq_time if prev else self.first_start_time) >= (count - prev - 1) * self.lock_ns:
-                    self.allow("delivery-count", "unobserved-acquisition-expired")
+                found = self.unseen_acquisitions(rec, count - prev - 1, time, index)
+                if found is not None:
+                    self.allow("delivery-count", *found)
                 else:
                     self.anomaly("delivery-count", "count-skipped",
                                  f"{where} delivered with count {count} after count {prev}, with no acquisition "
                                  f"unseen by the history (no session end, and too soon for a lock to elapse)", (rec.last_index, index), offset=offset)
             elif decreased and count == prev:
                 self.n["session-release-decrements"] += 1
-            elif rec.status >= ACCEPTED and not self.disrupted(rec.acq_time if prev else 0, time, tp):
+            elif rec.status >= ACCEPTED and not self.disrupted(rec.acq_time if prev else rec.avail_time, time, tp):
                 self.delivered_after_terminal(tp, offset, "delivery-count", "count-regressed",
                                               f"{where} delivered with count {count} after count {prev}",
                                               (rec.last_index, index))
             else:
-                self.unless_disrupted("delivery-count", "delivery-count-lag", rec.acq_time if prev else 0, time, tp,
+                self.unless_disrupted("delivery-count", "delivery-count-lag", rec.acq_time if prev else rec.avail_time,
+                                      time, tp,
                                       "count-regressed", f"{where} delivered with count {count} after count {prev}",
                                       (rec.last_index, index), offset=offset)
         rec.count = max(count, 0)
+        if rec.holders is None:
+            rec.holders = {}
+        rec.holders[process] = index
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
         rec.last_index = index
         if rec.status == MAYBE:
@@ -408,14 +445,26 @@ class _Replay:
         if offset > self.max_acked.get((process, tp), -1):
             self.max_acked[(process, tp)] = offset
         key = (tp[0], tp[1], offset)
+        self.acked_tps[process].add(tp)
         rec = self.rec_for(tp, offset)
+        excused = offset in self.truncated_at[tp] or tp in self.reset_tps
         if rec is None:
-            return  # acknowledging a record already terminal: its result (an error) is not tracked
-        if not rec.given and offset not in self.truncated_at[tp] and tp not in self.reset_tps:
+            # acknowledging a record already terminal: its result (an error) is not tracked, but the
+            # process must have been handed it (and not have acknowledged that delivery already)
+            if self.orphans.pop((process, *key), None) is None and not excused and ack != "RENEW":
+                self.ack_not_held(index, process, tp, offset, ack, "it was settled before and ")
+            return
+        handed = rec.holders.get(process) if rec.holders else None
+        if handed is None and not excused:
+            self.ack_not_held(index, process, tp, offset, ack,
+                              "another consumer holds it and " if rec.given else "")
+        elif handed is not None and handed < 0 and ack != "RENEW" and not excused:
             self.anomaly("ack-results", "ack-undelivered",
-                         f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}), which no poll handed to any "
-                         f"consumer: a client acknowledges only records it handed to the application", (index,),
-                         offset=offset)
+                         f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}) again, with no delivery since its "
+                         f"acknowledgement at index {-handed - 2}: a client acknowledges each delivery once",
+                         (-handed - 2, index), offset=offset, process=process)
+        if rec.holders and process in rec.holders and ack != "RENEW":
+            rec.holders[process] = -index - 2  # acknowledged: a new delivery must come first
         old = self.unresolved[process].pop(key, None)
         if old is not None:
             self.anomaly("ack-results", "ack-result-missing",
@@ -431,6 +480,12 @@ class _Replay:
         elif ack == "RENEW" and rec.owner == process:
             rec.renewed = True
 
+    def ack_not_held(self, index: int, process: str, tp: tuple, offset: int, ack: str, how: str) -> None:
+        self.anomaly("ack-results", "ack-undelivered",
+                     f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}), but {how}no poll handed it to "
+                     f"{process}: a client acknowledges only records it handed to the application", (index,),
+                     offset=offset, process=process)
+
     def resolve(self, process, key, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
         if via == "callback":
             a.callbacks += 1
@@ -440,6 +495,8 @@ class _Replay:
                              (a.index, index))
         self.unresolved[process].pop(key, None)
         rec = a.rec
+        if not ok and rec.holders and rec.holders.get(process, 0) < 0:
+            rec.holders[process] = a.index  # it may not have landed: the client may acknowledge it again
         if ok is None:
             if a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
                 rec.status = MAYBE
@@ -502,6 +559,10 @@ class _Replay:
         if type_ == "ok":
             if topic is None:
                 return
+            if (topic, partition) not in self.acked_tps[process]:
+                self.anomaly("ack-results", "ack-result-unsolicited",
+                             f"{process}'s commit returned a result for {topic}-{partition}, where it never "
+                             f"acknowledged a record", (index,), process=process)
             for key, a in [(k, a) for k, a in pending.items() if k[0] == topic and k[1] == partition]:
                 self.resolve(process, key, a, error is None, index, time, "commit")
             return
@@ -515,27 +576,33 @@ class _Replay:
         v = json.loads(value) if value else {}
         if f == "close" and type_ == "invoke":
             self.session_end[process] = time
-            self.session_event(time)
+            self.session_event(time, index, process, ("session", process, self.session_no[process]),
+                               post_drain=time >= self.drain_end)
+            self.forget_holdings(process)
         elif f == "close" and type_ == "info":
-            self.crashed(process, time)
+            self.crashed(process, time, index)
         elif f == "crash":
-            self.crashed(v.get("process", ""), time)
+            self.crashed(v.get("process", ""), time, index)
         elif f == "start" and type_ == "ok":
             self.first_start = min(self.first_start, index)
             self.first_start_time = min(self.first_start_time, time)
+            self.session_no[process] += 1
+        elif f == "drain" and type_ in ("ok", "info"):
+            self.drain_end = min(self.drain_end, time)
         elif f == "error":
-            self.session_event(time)
+            # a client error (a broken connection: its share session may be gone): one per session counts
+            self.session_event(time, index, process, ("error", process, self.session_no[process]))
         elif f == "fault-start" and type_ in ("invoke", "ok"):
             if "session-loss" in (v.get("effects") or ()) and v.get("processes"):
                 self.session_faults[v.get("id")] = list(v["processes"])
-                self.sessions_lost(v["processes"], time)
+                self.sessions_lost(v["processes"], time, index, v.get("id"))
             if set(v.get("effects") or ()) & set(DISRUPTING):
                 parts = v.get("partitions")
                 tps = None if parts is None else {(v.get("topic"), p) for p in parts}
                 if not any(w[3] == v.get("id") for w in self.windows):
-                    self.windows.append([time, NEVER, tps, v.get("id")])
+                    self.windows.append([time, NEVER, tps, v.get("id"), index])
         elif f == "fault-heal" and type_ == "ok":
-            self.sessions_lost(self.session_faults.pop(v.get("id"), ()), time)
+            self.sessions_lost(self.session_faults.pop(v.get("id"), ()), time, index, v.get("id"))
             for w in self.windows:
                 if w[3] == v.get("id") and w[1] == NEVER:
                     w[1] = time + self.settle_ns
@@ -550,6 +617,12 @@ class _Replay:
             self.state_writes[(topic, partition)] = v.get("writes", [])
             self.state_max_start[(topic, partition)] = v.get("max_start_offset", offset)
             self.final_start[(topic, partition)] = (offset, time)
+            self.start_read((topic, partition), offset, time, index)
+            if "ever_written" in v:
+                self.state_seen[(topic, partition)] = {
+                    "from": int(v.get("writes_from", 0)),
+                    "written": StateRanges([(a, b, 1, 0) for a, b in v["ever_written"]]),
+                    "archived": StateRanges([(a, b, 4, 0) for a, b in v.get("ever_archived", ())])}
         elif f == "transaction" and type_ in ("ok", "info") and v.get("outcome") == "abort" and self.read_committed:
             # read_committed: an aborted transaction's records are never delivered nor expected
             ids = set(v.get("ids", ()))
@@ -633,29 +706,99 @@ class _Replay:
         return (self.latest and rec.count == 0 and rec.produce_index < self.first_start
                 and offset < self.lowest_delivered.get(tp, -1))
 
-    def could_be_archived(self, rec: Rec, by: int) -> bool:
-        """Delivered at the limit, or enough sessions ended between its last delivery and `by` to have
-        taken the remaining acquisitions unseen."""
-        if rec.count >= self.limit:
-            return True
-        since = rec.acq_time if rec.count else 0
-        events = bisect.bisect_left(self.session_events, by) - bisect.bisect_left(self.session_events, since)
-        return events >= self.limit - rec.count
+    def unseen_acquisitions(self, rec: Rec, need: int, by: int, by_index: int,
+                            expiry: bool = True) -> tuple[str, list[int]] | None:
+        """The allowance and its evidence if `need` acquisitions of `rec` can have gone unseen (to a
+        client that never handed them to the application) between when it could be acquired again (its
+        last delivery, else its produce) and `by`; None if the history holds no such events.
 
-    def sessions_lost(self, processes, time: int) -> None:
+        Each unseen acquisition needs its own end: a session end of a consumer (close, crash, a fault
+        cutting its connections, a client error; one per session), not the one that released the
+        delivery the history saw, or a whole lock duration (`-expired`). Orderly closes after the drain
+        count once together: until then every consumer polled, and a poll hands over what it fetched, so
+        only the fetch a close cut off can go unseen. On a release whose session release decreases the
+        count (4.1) a session end takes nothing. `expiry=False`: lock durations do not count (a record
+        that ends archived without a delivery the history saw at the limit needs session ends: a live
+        client hands what it fetched to the application at its next poll)."""
+        if need <= 0:
+            return "unobserved-acquisition", [by_index]
+        since = rec.acq_time if rec.count else rec.avail_time
+        since_index = rec.last_index if rec.count else rec.produce_index
+        used: list[int] = []
+        if self.profile.session_release_count != "decrease":
+            owner_release = rec.count > 0 and rec.owner is not None and rec.release_from == NEVER
+            keys: set = set()
+            post_drain = False
+            lo = bisect.bisect_right(self.end_times, since)
+            for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by)]:
+                if owner_release and process == rec.owner and t <= rec.lock_end:
+                    owner_release = False  # this end released the delivery the history saw
+                    continue
+                if key in keys or (after_drain and post_drain):
+                    continue
+                keys.add(key)
+                post_drain = post_drain or after_drain
+                used.append(index)
+                if len(used) == need:
+                    return "unobserved-acquisition", [since_index, *used, by_index]
+        started = since if rec.count or self.first_start_time > by else max(since, self.first_start_time)
+        if expiry and by - started >= (need - len(used)) * self.lock_ns:
+            return "unobserved-acquisition-expired", [since_index, *used, by_index]
+        return None
+
+    def archived_unseen(self, tp: tuple, rec: Rec, by: int, by_index: int) -> tuple[str, list[int]] | None:
+        """`unseen_acquisitions` for a record never seen at the limit that a start-offset read put below the
+        start: it was archived after acquisitions the history did not see (None: no evidence)."""
+        if rec.count >= self.limit:
+            return "unobserved-acquisition", [by_index]
+        return self.unseen_acquisitions(rec, self.limit - rec.count, by, by_index, expiry=False)
+
+    def start_read(self, tp: tuple, start: int, time: int, index: int) -> None:
+        reads = self.start_reads[tp]
+        if not reads or start > reads[-1][0]:
+            reads.append((start, time, index))
+
+    def first_read_past(self, tp: tuple, offset: int) -> tuple[int, int]:
+        """(time, op index) of the first start-offset read above `offset` (NEVER, -1 if none)."""
+        reads = self.start_reads.get(tp, ())
+        at = bisect.bisect_right([r[0] for r in reads], offset)
+        return (reads[at][1], reads[at][2]) if at < len(reads) else (NEVER, -1)
+
+    def state_disagrees(self, tp: tuple, offset: int) -> str | None:
+        """Why `__share_group_state` contradicts a record archived unseen: no write held it archived (in
+        no write at all: it was skipped). None if they agree or the writes were not read."""
+        seen = self.state_seen.get(tp)
+        if seen is None or offset < seen["from"] or offset in seen["archived"]:
+            return None
+        if offset in seen["written"]:
+            return "no __share_group_state write held it archived"
+        return "no __share_group_state write ever held it: the share-partition skipped it"
+
+    def sessions_lost(self, processes, time: int, index: int, fault: Any) -> None:
         """A fault may have ended these consumers' share sessions (connections cut or reset) by `time`."""
         for process in processes:
             self.session_end[process] = time
-            self.session_event(time)
+            self.session_event(time, index, process, ("fault", process, fault))
 
-    def session_event(self, time: int) -> None:
-        self.last_session_event = time
-        if len(self.session_events) < 100_000:
-            self.session_events.append(time)
+    def session_event(self, time: int, index: int, process: str, key: tuple, post_drain: bool = False) -> None:
+        if self.end_times and time < self.end_times[-1]:
+            time = self.end_times[-1]  # kept sorted (a history's times may step back a little)
+        self.ends.append((time, index, process, key, post_drain))
+        self.end_times.append(time)
 
-    def crashed(self, process: str, time: int) -> None:
+    def forget_holdings(self, process: str) -> None:
+        """The client `process` closed or died: what it was handed is no longer its to acknowledge."""
+        for recs in self.recs.values():
+            for rec in recs.values():
+                if rec.holders and process in rec.holders:
+                    del rec.holders[process]
+        for key in [k for k in self.orphans if k[0] == process]:
+            del self.orphans[key]
+
+    def crashed(self, process: str, time: int, index: int) -> None:
         self.session_end[process] = time
-        self.session_event(time)
+        self.session_event(time, index, process, ("session", process, self.session_no[process]))
+        self.forget_holdings(process)
         returned = {id(a) for _, a in self.commit_scope.get(process, ())} if self.commit_done.get(process) else set()
         for key, a in list(self.unresolved[process].items()):
             self.unresolved[process].pop(key)
@@ -673,6 +816,7 @@ class _Replay:
             return
         self.durable_reads += 1
         self.final_start[tp] = (start, time)
+        self.start_read(tp, start, time, index)
         floor = self.offset_reads.get(process, {}).get(tp, 0)
         if start < floor:
             # Observed on 4.3.1: the start offset a write persists is the one from before the acknowledgements
@@ -682,7 +826,8 @@ class _Replay:
             lag[f"{tp[0]}-{tp[1]}"] = floor - start
         for o, rec in self.recs[tp].items():
             if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.status < ACCEPTED \
-                    and not self.could_be_archived(rec, time) and not self.before_latest_start(tp, o, rec):
+                    and self.archived_unseen(tp, rec, time, index) is None \
+                    and not self.before_latest_start(tp, o, rec):
                 self.anomaly("durable-state", "durable-state-ahead",
                              f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, past record {o} which "
                              f"was never acknowledged and is below the delivery limit (delivered {rec.count} times)",
@@ -765,7 +910,7 @@ class _Replay:
         self.check_state_topic()
         obs, n = self.obs, self.n
         for tp, recs in self.recs.items():
-            start, read_time = self.final_start.get(tp, (0, -1))
+            start, _ = self.final_start.get(tp, (0, -1))
             for o, rec in sorted(recs.items()):
                 if rec.produce_index < 0:
                     continue
@@ -778,9 +923,16 @@ class _Replay:
                     n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
                 elif o < start and rec.ack_seen:
                     n["resolved-by-durable-state"] += 1
-                elif o < start and self.could_be_archived(rec, read_time):
-                    n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
-                    self.allow("no-loss", "unobserved-acquisition")
+                elif o < start and (unseen := self.archived_unseen(tp, rec, *self.first_read_past(tp, o))):
+                    disagrees = self.state_disagrees(tp, o)
+                    if disagrees is None:
+                        n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
+                        self.allow("no-loss", *unseen)
+                    else:
+                        self.anomaly("no-loss", "skipped" if rec.count == 0 else "not-accepted",
+                                     f"record {rec.rid} at {where} was delivered {rec.count} times, never "
+                                     f"accepted, and the start offset moved past it, but {disagrees}",
+                                     (rec.produce_index, rec.last_index), offset=o)
                 elif rec.status == MAYBE:
                     n["unresolved-maybe"] += 1
                 elif self.before_latest_start(tp, o, rec):
@@ -810,7 +962,8 @@ class _Replay:
         # below the watermark: settled; those settled as GONE (deleted, aborted) were not accepted
         n["accepted"] += max(0, sum(self.watermark.values()) - n["gone-passed"])
         n["durable-reads"] += self.durable_reads
-        return Partial(obs.anomalies, obs.allowances, dict(n), obs.stats["durable-state"], obs.unknown, obs.config)
+        return Partial(obs.anomalies, obs.allowances, dict(n), obs.stats["durable-state"], obs.unknown, obs.config,
+                       obs.allowance_evidence)
 
 
 @dataclass
@@ -825,21 +978,24 @@ class Partial:
     durable: dict[str, Any]
     unknown: dict[str, str]
     config: dict[str, Any]
+    allowance_evidence: dict[str, dict[str, list[list[int]]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"anomalies": {p: [[a.kind, a.message, list(a.evidence), a.detail] for a in found]
                               for p, found in self.anomalies.items()},
                 "allowances": self.allowances, "counts": self.counts, "durable": self.durable,
-                "unknown": self.unknown, "config": self.config}
+                "unknown": self.unknown, "config": self.config, "allowance_evidence": self.allowance_evidence}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> "Partial":
         return Partial({p: [Anomaly(k, m, tuple(e), d) for k, m, e, d in found]
                         for p, found in data["anomalies"].items()},
-                       data["allowances"], data["counts"], data["durable"], data["unknown"], data["config"])
+                       data["allowances"], data["counts"], data["durable"], data["unknown"], data["config"],
+                       data.get("allowance_evidence", {}))
 
 
 ANOMALY_CAP = 1000
+EVIDENCE_KEPT = 20  # uses of each allowance whose evidence a result lists
 KNOWN_BUG_EVIDENCE = 5  # messages kept (in stats) of situations a known bug of the release explains
 
 
@@ -860,6 +1016,12 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
             mine = obs.allowances[prop]
             for name, count in counts.items():
                 mine[name] = mine.get(name, 0) + count
+        for prop, uses in part.allowance_evidence.items():
+            for name, found in uses.items():
+                kept = obs.allowance_evidence[prop].setdefault(name, [])
+                kept.extend(found)
+                kept.sort()
+                del kept[EVIDENCE_KEPT:]
         for key, value in part.durable.items():
             if isinstance(value, dict):
                 obs.stats["durable-state"].setdefault(key, {}).update(value)

@@ -116,18 +116,28 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
     Partitions of topics not in `topic_names` (id -> name) are left out. Each partition also has
     `max_start_offset` (the highest start offset ever written; above `start_offset` when the start went
     back) and the `writes` its state came from (the snapshot, then the updates: `[kind, leader epoch,
-    start offset, batches]`, the last 50), the evidence a state-topic anomaly prints."""
+    start offset, batches]`, the last 50), the evidence a state-topic anomaly prints. And what every write
+    since the share-partition's first one held, as merged `[first, last]` ranges: `ever_written` (in
+    any batch) and `ever_archived` (in a batch as ARCHIVED), from `writes_from` (the first write's start
+    offset): the evidence the checkers ask of a record archived by acquisitions the history never saw."""
     topic_names = {_uuid_key(k): v for k, v in topic_names.items()}
     states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
     writes: dict[tuple[str, int], list[list]] = {}
     max_start: dict[tuple[str, int], int] = {}
+    ever: dict[tuple[str, int], tuple[int, list, list]] = {}  # key -> (writes_from, written, archived)
     for r in records:
         key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
             states.pop(key, None)
             writes.pop(key, None)
             max_start.pop(key, None)
+            ever.pop(key, None)
             continue
+        _, written, archived = ever.setdefault(key, (max(0, r["start_offset"]), [], []))
+        for first, last, state, _ in r["batches"]:
+            written.append((first, last))
+            if state == 4:
+                archived.append((first, last))
         max_start[key] = max(max_start.get(key, 0), r["start_offset"])
         if r["type"] != "update":
             writes[key] = []
@@ -156,7 +166,21 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
                 batches.append([o, o, state, count])
         out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
                     "batches": batches, "max_start_offset": max(start, max_start.get((topic_id, partition), 0)),
-                    "writes": writes.get((topic_id, partition), [])})
+                    "writes": writes.get((topic_id, partition), []),
+                    "writes_from": ever[(topic_id, partition)][0],
+                    "ever_written": _merged(ever[(topic_id, partition)][1]),
+                    "ever_archived": _merged(ever[(topic_id, partition)][2])})
+    return out
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[list[int]]:
+    """Inclusive ranges merged where they overlap or touch: [(5, 9), (0, 3), (4, 4)] -> [[0, 9]]."""
+    out: list[list[int]] = []
+    for first, last in sorted(ranges):
+        if out and first <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], last)
+        else:
+            out.append([first, last])
     return out
 
 

@@ -125,6 +125,17 @@ def validate_state_partition(p: Any, where: str, start: Any = None) -> None:
     validate_state_batches(p.get("batches"), f"{where}.batches")
     if "max_start_offset" in p:
         _int(p["max_start_offset"], f"{where}.max_start_offset")
+    if "writes_from" in p:
+        _int(p["writes_from"], f"{where}.writes_from")
+    for key in ("ever_written", "ever_archived"):
+        ranges = p.get(key, [])
+        if not isinstance(ranges, list):
+            raise ValueError(f"field {where}.{key} must be a list of [first, last], got {_short(ranges)}")
+        for j, pair in enumerate(ranges):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError(f"field {where}.{key}[{j}] must be [first, last], got {_short(pair)}")
+            if not 0 <= _int(pair[0], f"{where}.{key}[{j}][0]") <= _int(pair[1], f"{where}.{key}[{j}][1]"):
+                raise ValueError(f"field {where}.{key}[{j}] must have 0 <= first <= last, got {_short(pair)}")
     writes = p.get("writes", [])
     if not isinstance(writes, list):
         raise ValueError(f"field {where}.writes must be a list, got {_short(writes)}")

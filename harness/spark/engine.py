@@ -73,6 +73,9 @@ def history_files(paths: list[Path], parquet_only: bool = True) -> list[Path]:
             if path.suffix != ".parquet" and (parquet_only or path.suffix != ".jsonl"):
                 raise HarnessError(f"{path} is not a {'Parquet' if parquet_only else '.parquet or .jsonl'} history"
                                    + (" (check a .jsonl with --engine inprocess)" if parquet_only else ""))
+            if _holds_no_operation(path):  # named on its own: bad input (in a run directory: unknown)
+                raise HarnessError(f"the history {path} holds no operation: pass the history of a run that "
+                                   f"wrote one (an empty history.jsonl is a run that did not finish)")
             found.append(path)
         elif _run_history(path, parquet_only) is not None:
             found.append(_run_history(path, parquet_only))
@@ -127,6 +130,22 @@ def _is_run(d: Path, explicit: bool = False) -> bool:
                                                  (n.startswith("check-") and n.endswith(".json")) for n in names):
         return True
     return not explicit and not names
+
+
+def _holds_no_operation(path: Path) -> bool:
+    """A history file without one operation: 0 bytes, only blank lines, or a Parquet file of no rows."""
+    try:
+        if path.stat().st_size == 0:
+            return True
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+            return pq.ParquetFile(path).metadata.num_rows == 0
+        with path.open("rb") as handle:
+            return all(not line.strip() for line in handle)
+    except OSError:
+        return False  # unreadable: the loader names it
+    except Exception:  # not Parquet at all: the schema check names it
+        return False
 
 
 def missing_history(path: Path) -> str | None:

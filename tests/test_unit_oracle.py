@@ -1,0 +1,225 @@
+"""The oracle's allowances excuse only what the history makes possible for THAT record (issue 21).
+
+Each test builds the situation an allowance names, then moves one event just outside it: the
+allowance must then not apply and the checker must fail with the matching anomaly. Every allowance
+use lists its evidence (op indexes) in the result.
+"""
+
+from __future__ import annotations
+
+from test_unit_checkers import MS, H, kinds
+
+from harness.checkers import ack_results, delivery_count, durable_state, no_loss
+
+
+def close(h: H, c: str) -> None:
+    h.add(c, "invoke", "close", {})
+    h.add(c, "ok", "close", {})
+
+
+def crash(h: H, c: str) -> int:
+    op = h.add("harness", "info", "crash", {"process": c})
+    h.add(c, "ok", "start", {"client": "test", "client_version": "1"})
+    return op.index
+
+
+def start(h: H, *consumers: str) -> None:
+    for c in consumers:
+        h.add(c, "ok", "start", {"client": "test", "client_version": "1"})
+
+
+def drained(h: H) -> None:
+    h.add("harness", "invoke", "drain", {"timeout": 60})
+    h.add("harness", "ok", "drain", {})
+
+
+# ------------------------------------------------------------------ unobserved-acquisition
+
+def test_orderly_closes_after_the_drain_do_not_excuse_a_record_never_delivered():
+    """Limit 3, three consumers closing after the drain: the old rule counted their closes from the
+    start of the run and excused any skipped record."""
+    h = H(limit=3)
+    start(h, "consumer-0", "consumer-1", "consumer-2")
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    h.consume("consumer-0", [("b", 0, 1)])
+    drained(h)
+    for c in ("consumer-0", "consumer-1", "consumer-2"):
+        close(h, c)
+    h.read_start({0: 2})
+    assert kinds(no_loss.check(h.ops)) == ["lost"]
+    assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
+
+
+def test_session_ends_before_the_record_existed_do_not_excuse_it():
+    h = H(limit=3)
+    start(h, "consumer-0", "consumer-1", "consumer-2")
+    for c in ("consumer-0", "consumer-1", "consumer-2"):
+        crash(h, c)
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    h.consume("consumer-0", [("b", 0, 1)])
+    h.read_start({0: 2})
+    assert kinds(no_loss.check(h.ops)) == ["lost"]
+
+
+def test_one_session_ended_twice_counts_once():
+    """A session-loss fault's start and heal may both cut the same session: one end, not two."""
+    h = H(limit=2)
+    start(h, "consumer-0", "consumer-1")
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    fault = {"id": "cut-1", "fault": "consumer-cut", "effects": ["session-loss"], "processes": ["consumer-1"]}
+    h.add("nemesis", "ok", "fault-start", fault)
+    h.add("nemesis", "ok", "fault-heal", fault)
+    h.consume("consumer-0", [("b", 0, 1)])
+    h.read_start({0: 2})
+    assert kinds(no_loss.check(h.ops)) == ["lost"]
+
+
+def test_enough_crashes_while_the_record_was_available_excuse_it_with_their_evidence():
+    h = H(limit=3)
+    start(h, "consumer-0", "consumer-1", "consumer-2")
+    produced = h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    crashes = [crash(h, c) for c in ("consumer-0", "consumer-1", "consumer-2")]
+    h.consume("consumer-0", [("b", 0, 1)])
+    read = h.read_start({0: 2})
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
+    assert r.allowance_evidence["unobserved-acquisition"] == [[produced.index, *crashes, read.index]]
+
+
+def test_a_record_delivered_once_and_never_acknowledged_needs_the_remaining_session_ends():
+    def history(crash_during_the_run: bool, crash_after_the_read: bool = False):
+        h = H(limit=3)
+        start(h, "consumer-0", "consumer-1", "consumer-2")
+        h.produce("a", 0, 0)
+        h.poll("consumer-0", [("a", 0, 0, 1)])
+        crash(h, "consumer-0")  # releases the delivery the history saw: not an unseen acquisition
+        if crash_during_the_run:
+            crash(h, "consumer-1")
+        drained(h)
+        for c in ("consumer-0", "consumer-1", "consumer-2"):
+            close(h, c)  # together at most one unseen acquisition (the fetch a close cut off)
+        h.read_start({0: 1})
+        if crash_after_the_read:
+            crash(h, "consumer-2")
+        return h.ops
+    assert kinds(no_loss.check(history(False))) == ["not-accepted"]
+    assert kinds(no_loss.check(history(False, crash_after_the_read=True))) == ["not-accepted"]
+    r = no_loss.check(history(True))
+    assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
+
+
+def test_the_state_topic_must_hold_a_record_archived_unseen_as_archived():
+    def history(ever_written, ever_archived):
+        h = H(limit=2)
+        start(h, "consumer-0", "consumer-1")
+        h.produce("a", 0, 0)
+        h.produce("b", 0, 1)
+        crash(h, "consumer-0")
+        crash(h, "consumer-1")
+        h.consume("consumer-0", [("b", 0, 1)])
+        h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+            {"topic": "t", "partition": 0, "start_offset": 2, "batches": [], "writes_from": 0,
+             "ever_written": ever_written, "ever_archived": ever_archived}]})
+        return h
+    ok = no_loss.check(history([[0, 1]], [[0, 0]]).ops)
+    assert ok.valid is True and ok.allowances == {"unobserved-acquisition": 1}
+    skipped = no_loss.check(history([[1, 1]], []).ops)
+    assert kinds(skipped) == ["skipped"] and "skipped it" in skipped.anomalies[0].message
+    assert kinds(no_loss.check(history([[0, 1]], []).ops)) == ["skipped"]
+
+
+# ------------------------------------------------------------------ windows
+
+def _archived_then_redelivered(fault_before_produce: bool):
+    h = H(limit=1, lock_ms=1000)
+    fault = {"id": "leader-1", "fault": "leader-kill", "effects": ["leader-change"], "topic": "t",
+             "partitions": [0]}
+    if fault_before_produce:
+        h.add("nemesis", "ok", "fault-start", fault)
+        h.add("nemesis", "ok", "fault-heal", fault)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.t += 2000 * MS  # its lock ends at the limit: archived
+    h.produce("b", 0, 1)
+    h.consume("consumer-0", [("b", 0, 1)])
+    if not fault_before_produce:
+        h.add("nemesis", "ok", "fault-start", fault)
+        h.add("nemesis", "ok", "fault-heal", fault)
+    h.poll("consumer-1", [("a", 0, 0, 1)])
+    return h
+
+
+def test_a_fault_healed_before_the_record_existed_does_not_excuse_its_redelivery_after_the_limit():
+    assert kinds(delivery_count.check(_archived_then_redelivered(True).ops)) == ["delivered-after-limit"]
+    r = delivery_count.check(_archived_then_redelivered(False).ops)
+    assert r.valid is True and r.allowances == {"delivery-count-lag": 1}
+    assert r.allowance_evidence["delivery-count-lag"][0][0] > 0  # the fault start's index comes first
+
+
+# ------------------------------------------------------------------ acknowledgements per consumer
+
+def test_an_accept_from_a_consumer_never_handed_the_record_fails_even_after_another_settled_it():
+    h = H()
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-1", [(0, 0)])
+    h.commit("consumer-1", {0: None}, offsets={0: [0]})
+    r = ack_results.check(h.ops)
+    assert kinds(r) == ["ack-undelivered"] and "consumer-1" in r.anomalies[0].message
+
+
+def test_an_accept_from_a_consumer_never_handed_the_record_fails_while_another_holds_it():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-1", [(0, 0)])
+    h.commit("consumer-1", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
+    assert kinds(ack_results.check(h.ops)) == ["ack-undelivered"]
+
+
+def test_a_second_acknowledgement_of_one_delivery_fails_but_one_per_delivery_is_fine():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.ack("consumer-0", [(0, 0)], "RELEASE")
+    h.commit("consumer-0", {0: None}, offsets={0: [0]})
+    h.consume("consumer-0", [("a", 0, 0, 2)])  # delivered again: its acknowledgement is its own
+    assert ack_results.check(h.ops).valid is True
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
+    assert "ack-undelivered" in kinds(ack_results.check(h.ops))
+
+
+def test_a_consumer_may_acknowledge_again_after_its_acknowledgement_failed():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: "COORDINATOR_NOT_AVAILABLE"}, offsets={0: [0]})
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: None}, offsets={0: [0]})
+    assert ack_results.check(h.ops).valid is True
+
+
+def test_a_consumer_that_restarted_may_not_acknowledge_what_its_last_instance_was_handed():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    crash(h, "consumer-0")
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
+    assert kinds(ack_results.check(h.ops)) == ["ack-undelivered"]
+
+
+def test_a_commit_result_for_a_partition_never_acknowledged_is_unsolicited():
+    h = H()
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0)])
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: None, 1: None}, callback=False)
+    r = ack_results.check(h.ops)
+    assert kinds(r) == ["ack-result-unsolicited"] and "t-1" in r.anomalies[0].message
