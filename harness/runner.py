@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import (Result, ack_results, batch_order, check_safe, compose, delivery_count, durable_state,
-                              exclusive, no_loss, no_redelivery, verdict_word)
+from harness.checkers import Result, check_safe, compose, no_loss, verdict_word
+from harness.checkers.registry import CHECKERS  # re-exported: Spark, conformance and suites use runner.CHECKERS
 from harness.cluster.admin import create_topic, group_configs_shown, limits_in_force, set_group_configs
 from harness.cluster.base import Cluster
 from harness.clients.pool import DriverPool
@@ -39,9 +39,6 @@ from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
 from harness.spec import RunSpec
 from harness.wait import WaitTimeout, wait_until
-
-CHECKERS = {m.NAME: m.check for m in (no_loss, delivery_count, batch_order, exclusive, no_redelivery, ack_results,
-                                      durable_state)}
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,191 @@ Allowance: `ack-lost-with-consumer` (the consumer was killed first).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
-from harness.checkers import Result, property_result
+from harness.checkers import Result, exclusive, property_result
+from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ack
 
 NAME = "ack-results"
 
 
 def check(history: Any) -> Result:
     return property_result(NAME, history)
+
+
+class AckBook:
+    """Every acknowledgement and the results it gets (a callback, a commit's per-partition result, a
+    commit that failed or raised), per consumer; and whether the consumer was handed what it acknowledges
+    (per delivery: `Rec.holders`; after the record left the ledger: `Ledger.orphans`)."""
+
+    def __init__(self, r) -> None:
+        self.r = r
+        self.findings, self.ledger = r.findings, r.ledger
+        self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack
+        self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
+        #: finished records' acks, for the process's current and previous commit round
+        self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
+        self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
+        self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
+        self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
+        self.acked_tps: dict[str, set] = defaultdict(set)  # process -> share-partitions it acknowledged
+        self.ledger.on_leave.append(self.record_left)
+
+    def record_left(self, tp: tuple, offset: int, rec) -> None:
+        if not rec.ackers:
+            return
+        key = (tp[0], tp[1], offset)
+        for process in rec.ackers:
+            a = self.acks[process].pop(key, None)
+            if a is not None:  # kept a little longer, to catch a late duplicate result
+                self.retired[process][0][key] = a
+
+    def acknowledge(self, index: int, time: int, process: str, tp: tuple, offset: int, ack: str) -> None:
+        self.findings.n["acks"] += 1
+        if offset > self.max_acked.get((process, tp), -1):
+            self.max_acked[(process, tp)] = offset
+        key = (tp[0], tp[1], offset)
+        self.acked_tps[process].add(tp)
+        rec = self.ledger.rec_for(tp, offset)
+        excused = offset in self.ledger.truncated_at[tp] or tp in self.ledger.reset_tps
+        if rec is None:
+            # acknowledging a record already terminal: its result (an error) is not tracked, but the
+            # process must have been handed it (and not have acknowledged that delivery already)
+            if self.ledger.orphans.pop((process, *key), None) is None and not excused and ack != "RENEW":
+                self.not_held(index, process, tp, offset, ack, "it was settled before and ")
+            return
+        handed = rec.holders.get(process) if rec.holders else None
+        if handed is None and not excused:
+            self.not_held(index, process, tp, offset, ack, "another consumer holds it and " if rec.given else "")
+        elif handed is not None and handed < 0 and ack != "RENEW" and not excused:
+            self.findings.anomaly(NAME, "ack-undelivered",
+                                  f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}) again, with no delivery "
+                                  f"since its acknowledgement at index {-handed - 2}: a client acknowledges each "
+                                  f"delivery once", (-handed - 2, index), offset=offset, process=process)
+        if rec.holders and process in rec.holders and ack != "RENEW":
+            rec.holders[process] = -index - 2  # acknowledged: a new delivery must come first
+        old = self.unresolved[process].pop(key, None)
+        if old is not None:
+            self.findings.anomaly(NAME, "ack-result-missing",
+                                  f"{process}'s {old.type} of {tp[0]}-{tp[1]}@{offset} got no result before it "
+                                  f"acknowledged the record again", (old.index, index))
+        a = Ack(ack, index, time, rec)
+        self.acks[process][key] = a
+        if rec.ackers is None:
+            rec.ackers = [process]
+        elif process not in rec.ackers:
+            rec.ackers.append(process)
+        self.unresolved[process][key] = a
+        if ack in ("ACCEPT", "REJECT"):
+            rec.ack_seen = True
+        elif ack == "RELEASE" and rec.owner == process:
+            rec.release_from = min(rec.release_from, time)  # it may go out with the next request
+        elif ack == "RENEW" and rec.owner == process:
+            rec.renewed = True
+
+    def not_held(self, index: int, process: str, tp: tuple, offset: int, ack: str, how: str) -> None:
+        self.findings.anomaly(NAME, "ack-undelivered",
+                              f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}), but {how}no poll handed it "
+                              f"to {process}: a client acknowledges only records it handed to the application",
+                              (index,), offset=offset, process=process)
+
+    def resolve(self, process: str, key: tuple, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
+        if via == "callback":
+            a.callbacks += 1
+            if a.callbacks > 1:
+                self.findings.anomaly(NAME, "ack-result-duplicate",
+                                      f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got {a.callbacks} "
+                                      f"callback results", (a.index, index))
+        self.unresolved[process].pop(key, None)
+        rec = a.rec
+        if not ok and rec.holders and rec.holders.get(process, 0) < 0:
+            rec.holders[process] = a.index  # it may not have landed: the client may acknowledge it again
+        if ok is None:
+            if a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
+                rec.status = MAYBE
+            return
+        if not ok:
+            return
+        if a.type in ("ACCEPT", "REJECT"):
+            if rec.status < ACCEPTED:
+                exclusive.judge_settled(self.r, rec, process, a, key, index, time)
+                rec.status = ACCEPTED if a.type == "ACCEPT" else REJECTED
+                rec.status_index = index
+                self.ledger.advance((key[0], key[1]), time)
+        elif a.type == "RELEASE" and rec.owner == process:
+            rec.release_from = min(rec.release_from, a.time)
+        elif a.type == "RENEW" and rec.owner == process:
+            rec.lock_end = max(rec.lock_end, a.time + self.r.lock_ns)
+
+    def callback(self, index: int, time: int, process: str, tp: tuple, offset: int, error) -> None:
+        key = (tp[0], tp[1], offset)
+        a = self.acks[process].get(key)
+        if a is None:
+            recent, older = self.retired[process]
+            a = recent.get(key) or older.get(key)
+        if a is None:
+            held = self.ledger.recs[tp].get(offset)
+            top = self.max_acked.get((process, tp))
+            if offset >= self.ledger.watermark[tp] and (held is None or held.produce_index < 0) \
+                    and top is not None and offset <= top + 1:
+                # no record was produced at this offset (a transaction marker, a compacted gap) and it lies
+                # within what the process acknowledged (or is the marker right after it): the client
+                # acknowledges gaps itself (KIP-932's GAP acknowledgement type)
+                self.findings.n["gap-results"] += 1
+            elif offset >= self.ledger.watermark[tp]:
+                self.findings.anomaly(NAME, "ack-result-unsolicited",
+                                      f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never "
+                                      f"acknowledged", (index,))
+            return
+        self.resolve(process, key, a, error is None, index, time, "callback")
+
+    def commit(self, index: int, time: int, process: str, type_: str, topic, partition, error) -> None:
+        pending = self.unresolved[process]
+        if type_ == "invoke":
+            self.retired[process] = ({}, self.retired[process][0])
+            # acks the previous commit carried must have their result by now
+            for key, a in self.commit_scope.get(process, ()):
+                if pending.get(key) is a:
+                    del pending[key]
+                    self.findings.anomaly(NAME, "ack-result-missing",
+                                          f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from "
+                                          f"the commit that carried it", (a.index, index), process=process)
+            self.commit_scope[process] = list(pending.items())
+            self.commit_done[process] = False
+            return
+        self.commit_done[process] = True
+        if type_ == "ok":
+            if topic is None:
+                return
+            if (topic, partition) not in self.acked_tps[process]:
+                self.findings.anomaly(NAME, "ack-result-unsolicited",
+                                      f"{process}'s commit returned a result for {topic}-{partition}, where it never "
+                                      f"acknowledged a record", (index,), process=process)
+            for key, a in [(k, a) for k, a in pending.items() if k[0] == topic and k[1] == partition]:
+                self.resolve(process, key, a, error is None, index, time, "commit")
+            return
+        for key, a in list(pending.items()):  # fail / info: the outcome of every pending ack is unknown
+            self.resolve(process, key, a, None, index, time, "commit")
+
+    def crashed(self, process: str, index: int) -> None:
+        """`process` died (or its close did not finish): its acknowledgements still awaiting a result lost
+        it with the consumer (`ack-lost-with-consumer`), unless their commit had already returned."""
+        returned = {id(a) for _, a in self.commit_scope.get(process, ())} if self.commit_done.get(process) else set()
+        for key, a in list(self.unresolved[process].items()):
+            self.unresolved[process].pop(key)
+            if id(a) in returned:  # its commit had returned without a result for it: not the crash's doing
+                self.findings.anomaly(NAME, "ack-result-missing",
+                                      f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from the "
+                                      f"commit that carried it", (a.index,), process=process)
+            else:
+                self.findings.allow(NAME, "ack-lost-with-consumer", (a.index, index))
+            if a.type in ("ACCEPT", "REJECT") and a.rec.status == OPEN:
+                a.rec.status = MAYBE
+
+    def end(self) -> None:
+        for process, pending in self.unresolved.items():
+            for key, a in pending.items():
+                self.findings.anomaly(NAME, "ack-result-missing",
+                                      f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
+                                      (a.index,), process=process)

@@ -15,3 +15,23 @@ NAME = "batch-order"
 
 def check(history: Any) -> Result:
     return property_result(NAME, history)
+
+
+class Judge:
+    """Reads each delivered record's row in history order (one poll's rows are consecutive)."""
+
+    def __init__(self, findings) -> None:
+        self.findings = findings
+        self.last_batch = -1
+        self.batch_last: dict[tuple, int] = {}
+
+    def row(self, index: int, process: str, tp: tuple, offset: int) -> None:
+        if index != self.last_batch:
+            self.last_batch, self.batch_last = index, {}
+            self.findings.n["batches"] += 1
+        prev = self.batch_last.get(tp)
+        if prev is not None and offset <= prev:
+            self.findings.anomaly(NAME, "batch-order",
+                                  f"poll by {process}: {tp[0]}-{tp[1]} offset {offset} after {prev} in one batch",
+                                  (index,), topic=tp[0], partition=tp[1], previous=prev, offset=offset)
+        self.batch_last[tp] = offset

@@ -15,9 +15,59 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checkers import Result, property_result
+from harness.checkers.ledger import ACCEPTED
+from harness.model.share_partition import (RELEASE, SESSION, archived_after_release, count_after_release,
+                                           next_delivery_count)
 
 NAME = "delivery-count"
 
 
 def check(history: Any) -> Result:
     return property_result(NAME, history)
+
+
+def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,
+                   session_ended: bool) -> None:
+    """A new acquisition of `rec` (its previous delivery's count is `rec.count`) with count `count`."""
+    where = f"{tp[0]}-{tp[1]}@{offset}"
+    prev, limit = rec.count, r.limit
+    cause = SESSION if session_ended else RELEASE  # how the previous acquisition ended (at the latest)
+    if count < 1:
+        r.findings.anomaly(NAME, "count-invalid", f"{where} delivered with delivery count {count}", (index,))
+    elif count > limit:
+        r.findings.anomaly(NAME, "beyond-limit", f"{where} delivered with delivery count {count} > limit {limit}",
+                           (index,))
+    # the model says what that release did to the count (4.1: a session end takes the acquisition back)
+    decreased = count_after_release(prev, cause, r.profile) < prev
+    if prev and archived_after_release(prev, limit, cause, r.profile) and rec.status < ACCEPTED:
+        r.evidence.excuse(NAME, "delivery-count-lag", rec.acq_time, time, tp, "delivered-after-limit",
+                          f"{where} delivered again (count {count}) after a delivery at the limit {limit}",
+                          (rec.last_index, index), offset=offset)
+    elif count >= 1 and count != next_delivery_count(prev):
+        since = rec.acq_time if prev else rec.avail_time  # when the count could have moved
+        if count > prev + 1:
+            found = r.evidence.unseen_acquisitions(rec, count - prev - 1, time, index)
+            if found is not None:
+                r.findings.allow(NAME, *found)
+            else:
+                r.findings.anomaly(NAME, "count-skipped",
+                                   f"{where} delivered with count {count} after count {prev}, with no acquisition "
+                                   f"unseen by the history (no session end, and too soon for a lock to elapse)",
+                                   (rec.last_index, index), offset=offset)
+        elif decreased and count == prev:
+            r.findings.n["session-release-decrements"] += 1
+        elif rec.status >= ACCEPTED and not r.evidence.disrupted(since, time, tp):
+            r.after_terminal.report(tp, offset, NAME, "count-regressed",
+                                    f"{where} delivered with count {count} after count {prev}", (rec.last_index, index))
+        else:
+            r.evidence.excuse(NAME, "delivery-count-lag", since, time, tp, "count-regressed",
+                              f"{where} delivered with count {count} after count {prev}", (rec.last_index, index),
+                              offset=offset)
+
+
+def judge_after_limit(r, tp: tuple, offset: int, limit_time: int, index: int, time: int, process: str) -> None:
+    """A record archived at the limit (its delivery at the limit at `limit_time`, lock over) is delivered
+    again: only a disruption between that delivery and this one can explain it."""
+    r.evidence.excuse(NAME, "delivery-count-lag", limit_time, time, tp, "delivered-after-limit",
+                      f"{tp[0]}-{tp[1]}@{offset} delivered to {process} after it was delivered at the limit "
+                      f"{r.limit} and its lock ended", (index,), offset=offset)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from harness.checkers import Result, property_result
+from harness.checkers.ledger import ACCEPTED, GONE, MAYBE
 from harness.history.schema import Op
 
 NAME = "no-loss"
@@ -80,3 +81,72 @@ def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[t
             process = op.value.get("process", op.process) if op.f == "crash" else op.process
             maybe.update((key, op.time) for key in pending.pop(process, set()))
     return sure, {key: t for key, t in maybe.items() if key not in sure}
+
+
+def lost_delivered(r, index: int, tp: tuple, offset: int, rid: str, unclean: bool, evidence: tuple) -> None:
+    """A record the log truncated was delivered: only an unclean election can lose a delivered record."""
+    if unclean:
+        r.findings.allow(NAME, "lost-to-unclean-election", (*evidence, index))
+    else:
+        r.findings.anomaly(NAME, "truncated-delivered",
+                           f"record {rid} at {tp[0]}-{tp[1]}@{offset} was delivered, but the log later truncated "
+                           f"it: a share fetch returned a record that was never committed", evidence, offset=offset)
+
+
+def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
+    """With share.auto.offset.reset=latest: produced before the first consumer started, never
+    delivered, and below the lowest offset the share-partition delivered (so before it was
+    initialized at the log end)."""
+    return (r.latest and rec.count == 0 and rec.produce_index < r.evidence.first_start
+            and offset < r.ledger.lowest_delivered.get(tp, -1))
+
+
+def judge_end(r) -> None:
+    """After the replay: every record produced is settled (accepted, rejected, archived at the limit,
+    gone from the log), or terminal per a durable read with the evidence an allowance needs."""
+    n, ledger, evidence, findings = r.findings.n, r.ledger, r.evidence, r.findings
+    for tp, recs in ledger.recs.items():
+        start, _ = r.final_start.get(tp, (0, -1))
+        for o, rec in sorted(recs.items()):
+            if rec.produce_index < 0 or rec.status == GONE:
+                continue
+            where = f"{tp[0]}-{tp[1]}@{o}"
+            if rec.status >= ACCEPTED:
+                n["accepted"] += 1
+            elif rec.count >= r.limit:
+                n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
+            elif o < start and rec.ack_seen:
+                n["resolved-by-durable-state"] += 1
+            elif o < start and (unseen := evidence.archived_unseen(rec, *evidence.first_read_past(tp, o))):
+                disagrees = evidence.state_disagrees(tp, o)
+                if disagrees is None:
+                    n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
+                    findings.allow(NAME, *unseen)
+                else:
+                    findings.anomaly(NAME, "skipped" if rec.count == 0 else "not-accepted",
+                                     f"record {rec.rid} at {where} was delivered {rec.count} times, never "
+                                     f"accepted, and the start offset moved past it, but {disagrees}",
+                                     (rec.produce_index, rec.last_index), offset=o)
+            elif rec.status == MAYBE:
+                n["unresolved-maybe"] += 1
+            elif before_latest_start(r, tp, o, rec):
+                n["skipped-by-latest"] += 1
+                findings.allow(NAME, "before-latest-start", (rec.produce_index, evidence.first_start))
+            elif rec.count == 0:
+                findings.anomaly(NAME, "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
+                                 f"but never delivered", (rec.produce_index,), offset=o)
+            else:
+                findings.anomaly(NAME, "not-accepted", f"record {rec.rid} at {where} was delivered "
+                                 f"{rec.count} times but never accepted, rejected or archived",
+                                 (rec.produce_index, rec.last_index), offset=o)
+    for rid, (produce_index, (topic, partition)) in ledger.unplaced.items():
+        if rid not in ledger.truncated_ids:
+            findings.anomaly(NAME, "lost", f"record {rid} was acknowledged by the broker to {topic}-{partition} "
+                             f"(offset not reported) but never delivered", (produce_index,))
+    for (topic, partition, offset, rid), (produce_index, _) in ledger.overwritten.items():
+        findings.anomaly(NAME, "offset-reused",
+                         f"record {rid} at {topic}-{partition}@{offset} was acknowledged by the broker, but another "
+                         f"record was later acknowledged at the same offset and the history shows no truncation",
+                         (produce_index,), offset=offset)
+    # below the watermark: settled; those settled as GONE (deleted, aborted) were not accepted
+    n["accepted"] += max(0, sum(ledger.watermark.values()) - n["gone-passed"])

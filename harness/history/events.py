@@ -37,6 +37,7 @@ class EventTable:
         columns = columns or {c: [] for c in COLUMNS}
         self.columns = {c: columns[c] for c in COLUMNS}
         self.schema_version = schema_version
+        self.replayed: tuple[int, Any] | None = None  # (its length then, the Observation): see checkers.replay
 
     def __len__(self) -> int:
         return len(self.columns["index"])

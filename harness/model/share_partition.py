@@ -13,7 +13,12 @@ in flight, each in one of four states:
 SPSO moves past the contiguous prefix of terminal records; acquisition never
 goes beyond `max_record_locks` records in flight. The simulator
 (`harness.model.simulate`) drives this model to produce histories the
-checkers must accept; the checkers hold the same states per record.
+checkers must accept.
+
+The rules that depend on the release (how a release counts and archives) are
+the functions below; `SharePartition` applies them, and the checkers' judges
+(`harness.checkers.delivery_count`, `harness.checkers.evidence`) ask the same
+functions what a history may show, so each rule is stated once.
 """
 
 from __future__ import annotations
@@ -22,6 +27,36 @@ from harness.model.profiles import ModelProfile
 
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "Available", "Acquired", "Acknowledged", "Archived"
 TERMINAL = (ACKNOWLEDGED, ARCHIVED)
+#: KIP-932 RecordState ids, as `__share_group_state` batches write them (Acquired is never persisted)
+STATE_IDS = {AVAILABLE: 0, ACQUIRED: 1, ACKNOWLEDGED: 2, ARCHIVED: 4}
+STATE_NAMES = {i: name.upper() for name, i in STATE_IDS.items()}
+TERMINAL_IDS = (STATE_IDS[ACKNOWLEDGED], STATE_IDS[ARCHIVED])
+#: what ends an acquisition: the consumer's RELEASE or its lock timing out ("release"), or its share
+#: session ending (close, connection lost: "session")
+RELEASE, SESSION = "release", "session"
+
+
+def next_delivery_count(count: int) -> int:
+    """"Every time that a record is acquired by a consumer in a share group, its delivery count
+    increments by 1." (KIP-932)"""
+    return count + 1
+
+
+def count_after_release(count: int, cause: str, profile: ModelProfile) -> int:
+    """The delivery count of a record whose acquisition ended by `cause`: kept, except that a session
+    end on 4.1 takes the acquisition back ("These records were fetched but they were not actually
+    delivered to the client", `DeliveryCountOps.DECREASE`)."""
+    if cause == SESSION and profile.session_release_count == "decrease":
+        return count - 1
+    return count
+
+
+def archived_after_release(count: int, limit: int, cause: str, profile: ModelProfile) -> bool:
+    """Whether that release archives the record: at the delivery-count limit ("the record is archived
+    when its delivery count reaches the limit"), except a session end on 4.1, which never archives."""
+    if cause == SESSION and not profile.session_release_archives:
+        return False
+    return count_after_release(count, cause, profile) >= limit
 
 
 class InFlight:
@@ -75,8 +110,8 @@ class SharePartition:
 
     def _take(self, offset: int, rec: InFlight, member: str, now: int, got: list) -> None:
         rec.state, rec.owner, rec.deadline = ACQUIRED, member, now + self.lock_ns
-        rec.count += 1
         self._earliest = min(self._earliest, rec.deadline)
+        rec.count = next_delivery_count(rec.count)
         got.append((offset, rec.count))
 
     # -- acknowledgement -------------------------------------------------------
@@ -91,7 +126,7 @@ class SharePartition:
         elif ack == "REJECT":
             self._finish(offset, rec, ARCHIVED)
         elif ack == "RELEASE":
-            self._release(offset, rec, decrease=False, archive_at_limit=True)
+            self._release(offset, rec, RELEASE)
         elif ack == "RENEW":
             if not self.profile.renew:
                 return "INVALID_REQUEST"
@@ -105,8 +140,7 @@ class SharePartition:
         self.expire(now)
         released = [o for o, r in self.records.items() if r.state == ACQUIRED and r.owner == member]
         for offset in released:
-            self._release(offset, self.records[offset], decrease=self.profile.session_release_count == "decrease",
-                          archive_at_limit=self.profile.session_release_archives)
+            self._release(offset, self.records[offset], SESSION)
         return released
 
     def expire(self, now: int) -> None:
@@ -117,16 +151,16 @@ class SharePartition:
         for offset, rec in list(self.records.items()):
             if rec.state == ACQUIRED:
                 if rec.deadline <= now:
-                    self._release(offset, rec, decrease=False, archive_at_limit=True)
+                    self._release(offset, rec, RELEASE)
                 else:
                     earliest = min(earliest, rec.deadline)
         self._earliest = earliest
 
-    def _release(self, offset: int, rec: InFlight, decrease: bool, archive_at_limit: bool) -> None:
+    def _release(self, offset: int, rec: InFlight, cause: str) -> None:
         rec.owner = None
-        if decrease:
-            rec.count -= 1
-        if archive_at_limit and rec.count >= self.limit:
+        archive = archived_after_release(rec.count, self.limit, cause, self.profile)
+        rec.count = count_after_release(rec.count, cause, self.profile)
+        if archive:
             self._finish(offset, rec, ARCHIVED)
         else:
             rec.state = AVAILABLE

@@ -6,7 +6,7 @@ Python task) its share-partition is spread to; every other row (config, commit i
 crashes, closes, faults...) is global: every slot of the run replays it, with a "commit returned"
 marker for each commit that returned results elsewhere (the replay marks a process's commit as
 returned on any of its rows). A slot replays its share-partitions with the run's global rows by
-`harness.checkers.replay._Replay`, exactly as the in-process engine replays a whole history; the
+`harness.checkers.replay.Replay`, exactly as the in-process engine replays a whole history; the
 partial findings of the slots are merged by `replay.observation`, the same code that finishes an
 in-process replay. The merge is exact because the replay keeps no state that links two
 share-partitions except through global rows.
@@ -275,7 +275,7 @@ def _replay_slot(configs: dict[int, Any], shared):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from harness.checkers.replay import _Replay
+        from harness.checkers.replay import Replay
         batches = [b for b in batches if b.num_rows]
         if not batches:
             return
@@ -294,7 +294,7 @@ def _replay_slot(configs: dict[int, Any], shared):
                 common = pa.ipc.open_stream(common).read_all()
                 mine = pa.concat_tables([mine.select(common.schema.names),
                                          common.cast(mine.select(common.schema.names).schema)])
-            partial = _Replay(configs.get(run, {})).run_partial(_arrow_rows(_in_order(mine)))
+            partial = Replay(configs.get(run, {})).run_partial(_arrow_rows(_in_order(mine)))
             yield pa.RecordBatch.from_pydict({
                 "run": pa.array([run], pa.int32()), "events": pa.array([events], pa.int64()),
                 "deliveries": pa.array([len(polls)], pa.int64()), "produced": pa.array([produced], pa.int64()),
@@ -450,7 +450,7 @@ def _replay_one_file_slot(run: int, path: str, slot: int, slots: int) -> dict[st
     import pyarrow.parquet as pq
 
     from harness.checkers import crash_reason
-    from harness.checkers.replay import _config, _Replay
+    from harness.checkers.replay import Replay, config_of
     from harness.history.events import EventTable
     batch_rows = 262_144
     # strings as codes: read as dictionaries, compared as integers
@@ -516,7 +516,7 @@ def _replay_one_file_slot(run: int, path: str, slot: int, slots: int) -> dict[st
     error = partial = None
     try:
         at = np.flatnonzero(f == CONFIG)[:1] if kept else []
-        config = _config(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at))))
+        config = config_of(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at))))
     except Exception as exc:  # the in-process replay raises it too: every property unknown
         config, error = {}, crash_reason(exc)
     # a slot with none of the file's share-partitions replays nothing (its global rows are in
@@ -525,7 +525,7 @@ def _replay_one_file_slot(run: int, path: str, slot: int, slots: int) -> dict[st
         index = table["index"].to_numpy()
         if not _sorted(index):  # the history's own order: by index, then the file's order
             table = table.take(np.argsort(index, kind="stable"))
-        partial = json.dumps(_Replay(config).run_partial(_arrow_rows(table)).to_json(), separators=(",", ":"))
+        partial = json.dumps(Replay(config).run_partial(_arrow_rows(table)).to_json(), separators=(",", ":"))
     return {"run": run, "events": events, "deliveries": deliveries, "produced": produced, "t0": t0, "t1": t1,
             "polls": _unique(np.concatenate(polls)).astype(np.int64).tobytes() if polls else b"",
             "partial": partial, "error": error}
@@ -554,7 +554,7 @@ def _shuffle_job(spark, files: list[Path], runs: list[int], rows: int, facts, ba
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    from harness.checkers.replay import _config
+    from harness.checkers.replay import config_of
     from harness.history.events import EventTable
     # A run is its position in `files`; `seq` keeps the file's row order within a run (an op's rows).
     df = reduce(lambda a, b: a.unionByName(b), [
@@ -591,7 +591,7 @@ def _shuffle_job(spark, files: list[Path], runs: list[int], rows: int, facts, ba
     config_rows = real.filter(pc.equal(real["f"], "config")).sort_by([("index", "ascending"), ("seq", "ascending")])
     for run in pc.unique(config_rows["run"]).to_pylist():
         try:
-            configs[run] = _config(EventTable.from_arrow(config_rows.filter(pc.equal(config_rows["run"], run))))
+            configs[run] = config_of(EventTable.from_arrow(config_rows.filter(pc.equal(config_rows["run"], run))))
         except Exception as exc:  # the in-process replay raises it too: every property unknown
             bad_config[run] = crash_reason(exc)
     shared_runs = pc.unique(shared_rows["run"]).to_pylist()
@@ -620,7 +620,7 @@ def _merge(files: list[Path], out, facts, bad_config: dict[int, str], by_run) ->
     merged by `replay.observation`, polls with records counted once across slots."""
     import numpy as np
 
-    from harness.checkers.replay import PROPERTIES, Observation, Partial, _Replay, observation
+    from harness.checkers.replay import PROPERTIES, Observation, Partial, Replay, observation
     polls: dict[int, list] = {}
     partials: dict[int, list[Partial]] = {}
     for r in out:
@@ -637,7 +637,7 @@ def _merge(files: list[Path], out, facts, bad_config: dict[int, str], by_run) ->
         polls.setdefault(run, []).append(np.frombuffer(r["polls"], dtype=np.int64))
     for run, (config, rows) in by_run.items():  # a shuffled run whose rows are all global: replayed here
         if run not in partials:
-            partials[run] = [_Replay(config).run_partial(_arrow_rows(rows))]
+            partials[run] = [Replay(config).run_partial(_arrow_rows(rows))]
     batches = {run: len(np.unique(np.concatenate(found))) for run, found in polls.items()}
     checks = []
     for key, file in enumerate(files):

@@ -1,0 +1,185 @@
+"""The record ledger: what the history proves about each record of each share-partition.
+
+Per share-partition, a `Rec` per offset in flight: where it came from (its produce), who holds it
+(owner, lock, the consumers it was handed to), its delivery count and whether an acknowledgement
+settled it. Records leave once every offset below them is known to be terminal (`advance`), so memory
+follows the records in flight, not the history length. The ledger judges nothing: the judges in the
+checker modules read it; `place` reports a phantom delivery to no-loss.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable
+
+MS = 1_000_000
+NEVER = 1 << 62
+# record status as far as the history proves it
+OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
+GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborted under read_committed
+
+
+class Rec:
+    __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
+                 "last_index", "status", "status_index", "ack_seen", "renewed", "given", "avail_time", "holders",
+                 "ackers")
+
+    def __init__(self) -> None:
+        self.produce_index = -1
+        self.rid: str | None = None
+        self.count = 0
+        self.owner: str | None = None
+        self.acq_time = 0
+        self.lock_end = 0
+        self.release_from = NEVER
+        self.last_index = -1
+        self.status = OPEN
+        self.status_index = -1
+        self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
+        self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
+        self.given = False  # a poll handed the offset to some consumer (kept when the offset is reused)
+        self.avail_time = 0  # when it could first be acquired: its produce's invoke (0 if unknown)
+        #: process -> index of the poll that handed it the record (its current delivery), or -index - 2
+        #: once that process acknowledged it: a client acknowledges only what it was handed, once per delivery
+        self.holders: dict[str, int] | None = None
+        self.ackers: list[str] | None = None  # processes holding an acknowledgement of it (`AckBook.acks`)
+
+    def reset(self) -> None:
+        """The offset now holds another record (the log reused it)."""
+        self.count, self.owner, self.status, self.ack_seen = 0, None, OPEN, False
+
+
+class Ack:
+    __slots__ = ("type", "index", "time", "callbacks", "rec")
+
+    def __init__(self, type_: str, index: int, time: int, rec: Rec) -> None:
+        self.type, self.index, self.time, self.rec = type_, index, time, rec
+        self.callbacks = 0
+
+
+class Ledger:
+    def __init__(self, limit: int, tol_ns: int, counts: dict[str, int]) -> None:
+        self.limit = limit
+        self.tol_ns = tol_ns
+        self.n = counts
+        self.recs: dict[tuple, dict[int, Rec]] = defaultdict(dict)  # (topic, partition) -> offset -> Rec
+        self.watermark: dict[tuple, int] = defaultdict(int)  # offsets below are terminal for sure
+        #: below the watermark: archived at the limit -> the time of its delivery at the limit
+        self.archived: dict[tuple, dict[int, int]] = defaultdict(dict)
+        self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
+        self.truncated_at: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets a truncation emptied
+        self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
+        self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
+        self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved
+        self.pending_ids: dict[str, int] = {}  # produces invoked without an ok yet -> the invoke's time
+        self.pending_at: dict[str, tuple[tuple, int]] = {}  # pending id -> where it was delivered
+        self.unplaced: dict[str, tuple[int, tuple]] = {}  # acknowledged without an offset, not delivered yet
+        self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
+        self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
+        self.aborted_ids: set = set()  # read_committed: ids of aborted transactions, never to be delivered
+        self.delivered_ids: set = set()  # read_committed only: every id delivered (an abort may come later)
+        #: (process, topic, partition, offset) -> its delivery's poll index: records that left the ledger
+        #: (settled by another consumer) while this process, handed them, had not acknowledged them yet
+        self.orphans: dict[tuple, int] = {}
+        self.on_leave: list[Callable[[tuple, int, Rec], None]] = []  # called as a record leaves: (tp, offset, rec)
+
+    def rec_for(self, tp: tuple, offset: int) -> Rec | None:
+        """The record at `offset` (created on first sight), or None below the watermark (terminal)."""
+        if offset < self.watermark[tp]:
+            return None
+        recs = self.recs[tp]
+        rec = recs.get(offset)
+        if rec is None:
+            rec = recs[offset] = Rec()
+        return rec
+
+    def advance(self, tp: tuple, now: int) -> None:
+        """Forget the records below the first one that may still change (memory follows what is in flight).
+
+        A record leaves when its ACCEPT/REJECT commit succeeded, or when it was delivered at the
+        limit and its lock is over (archived; remembered in a small map for later deliveries).
+        """
+        recs, w = self.recs[tp], self.watermark[tp]
+        while True:
+            rec = recs.get(w)
+            if rec is None:
+                break
+            if rec.status == GONE:
+                self.n["gone-passed"] += 1
+            elif rec.status < ACCEPTED:
+                if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
+                    break
+                self.archived[tp][w] = rec.acq_time
+                self.n["archived"] += 1
+            if rec.holders:
+                for process, handed in rec.holders.items():
+                    if handed >= 0:
+                        self.orphans[(process, tp[0], tp[1], w)] = handed
+            del recs[w]
+            for hook in self.on_leave:
+                hook(tp, w, rec)
+            w += 1
+        self.watermark[tp] = w
+
+    def produce(self, index: int, time: int, type_: str, tp: tuple, offset, rid: str) -> None:
+        if type_ == "invoke":
+            self.pending_ids[rid] = time
+        elif type_ == "ok":
+            invoked = self.pending_ids.pop(rid, time)
+            self.n["produced"] += 1
+            at = self.pending_at.pop(rid, None)
+            if offset is None or offset < 0:  # written, offset not reported: placed by its delivery
+                if at is None:
+                    self.unplaced[rid] = (index, tp)
+                    return
+                offset = at[1]
+            rec = self.rec_for(tp, offset)
+            if rec is None:
+                return
+            if rec.produce_index >= 0 and rec.rid != rid:  # the offset was reused: fine only if truncated
+                self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+                rec.reset()
+            rec.produce_index, rec.rid, rec.avail_time = index, rid, invoked
+            if rec.status >= ACCEPTED:
+                self.advance(tp, 0)
+
+    def place(self, rec: Rec, tp: tuple, offset: int, rid: str, index: int) -> tuple[str, tuple] | None:
+        """Tie a delivery of `rid` at `offset` to what was produced there; (message, evidence) of a
+        phantom (an id no produce created there), else None."""
+        placed = self.unplaced.pop(rid, None) if self.unplaced else None
+        if placed is not None:  # acknowledged earlier without an offset: this is where it was written
+            if rec.produce_index >= 0 and rec.rid != rid:
+                self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+                rec.reset()
+            rec.produce_index, rec.rid = placed[0], rid
+        elif rec.produce_index < 0 and rid in self.pending_ids:
+            self.pending_at[rid] = (tp, offset)
+        if rec.produce_index >= 0 and rec.rid != rid and rid in self.pending_ids:
+            # Its produce is not acknowledged in the history yet and the offset held another record: the
+            # offset was reused (a truncation the history records later, else `offset-reused` at the end).
+            self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+            rec.reset()
+            rec.produce_index, rec.rid = -1, None
+        where = f"{tp[0]}-{tp[1]}@{offset}"
+        if rec.produce_index >= 0:
+            if rec.rid != rid:
+                return f"{where} delivered with id {rid!r} but {rec.rid!r} was produced there", (rec.produce_index, index)
+        elif rid not in self.pending_ids:
+            return f"{where} delivered id {rid!r} that no produce created", (index,)
+        return None
+
+    def forget_holdings(self, process: str) -> None:
+        """The client `process` closed or died: what it was handed is no longer its to acknowledge."""
+        for recs in self.recs.values():
+            for rec in recs.values():
+                if rec.holders and process in rec.holders:
+                    del rec.holders[process]
+        for key in [k for k in self.orphans if k[0] == process]:
+            del self.orphans[key]
+
+    def gone_from_log(self, tp: tuple, rec: Rec, offset: int, index: int, count_as: str) -> None:
+        """The record left the log (deleted, compacted, aborted) before it was settled: never expected."""
+        rec.status, rec.status_index = GONE, index
+        self.n[count_as] += 1
+        if count_as != "aborted":
+            self.gone[tp].add(offset)

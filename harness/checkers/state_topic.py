@@ -1,0 +1,176 @@
+"""`__share_group_state` as the checkers read it, and the check that it agrees with the history.
+
+`StateRanges` holds a share-partition's decoded batches as disjoint intervals (a batch of three
+billion offsets costs one entry). `StateTopic` keeps the last decoded read per share-partition and
+`check` compares it with the ledger after the replay: every record the history proves accepted or
+rejected is terminal there; none is acknowledged there that was never delivered; an acknowledgement
+of unknown outcome is settled by it. Where the start offset went back (a known bug up to 4.3) the
+release's profile decides between the allowance and an anomaly.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from harness.checkers.findings import Findings
+from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ledger
+from harness.model.profiles import ModelProfile
+from harness.model.share_partition import ACKNOWLEDGED, STATE_IDS, STATE_NAMES, TERMINAL_IDS
+
+class StateRanges:
+    """The offsets of `__share_group_state` batches ([first, last, state, delivery count]) and their
+    (state, count), as disjoint ranges: a batch costs the same whatever its length (a batch
+    [0, 3000000000] is one range, not three billion offsets). Where batches overlap the later one
+    holds, as when they are applied one after another. Reads like a dict: `o in s`, `s[o]`, `s.get(o)`."""
+
+    __slots__ = ("firsts", "lasts", "values")
+
+    def __init__(self, batches) -> None:
+        import heapq
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        self.values: list[tuple[int, int]] = []
+        batches = [(int(b[0]), int(b[1]), (b[2], b[3])) for b in batches if int(b[0]) <= int(b[1])]
+        if all(a[1] < b[0] for a, b in zip(batches, batches[1:])):  # sorted and disjoint: as the harness writes
+            for first, last, value in batches:
+                self._add(first, last, value)
+            return
+        # overlapping: sweep the range ends; in each piece between two ends the latest batch holding it wins
+        order = sorted(range(len(batches)), key=lambda i: batches[i][0])
+        ends = sorted({b[0] for b in batches} | {b[1] + 1 for b in batches})
+        live: list[tuple[int, int]] = []  # heap of (-position in the list, last offset)
+        k = 0
+        for here, upto in zip(ends, ends[1:]):
+            while k < len(order) and batches[order[k]][0] <= here:
+                heapq.heappush(live, (-order[k], batches[order[k]][1]))
+                k += 1
+            while live and live[0][1] < here:
+                heapq.heappop(live)
+            if live:
+                self._add(here, upto - 1, batches[-live[0][0]][2])
+
+    def _add(self, first: int, last: int, value: tuple[int, int]) -> None:
+        if self.lasts and self.lasts[-1] == first - 1 and self.values[-1] == value:
+            self.lasts[-1] = last
+        else:
+            self.firsts.append(first)
+            self.lasts.append(last)
+            self.values.append(value)
+
+    def get(self, offset: int, default: Any = None) -> Any:
+        at = bisect.bisect_right(self.firsts, offset) - 1
+        return self.values[at] if at >= 0 and offset <= self.lasts[at] else default
+
+    def __contains__(self, offset: int) -> bool:
+        return self.get(offset) is not None
+
+    def __getitem__(self, offset: int) -> tuple[int, int]:
+        found = self.get(offset)
+        if found is None:
+            raise KeyError(offset)
+        return found
+
+
+
+
+def writes_touching(writes: list[list], offset: int, last: int = 6) -> str:
+    """The state-topic writes (snapshot, then updates) that set `offset`'s state or a start offset, the
+    latest `last` of them, e.g. `update e7 start 3 [3-7 ACKNOWLEDGED c1]`."""
+    shown = []
+    for kind, epoch, start, batches in writes:
+        hit = [f"{f}-{l} {STATE_NAMES.get(st, st)} c{c}" for f, l, st, c in batches if f <= offset <= l]
+        if hit or kind == "snapshot" or start >= 0:  # it touched the offset, or set the start
+            shown.append(f"{kind} e{epoch} start {start}" + (f" [{', '.join(hit)}]" if hit else ""))
+    if not shown:
+        return "none"
+    return ("... " if len(shown) > last else "") + "; ".join(shown[-last:])
+
+
+
+
+class StateTopic:
+    def __init__(self, findings: Findings, ledger: Ledger, profile: ModelProfile) -> None:
+        self.findings = findings
+        self.ledger = ledger
+        self.profile = profile
+        #: tp -> (start offset, decoded states, op index of the read)
+        self.final_state: dict[tuple, tuple[int, StateRanges, int]] = {}
+        self.state_writes: dict[tuple, list[list]] = {}  # tp -> the state-topic writes final_state came from
+        self.state_max_start: dict[tuple, int] = {}  # tp -> highest start offset the state topic ever held
+
+    def read(self, tp: tuple, start: int, v: dict[str, Any], index: int) -> None:
+        self.final_state[tp] = (start, StateRanges(v.get("batches", [])), index)
+        self.state_writes[tp] = v.get("writes", [])
+        self.state_max_start[tp] = v.get("max_start_offset", start)
+
+    def start_went_back_over(self, tp: tuple, offset: int) -> str | None:
+        """How the state topic's start offset of `tp` went back over `offset` (from a start above it to one
+        at or below it), if its writes show that; None if they do not (or were not read)."""
+        if tp not in self.final_state or tp in self.ledger.reset_tps:
+            return None
+        highest = -1
+        for write in self.state_writes.get(tp, []):
+            start = write[2]
+            if 0 <= start <= offset < highest:
+                return f"start offset written as {start} after {highest}"
+            highest = max(highest, start)
+        start = self.final_state[tp][0]
+        top = self.state_max_start.get(tp, start)
+        return f"start offset {start}, earlier {top}" if start <= offset < top else None
+
+    def check(self) -> None:
+        """The decoded `__share_group_state` must agree with the ledger (see the module's text)."""
+        ledger, findings = self.ledger, self.findings
+        checked = 0
+        for tp, (start, states, read_index) in self.final_state.items():
+            def terminal(o: int) -> bool:
+                return o < start or states.get(o, (0, 0))[0] in TERMINAL_IDS
+
+            def held(o: int) -> str:
+                """How the state topic holds offset `o`, with the writes that decided it."""
+                state = f"as {STATE_NAMES.get(states[o][0], states[o][0])} (delivery count {states[o][1]})" \
+                    if o in states else "in no batch (not yet delivered, to a leader loading it)"
+                return f"{state}, start offset {start}; writes: {writes_touching(self.state_writes.get(tp, []), o)}"
+            # Below the highest start offset ever written the share coordinator once had every record
+            # terminal: the start went back (out-of-order writes; 4.4 keeps the higher one).
+            went_back = self.state_max_start.get(tp, start) if tp not in ledger.reset_tps else start
+
+            def not_terminal(o: int, message: str, evidence: tuple[int, ...]) -> None:
+                if o < went_back:
+                    if self.profile.state_start_may_regress:  # a known bug of this release: counted, shown
+                        findings.allow("durable-state", "state-start-offset-regressed", (*evidence, read_index))
+                        findings.known_bug(f"{message}; the state topic's start offset went back from {went_back}")
+                        return
+                    findings.anomaly("durable-state", "state-start-offset-regressed",
+                                     f"{message}; the state topic's start offset went back from {went_back}",
+                                     evidence, offset=o)
+                    return
+                findings.anomaly("durable-state", "state-topic-not-terminal", message, evidence, offset=o)
+            # compacted away as accepted: must be terminal (from -1 at most: no record lies below offset 0)
+            for o in range(max(start, -1), ledger.watermark[tp]):
+                checked += 1
+                if not terminal(o):
+                    not_terminal(o, f"{tp[0]}-{tp[1]}@{o} was accepted, but __share_group_state holds it {held(o)}",
+                                 (read_index,))
+            for o, rec in ledger.recs[tp].items():
+                if rec.produce_index < 0:
+                    continue
+                checked += 1
+                if rec.status in (ACCEPTED, REJECTED) and not terminal(o):
+                    not_terminal(o, f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was "
+                                 f"{'accepted' if rec.status == ACCEPTED else 'rejected'} by a successful commit, "
+                                 f"but __share_group_state holds it {held(o)}", (rec.status_index, read_index))
+                elif (rec.status == MAYBE or (rec.status == OPEN and rec.ack_seen)) and terminal(o):
+                    # the broker has it: the unknown outcome is settled, or the acknowledgement whose result
+                    # was an error (seen on 4.3.1: "_TRANSPORT: Broker transport failure" while the
+                    # controller was killed) reached the broker after all
+                    rec.status = ACCEPTED
+                    findings.n["resolved-by-state-topic"] += 1
+                elif states.get(o, (0, 0))[0] == STATE_IDS[ACKNOWLEDGED] and rec.count == 0:
+                    findings.anomaly("durable-state", "state-topic-acknowledged-undelivered",
+                                     f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} is acknowledged in __share_group_state "
+                                     f"but the history never saw it delivered", (rec.produce_index, read_index),
+                                     offset=o)
+        if self.final_state:
+            findings.obs.stats["durable-state"]["state_topic_records_checked"] = checked
