@@ -1,8 +1,10 @@
 """What KIP-932 allows that a naive oracle would call a violation; each is named, sourced and counted.
 
-A checker uses an allowance only in the situation it names, and counts every
-use (reported per checker in `Result.allowances` and in the report), so an
-allowance is never a silent pass.
+A checker uses an allowance only when the history holds the events that make
+the excused behaviour possible for THAT record, in the interval in which it
+could have happened (`harness.checkers.evidence`), and counts every use with
+those events' op indexes (`Result.allowances`, `Result.allowance_evidence`,
+`verdict.json`, `share-harness tally`), so an allowance is never a silent pass.
 """
 
 from __future__ import annotations
@@ -32,34 +34,43 @@ ALLOWANCES = {a.name: a for a in (
     Allowance(
         "acquired-lost-on-leader-change",
         "a record Acquired before or during a disruption (a fault whose effects include leader-change or "
-        "coordinator-loss, from its start until its heal plus settle_ms) is delivered again while its "
-        "previous acquisition lock would still be live",
+        "coordinator-loss on its partition, from its start until its heal plus settle_ms) is delivered again "
+        "while its previous acquisition lock would still be live; the window must overlap the interval from "
+        "that acquisition to the new delivery. Evidence: the fault start",
         "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
         "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
     Allowance(
         "delivery-count-lag",
         "across such a disruption, a record's delivery count is lower than one more than its previous "
-        "delivery, or a record delivered at the limit is delivered again",
+        "delivery, or a record delivered at the limit is delivered again; the window must overlap the interval "
+        "from the previous delivery (the one at the limit) to the new one. Evidence: the fault start",
         "These updates are not performed with exactly-once semantics, so the delivery count cannot be relied "
         "upon to be precise in all situations."),
     Allowance(
         "unobserved-acquisition",
-        "a record's delivery count rises by more than one when some consumer's session ended (close, crash) "
-        "or a client reported an error since the record's previous delivery: the skipped acquisitions went "
-        "to a client that never handed them to the application",
+        "a record's delivery count rises by more than one, or a record never seen at the limit is terminal "
+        "per a start-offset read, and each acquisition the history did not see has its own end: a session end "
+        "(close, crash, a fault cutting its connections, a client error; one per session) after the record "
+        "could be acquired (its previous delivery, else its produce) and before it was seen again or "
+        "terminal, not the end that released the delivery the history saw; orderly closes after the drain "
+        "count once together; on 4.1 a session end takes its acquisition back and counts nothing. Where "
+        "__share_group_state was read, its writes must hold the record archived (a record in no write was "
+        "skipped: `skipped`). Evidence: the previous delivery or produce, each session end, the read",
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),
     Allowance(
         "unobserved-acquisition-expired",
-        "a record's delivery count rises by more than one with no session end or client error in between, but "
-        "at least one lock duration per skipped acquisition passed since its previous delivery (or the first "
-        "consumer start): a live client acquired it, never handed it to the application (prefetched), and its "
-        "lock elapsed",
+        "a record's delivery count rises by more than one without enough session ends, but at least one lock "
+        "duration per remaining skipped acquisition passed since its previous delivery (or its produce, or the "
+        "first consumer start): a live client acquired it, never handed it to the application (prefetched), "
+        "and its lock elapsed. Not for a record never seen at the limit that ends terminal (a live client "
+        "hands what it fetched to the application at its next poll)",
         "The consumer can do nothing, in which case the lock is automatically released when the lock duration "
         "has elapsed"),
     Allowance(
         "ack-lost-with-consumer",
         "an acknowledgement has no result because its consumer was killed, or its close did not finish, "
-        "before the result arrived",
+        "before the result arrived (and before the commit carrying it returned). Evidence: the "
+        "acknowledgement, the crash",
         "The first consumer fetches records 100 to 109 inclusive and then crashes. [...] it gets records "
         "100 to 109 with their delivery counts set to 2 because they are being redelivered."),
     Allowance(
