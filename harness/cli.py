@@ -348,6 +348,10 @@ def results_table(results, valid, events: int) -> str:
             lines.append(f"{r.checker}: {a.kind}: {a.message} (ops {', '.join(map(str, a.evidence))})")
         if len(r.anomalies) > 5:
             lines.append(f"{r.checker}: ... {len(r.anomalies) - 5} more (use --json)")
+        for name, uses in sorted(getattr(r, "allowance_evidence", {}).items()):
+            if uses:  # the first use's evidence, so a reader can audit it (all kept uses: --json)
+                lines.append(f"{r.checker}: allowance {name} x{r.allowances.get(name, len(uses))}, first "
+                             f"justified by ops {', '.join(map(str, uses[0]))}")
     lines.append(f"verdict: {verdict_word(valid)} ({events} events)")
     return "\n".join(lines)
 
