@@ -9,7 +9,8 @@
    Parquet file batch by batch, and reports events/s and peak RSS;
 3. does the same for a history a fifth of the size, so the memory figure can
    be compared: memory should follow the records in flight, not the length.
-Target (issue 3): >= 300,000 events/s on a 2-core machine.
+Target (issues 3, 21): >= 300,000 events/s on a 2-core machine; the bare read of the same rows
+(Parquet to row tuples, no checking) is measured in the same process as the baseline.
 """
 
 from __future__ import annotations
@@ -40,15 +41,30 @@ def generate(events: int, seed: int, out: Path) -> Path:
     return out
 
 
+def bare_read(path: Path) -> float:
+    """Seconds to stream the same rows without checking them: the baseline measured in the same run."""
+    import collections
+    import itertools
+
+    import pyarrow.parquet as pq
+    from harness.history.events import COLUMNS, EventTable
+    start = time.perf_counter()
+    batches = pq.ParquetFile(path).iter_batches(batch_size=262_144, columns=list(COLUMNS))
+    collections.deque(itertools.chain.from_iterable(EventTable.from_arrow(b).rows() for b in batches), maxlen=0)
+    return time.perf_counter() - start
+
+
 def check(path: Path) -> dict:
     from harness.checkers.replay import PROPERTIES, replay_parquet
     import pyarrow.parquet as pq
     rows = pq.ParquetFile(path).metadata.num_rows
+    read_s = bare_read(path)
     start = time.perf_counter()
     obs = replay_parquet(path)
     elapsed = time.perf_counter() - start
     bad = {p: len(obs.anomalies[p]) for p in PROPERTIES if obs.anomalies[p]}
     return {"events": rows, "seconds": round(elapsed, 2), "events_per_s": int(rows / elapsed),
+            "read_seconds": round(read_s, 2), "vs_bare_read": round(elapsed / read_s, 2),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
             "anomalies": bad, "unknown": obs.unknown}
 
@@ -74,6 +90,7 @@ def main() -> int:
         figures[size] = json.loads(out.stdout)
         f = figures[size]
         print(f"  {f['events']:,} events checked in {f['seconds']} s: {f['events_per_s']:,} events/s, "
+              f"{f['vs_bare_read']}x the bare read of the same rows ({f['read_seconds']} s), "
               f"peak RSS {f['peak_rss_mb']} MB, anomalies {f['anomalies'] or 'none'}, "
               f"unknown {f['unknown'] or 'none'}", flush=True)
     small, big = figures[args.events // 5], figures[args.events]
