@@ -56,9 +56,9 @@ def _write(ops, path: Path) -> Path:
 
 def _model_histories(tmp: Path) -> list[Path]:
     """40 seeded model histories over the model's knobs, and each mutation on some of them."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
-    import test_unit_model as m
+    from harness.mutants import MUTANTS
+    classes = ("drop-delivery", "duplicate-acquisition", "count-past-limit", "swap-in-batch", "redeliver-accepted",
+               "drop-ack-result")
     rng = random.Random(932)
     files = []
     for n in range(40):
@@ -70,15 +70,9 @@ def _model_histories(tmp: Path) -> list[Path]:
                         leader_changes=rng.randint(0, 2))
         ops = simulate(cfg)
         files.append(_write(ops, tmp / f"model-{n}" / "history.parquet"))
-        pick = lambda seq: seq[rng.randrange(len(seq))]  # noqa: E731
-        mutation = [lambda: m.mutate_drop_delivery(ops, pick),
-                    lambda: m.mutate_duplicate_acquisition(ops, pick, [f"consumer-{i}" for i in range(cfg.consumers)]),
-                    lambda: m.mutate_count_past_limit(ops, pick, cfg.limit),
-                    lambda: m.mutate_swap_in_batch(ops, pick),
-                    lambda: m.mutate_redeliver_accepted(ops, pick),
-                    lambda: m.mutate_drop_ack_result(ops, pick)][n % 6]()
-        if mutation is not None:
-            files.append(_write(mutation[0], tmp / f"mutated-{n}" / "history.parquet"))
+        mutant = MUTANTS[classes[n % len(classes)]](ops, random.Random(rng.randrange(2**32)))
+        if mutant is not None:
+            files.append(_write(mutant.ops, tmp / f"mutated-{n}" / "history.parquet"))
     files.append(_write(simulate(SimConfig(seed=1, records=20))[:0], tmp / "empty" / "history.parquet"))
     no_config = [op for op in simulate(SimConfig(seed=2, records=20)) if op.f != "config"]
     files.append(_write(no_config, tmp / "no-config" / "history.parquet"))
