@@ -106,7 +106,7 @@ def test_the_same_seed_gives_the_same_mutant():
 
 # ------------------------------------------------------------------ holes the mutation testing found
 # Each builds a history one mutation away from a valid one, outside every allowance, that the oracle
-# passes today: strict xfail, so the fix in harness/checkers shows up as XPASS (then drop the marker).
+# passed before issue 21's fixes (found by hand while building the mutant classes; kept as regressions).
 
 
 def _start(h, *consumers: str) -> None:
@@ -114,9 +114,6 @@ def _start(h, *consumers: str) -> None:
         h.add(c, "ok", "start", {"client": "test", "client_version": "1"})
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="oracle hole: Replay.delivery returns before the count checks for a record below the "
-                          "ledger's watermark (archived or settled)")
 @pytest.mark.parametrize("count", [3, 0])
 def test_a_count_out_of_range_fails_on_a_redelivery_after_archival(count):
     """count-past-limit on a redelivery `delivery-count-lag` excuses: the redelivery is excused, a count
@@ -142,9 +139,6 @@ def test_a_count_out_of_range_fails_on_a_redelivery_after_archival(count):
     assert ("beyond-limit" if count else "count-invalid") in kinds
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="oracle hole: AckBook.acknowledge does not track an acknowledgement of a record already "
-                          "settled, so its missing result goes unreported")
 def test_an_acknowledgement_of_a_settled_record_needs_a_result():
     """drop-ack-result on an acknowledgement of a record another consumer settled first (its lock had
     expired): the broker answers it (an error), so a commit that returns no result for it, and no

@@ -223,3 +223,25 @@ def test_a_commit_result_for_a_partition_never_acknowledged_is_unsolicited():
     h.commit("consumer-0", {0: None, 1: None}, callback=False)
     r = ack_results.check(h.ops)
     assert kinds(r) == ["ack-result-unsolicited"] and "t-1" in r.anomalies[0].message
+
+
+# ------------------------------------------------------------------ offsets reused below the watermark
+
+def test_a_record_written_again_at_a_settled_offset_and_truncated_undelivered_is_not_a_truncated_delivery():
+    """Seen on a real run (tests/histories/wide-all-offset-reuse): an unclean election emptied settled
+    offsets, a clean truncation's records were written there and lost before any delivery."""
+    def history(delivered: bool):
+        h = H()
+        h.produce("a", 0, 0)
+        h.consume("consumer-0", [("a", 0, 0)])
+        h.add("nemesis", "ok", "truncated", {"id": "u-1", "topic": "t", "partition": 0, "unclean": True,
+                                             "records": [{"offset": 0, "id": "a"}]})
+        h.produce("x", 0, 0)  # the log reused offset 0
+        if delivered:
+            h.poll("consumer-0", [("x", 0, 0)])
+        h.add("nemesis", "ok", "truncated", {"id": "c-1", "topic": "t", "partition": 0, "unclean": False,
+                                             "records": [{"offset": 0, "id": "x"}]})
+        return h.ops
+    r = no_loss.check(history(False))
+    assert r.valid is True and r.allowances == {"lost-to-unclean-election": 1}
+    assert kinds(no_loss.check(history(True))) == ["truncated-delivered"]

@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from harness.checkers import Result, exclusive, property_result
-from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ack
+from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ack, Rec
 
 NAME = "ack-results"
 
@@ -59,10 +59,13 @@ class AckBook:
         rec = self.ledger.rec_for(tp, offset)
         excused = offset in self.ledger.truncated_at[tp] or tp in self.ledger.reset_tps
         if rec is None:
-            # acknowledging a record already terminal: its result (an error) is not tracked, but the
-            # process must have been handed it (and not have acknowledged that delivery already)
+            # acknowledging a record already terminal: the process must have been handed it (and not have
+            # acknowledged that delivery already); the broker answers it (an error), so it needs a result
             if self.ledger.orphans.pop((process, *key), None) is None and not excused and ack != "RENEW":
                 self.not_held(index, process, tp, offset, ack, "it was settled before and ")
+            settled = Rec()  # detached: its result changes nothing the ledger holds
+            settled.status = ACCEPTED
+            self.track(process, key, Ack(ack, index, time, settled), index, tp, offset)
             return
         handed = rec.holders.get(process) if rec.holders else None
         if handed is None and not excused:
@@ -74,24 +77,28 @@ class AckBook:
                                   f"delivery once", (-handed - 2, index), offset=offset, process=process)
         if rec.holders and process in rec.holders and ack != "RENEW":
             rec.holders[process] = -index - 2  # acknowledged: a new delivery must come first
-        old = self.unresolved[process].pop(key, None)
-        if old is not None:
-            self.findings.anomaly(NAME, "ack-result-missing",
-                                  f"{process}'s {old.type} of {tp[0]}-{tp[1]}@{offset} got no result before it "
-                                  f"acknowledged the record again", (old.index, index))
         a = Ack(ack, index, time, rec)
-        self.acks[process][key] = a
+        self.track(process, key, a, index, tp, offset)
         if rec.ackers is None:
             rec.ackers = [process]
         elif process not in rec.ackers:
             rec.ackers.append(process)
-        self.unresolved[process][key] = a
         if ack in ("ACCEPT", "REJECT"):
             rec.ack_seen = True
         elif ack == "RELEASE" and rec.owner == process:
             rec.release_from = min(rec.release_from, time)  # it may go out with the next request
         elif ack == "RENEW" and rec.owner == process:
             rec.renewed = True
+
+    def track(self, process: str, key: tuple, a: Ack, index: int, tp: tuple, offset: int) -> None:
+        """`a` awaits its result (a callback, or its commit's result for the partition)."""
+        old = self.unresolved[process].pop(key, None)
+        if old is not None:
+            self.findings.anomaly(NAME, "ack-result-missing",
+                                  f"{process}'s {old.type} of {tp[0]}-{tp[1]}@{offset} got no result before it "
+                                  f"acknowledged the record again", (old.index, index))
+        self.acks[process][key] = a
+        self.unresolved[process][key] = a
 
     def not_held(self, index: int, process: str, tp: tuple, offset: int, ack: str, how: str) -> None:
         self.findings.anomaly(NAME, "ack-undelivered",
@@ -108,6 +115,9 @@ class AckBook:
                                       f"callback results", (a.index, index))
         self.unresolved[process].pop(key, None)
         rec = a.rec
+        if rec.ackers is None and self.acks[process].get(key) is a and rec.status == ACCEPTED \
+                and rec.produce_index < 0:  # detached (the record had left the ledger): done with it
+            self.retired[process][0][key] = self.acks[process].pop(key)
         if not ok and rec.holders and rec.holders.get(process, 0) < 0:
             rec.holders[process] = a.index  # it may not have landed: the client may acknowledge it again
         if ok is None:

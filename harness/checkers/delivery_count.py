@@ -32,11 +32,6 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
     where = f"{tp[0]}-{tp[1]}@{offset}"
     prev, limit = rec.count, r.limit
     cause = SESSION if session_ended else RELEASE  # how the previous acquisition ended (at the latest)
-    if count < 1:
-        r.findings.anomaly(NAME, "count-invalid", f"{where} delivered with delivery count {count}", (index,))
-    elif count > limit:
-        r.findings.anomaly(NAME, "beyond-limit", f"{where} delivered with delivery count {count} > limit {limit}",
-                           (index,))
     # the model says what that release did to the count (4.1: a session end takes the acquisition back)
     decreased = count_after_release(prev, cause, r.profile) < prev
     if prev and archived_after_release(prev, limit, cause, r.profile) and rec.status < ACCEPTED:
@@ -63,6 +58,18 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
             r.evidence.excuse(NAME, "delivery-count-lag", since, time, tp, "count-regressed",
                               f"{where} delivered with count {count} after count {prev}", (rec.last_index, index),
                               offset=offset)
+
+
+def judge_count_range(r, index: int, tp: tuple, offset: int, count: int) -> None:
+    """Every delivery, whatever the ledger knows of its record (settled, archived, truncated, aborted):
+    a count from 1 to the limit (no allowance excuses another)."""
+    if count < 1:
+        r.findings.anomaly(NAME, "count-invalid", f"{tp[0]}-{tp[1]}@{offset} delivered with delivery count {count}",
+                           (index,))
+    elif count > r.limit:
+        r.findings.anomaly(NAME, "beyond-limit",
+                           f"{tp[0]}-{tp[1]}@{offset} delivered with delivery count {count} > limit {r.limit}",
+                           (index,))
 
 
 def judge_after_limit(r, tp: tuple, offset: int, limit_time: int, index: int, time: int, process: str) -> None:

@@ -81,6 +81,10 @@ class Ledger:
         #: (process, topic, partition, offset) -> its delivery's poll index: records that left the ledger
         #: (settled by another consumer) while this process, handed them, had not acknowledged them yet
         self.orphans: dict[tuple, int] = {}
+        #: (tp, offset) -> [id, delivered]: a record written at an offset the ledger had already settled
+        #: (the log reused it after a truncation): its delivery is its first, and a truncation of it that
+        #: was never delivered is not a truncated delivery
+        self.reproduced: dict[tuple, list] = {}
         self.on_leave: list[Callable[[tuple, int, Rec], None]] = []  # called as a record leaves: (tp, offset, rec)
 
     def rec_for(self, tp: tuple, offset: int) -> Rec | None:
@@ -135,6 +139,7 @@ class Ledger:
                 offset = at[1]
             rec = self.rec_for(tp, offset)
             if rec is None:
+                self.reproduced[(tp, offset)] = [rid, False]
                 return
             if rec.produce_index >= 0 and rec.rid != rid:  # the offset was reused: fine only if truncated
                 self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)

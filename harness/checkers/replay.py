@@ -117,13 +117,18 @@ class Replay:
             before = (rec.produce_index, rec.count)
             del ledger.recs[tp][offset]
         elif before is None and offset < ledger.watermark[tp]:
-            before = (-1, 1)  # already terminal: it was delivered and acknowledged
+            again = ledger.reproduced.pop((tp, offset), None)
+            if again is None or again[0] != rid:
+                before = (-1, 1)  # already terminal: it was delivered and acknowledged
+            elif again[1]:
+                before = (-1, 1)  # written again at a settled offset, and delivered
         if before is not None and before[1] > 0:
             no_loss.lost_delivered(self, index, tp, offset, rid, unclean, (before[0], index))
 
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         ledger, findings = self.ledger, self.findings
         findings.n["deliveries"] += 1
+        delivery_count.judge_count_range(self, index, tp, offset, count)
         if self.read_committed:
             ledger.delivered_ids.add(rid)
         if offset < ledger.lowest_delivered.get(tp, NEVER):
@@ -141,6 +146,10 @@ class Replay:
             return
         rec = ledger.rec_for(tp, offset)
         if rec is None:  # below the watermark: terminal for sure
+            again = ledger.reproduced.get((tp, offset)) if ledger.reproduced else None
+            if again is not None and again[0] == rid and not again[1]:
+                again[1] = True  # the first delivery of a record written again at a settled offset
+                return
             if offset in ledger.gone[tp]:  # deleted while a client held it prefetched: handed over late
                 findings.n["delivered-after-delete"] += 1
             elif offset in ledger.archived[tp]:
