@@ -473,7 +473,8 @@ def _skippable(f: Facts, key: Key, after_start: bool = False) -> tuple[Delivery,
     and `unobserved-acquisition` cannot archive it unseen: either fewer sessions ended between its
     produce and the first start-offset read past it than the delivery limit (so limit acquisitions
     cannot have gone unseen), or the state topic's writes, from at or below it, are all in the history
-    (with the record taken out of them no write ever held it: skipped, not archived)."""
+    (with the record taken out of them no write ever held it: skipped, not archived) and no disruption
+    overlaps its time in flight (a leader change or coordinator loss may lose a write)."""
     ds = f.deliveries.get(key)
     if not ds or len(ds) != 1:
         return None
@@ -495,8 +496,9 @@ def _skippable(f: Facts, key: Key, after_start: bool = False) -> tuple[Delivery,
             return None
     read = f.first_read_past(key[:2], key[2])
     if read is not None and f.countable_ends(f.ops[invoke].time, *read) >= f.limit \
-            and not f.state_proves_skip(key[:2], key[2]):
-        return None
+            and not (f.state_proves_skip(key[:2], key[2])
+                     and not f.disrupted(f.ops[invoke].time, read[0], key[:2])):
+        return None  # (a disruption may lose state-topic writes: then they prove nothing)
     return d, acks[-1]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from test_unit_checkers import MS, H, kinds
 
-from harness.checkers import ack_results, delivery_count, durable_state, no_loss
+from harness.checkers import ack_results, delivery_count, durable_state, exclusive, no_loss, no_redelivery
 
 
 def close(h: H, c: str) -> None:
@@ -245,3 +245,69 @@ def test_a_record_written_again_at_a_settled_offset_and_truncated_undelivered_is
     r = no_loss.check(history(False))
     assert r.valid is True and r.allowances == {"lost-to-unclean-election": 1}
     assert kinds(no_loss.check(history(True))) == ["truncated-delivered"]
+
+
+# ------------------------------------------------------------------ found by an independent review
+
+def test_a_consumer_may_acknowledge_a_record_delivered_after_it_was_deleted():
+    h = H()
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    h.add("admin", "ok", "records-deleted", {"topic": "t", "partition": 0, "offset": 1})
+    h.consume("consumer-1", [("a", 0, 0)], error="INVALID_RECORD_STATE")  # prefetched before the delete
+    h.consume("consumer-1", [("b", 0, 1)])
+    assert ack_results.check(h.ops).valid is True
+
+
+def test_a_consumer_may_retry_an_acknowledgement_that_failed_after_another_settled_the_record():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.poll("consumer-1", [("a", 0, 0, 2)], dt_ms=1500)
+    h.ack("consumer-1", [(0, 0)])
+    h.commit("consumer-1", {0: None}, offsets={0: [0]})
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
+    h.ack("consumer-0", [(0, 0)])  # the client retries what it was handed
+    h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
+    assert ack_results.check(h.ops).valid is True
+    assert exclusive.check(h.ops).valid is True
+
+
+def test_a_successful_acknowledgement_of_a_record_another_consumer_settled_is_an_anomaly():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.poll("consumer-1", [("a", 0, 0, 2)], dt_ms=1500)
+    h.ack("consumer-1", [(0, 0)])
+    h.commit("consumer-1", {0: None}, offsets={0: [0]})
+    h.ack("consumer-0", [(0, 0)])
+    h.commit("consumer-0", {0: None}, offsets={0: [0]})
+    assert kinds(exclusive.check(h.ops)) == ["ack-from-non-owner"]
+
+
+def test_a_commit_result_for_a_partition_of_gaps_only_is_no_anomaly_where_the_log_has_gaps():
+    def history(transactions: bool):
+        h = H()
+        h.produce("a", 0, 0)
+        if transactions:
+            h.add("producer-0", "ok", "transaction", {"outcome": "commit", "ids": ["a"]})
+        h.poll("consumer-0", [("a", 0, 0)])
+        h.ack("consumer-0", [(0, 0)])
+        h.commit("consumer-0", {0: None, 1: None}, callback=False)  # partition 1 held only a marker
+        return h.ops
+    assert ack_results.check(history(True)).valid is True
+    assert kinds(ack_results.check(history(False))) == ["ack-result-unsolicited"]
+
+
+def test_a_record_written_again_at_a_settled_offset_is_judged_like_any_record():
+    h = H(lock_ms=1000)
+    h.produce("a", 0, 0)
+    h.consume("consumer-0", [("a", 0, 0)])
+    h.add("nemesis", "ok", "truncated", {"id": "u-1", "topic": "t", "partition": 0, "unclean": True,
+                                         "records": [{"offset": 0, "id": "a"}]})
+    h.produce("x", 0, 0)  # the log reused offset 0
+    h.consume("consumer-0", [("x", 0, 0, 1)], ack="RELEASE")
+    h.consume("consumer-1", [("x", 0, 0, 2)])  # released, delivered again: no redelivery after an ack
+    results = {m.NAME: m.check(h.ops) for m in (no_loss, no_redelivery, delivery_count, ack_results)}
+    assert all(r.valid is True for r in results.values()), {k: kinds(r) for k, r in results.items()}

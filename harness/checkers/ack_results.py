@@ -38,7 +38,12 @@ class AckBook:
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
         self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
-        self.acked_tps: dict[str, set] = defaultdict(set)  # process -> share-partitions it acknowledged
+        #: process -> share-partitions it acknowledged a record of, in its current session
+        self.acked_tps: dict[str, set] = defaultdict(set)
+        #: successful commit results for a share-partition the process never acknowledged a record of:
+        #: anomalies, unless the log has gaps (transaction markers, compaction) a client acknowledges itself
+        self.unsolicited: list[tuple[str, str, int, int]] = []
+        self.gaps_possible = False
         self.ledger.on_leave.append(self.record_left)
 
     def record_left(self, tp: tuple, offset: int, rec) -> None:
@@ -118,8 +123,21 @@ class AckBook:
         if rec.ackers is None and self.acks[process].get(key) is a and rec.status == ACCEPTED \
                 and rec.produce_index < 0:  # detached (the record had left the ledger): done with it
             self.retired[process][0][key] = self.acks[process].pop(key)
-        if not ok and rec.holders and rec.holders.get(process, 0) < 0:
-            rec.holders[process] = a.index  # it may not have landed: the client may acknowledge it again
+            if ok and a.type in ("ACCEPT", "REJECT", "RELEASE"):
+                # the record was settled (by another consumer's acknowledgement, or archived) before this
+                # one: the broker must refuse it
+                self.r.evidence.excuse("exclusive-acquisition", "acquired-lost-on-leader-change", a.time, time,
+                                       (key[0], key[1]), "ack-from-non-owner",
+                                       f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
+                                       f"the record was settled before it was acknowledged", (a.index, index))
+            elif not ok:  # refused (or unknown): the client may send that acknowledgement again
+                self.ledger.orphans[(process, *key)] = a.index
+            return
+        if not ok:  # it may not have landed: the client may acknowledge that delivery again
+            if rec.holders and rec.holders.get(process, 0) < 0:
+                rec.holders[process] = a.index
+            if self.ledger.rec_for((key[0], key[1]), key[2]) is not rec:  # the record left the ledger
+                self.ledger.orphans[(process, *key)] = a.index
         if ok is None:
             if a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
                 rec.status = MAYBE
@@ -177,10 +195,8 @@ class AckBook:
         if type_ == "ok":
             if topic is None:
                 return
-            if (topic, partition) not in self.acked_tps[process]:
-                self.findings.anomaly(NAME, "ack-result-unsolicited",
-                                      f"{process}'s commit returned a result for {topic}-{partition}, where it never "
-                                      f"acknowledged a record", (index,), process=process)
+            if error is None and (topic, partition) not in self.acked_tps[process]:
+                self.unsolicited.append((process, topic, partition, index))
             for key, a in [(k, a) for k, a in pending.items() if k[0] == topic and k[1] == partition]:
                 self.resolve(process, key, a, error is None, index, time, "commit")
             return
@@ -202,7 +218,18 @@ class AckBook:
             if a.type in ("ACCEPT", "REJECT") and a.rec.status == OPEN:
                 a.rec.status = MAYBE
 
+    def session_ended(self, process: str) -> None:
+        self.acked_tps.pop(process, None)
+
     def end(self) -> None:
+        for process, topic, partition, index in self.unsolicited:
+            if self.gaps_possible:  # e.g. only a transaction marker was fetched: the client acknowledged a GAP
+                self.findings.n["gap-results"] += 1
+            else:
+                self.findings.anomaly(NAME, "ack-result-unsolicited",
+                                      f"{process}'s commit returned a success for {topic}-{partition}, where it "
+                                      f"never acknowledged a record (and the log has no gaps to acknowledge)",
+                                      (index,), process=process)
         for process, pending in self.unresolved.items():
             for key, a in pending.items():
                 self.findings.anomaly(NAME, "ack-result-missing",

@@ -22,9 +22,7 @@ def check(history: Any) -> Result:
 
 def judge_start_read(r, index: int, time: int, process: str, tp: tuple, start: int) -> None:
     """A read of the group's start offset of `tp` (Admin API) returned `start`."""
-    r.durable_reads += 1
-    r.final_start[tp] = (start, time)
-    r.evidence.start_read(tp, start, time, index)
+    r.start_read(index, time, tp, start)
     floor = r.offset_reads.get(process, {}).get(tp, 0)
     if start < floor:
         # Observed on 4.3.1: the start offset a write persists is the one from before the acknowledgements

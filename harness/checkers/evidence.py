@@ -7,9 +7,11 @@ answers the questions the judges ask:
 
 - `disruption(t0, t1, tp)`: a fault with a leader-change or coordinator-loss effect on `tp` whose
   window (its start to its heal plus `settle_ms`) overlaps [t0, t1];
-- `unseen_acquisitions(rec, need, by)`: enough session ends (of distinct sessions, after the record
-  could be acquired, before `by`) or lock durations for `need` acquisitions the history did not see;
-- `state_disagrees(tp, offset)`: `__share_group_state`'s writes contradict a record archived unseen.
+- `unseen_acquisitions(rec, need, by, by_index)`: enough session ends (of distinct sessions, after the
+  record could be acquired, before `by`) or lock durations for `need` acquisitions the history did not
+  see, with their op indexes;
+- `state_disagrees(tp, rec, offset, by)`: `__share_group_state`'s writes contradict a record archived
+  unseen (only where no disruption could have lost a write).
 """
 
 from __future__ import annotations
@@ -140,7 +142,8 @@ class Evidence:
         delivery the history saw, or a whole lock duration (`-expired`). Orderly closes after the drain
         count once together: until then every consumer polled, and a poll hands over what it fetched, so
         only the fetch a close cut off can go unseen. On a release whose session release decreases the
-        count (4.1) a session end takes nothing. `expiry=False`: lock durations do not count (a record
+        count (4.1) a close, crash or client error takes nothing; a fault cutting connections still counts
+        (the connection may stay up while the lock runs out). `expiry=False`: lock durations do not count (a record
         that ends archived without a delivery the history saw at the limit needs session ends: a live
         client hands what it fetched to the application at its next poll)."""
         if need <= 0:
@@ -148,24 +151,26 @@ class Evidence:
         since = rec.acq_time if rec.count else rec.avail_time
         since_index = rec.last_index if rec.count else rec.produce_index
         used: list[int] = []
-        if count_after_release(1, SESSION, self.profile) == 1:  # a session end keeps the acquisition counted
-            owner_release = rec.count > 0 and rec.owner is not None and rec.release_from == NEVER
-            keys: set = set()
-            post_drain = False
-            lo = bisect.bisect_right(self.end_times, since)
-            for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by)]:
-                if 0 <= by_index < index:
-                    break  # stamped in the same instant as `by`, but after it
-                if owner_release and process == rec.owner and t <= rec.lock_end:
-                    owner_release = False  # this end released the delivery the history saw
-                    continue
-                if key in keys or (after_drain and post_drain):
-                    continue
-                keys.add(key)
-                post_drain = post_drain or after_drain
-                used.append(index)
-                if len(used) == need:
-                    return "unobserved-acquisition", [since_index, *used, by_index]
+        # a session end keeps the acquisition counted, except on 4.1; a fault cutting connections may instead
+        # let the lock run out (the TCP connection stays up), which counts on every release
+        sessions_count = count_after_release(1, SESSION, self.profile) == 1
+        owner_release = rec.count > 0 and rec.owner is not None and rec.release_from == NEVER
+        keys: set = set()
+        post_drain = False
+        lo = bisect.bisect_right(self.end_times, since)
+        for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by)]:
+            if 0 <= by_index < index:
+                break  # stamped in the same instant as `by`, but after it
+            if owner_release and process == rec.owner and t <= rec.lock_end:
+                owner_release = False  # this end released the delivery the history saw
+                continue
+            if key in keys or (after_drain and post_drain) or not (sessions_count or key[0] == "fault"):
+                continue
+            keys.add(key)
+            post_drain = post_drain or after_drain
+            used.append(index)
+            if len(used) == need:
+                return "unobserved-acquisition", [since_index, *used, by_index]
         started = since if rec.count or self.first_start_time > by else max(since, self.first_start_time)
         if expiry and by - started >= (need - len(used)) * self.lock_ns:
             return "unobserved-acquisition-expired", [since_index, *used, by_index]
@@ -184,11 +189,15 @@ class Evidence:
         at = bisect.bisect_right([r[0] for r in reads], offset)
         return (reads[at][1], reads[at][2]) if at < len(reads) else (NEVER, -1)
 
-    def state_disagrees(self, tp: tuple, offset: int) -> str | None:
+    def state_disagrees(self, tp: tuple, rec: Rec, offset: int, by: int) -> str | None:
         """Why `__share_group_state` contradicts a record archived unseen: no write held it archived (in
-        no write at all: it was skipped). None if they agree or the writes were not read."""
+        no write at all: it was skipped). None if they agree, the writes were not read, or a disruption
+        (leader change, coordinator loss) overlaps the record's time in flight: a share-partition archives
+        on a lock timeout even when its write fails, and a new leader may archive without a write."""
         seen = self.state_seen.get(tp)
         if seen is None or offset < seen["from"] or offset in seen["archived"]:
+            return None
+        if self.disrupted(rec.acq_time if rec.count else rec.avail_time, by, tp):
             return None
         if offset in seen["written"]:
             return "no __share_group_state write held it archived"

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Callable
 
+from harness.checkers.findings import NEVER
+
 MS = 1_000_000
-NEVER = 1 << 62
 # record status as far as the history proves it
 OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
 GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborted under read_committed
@@ -45,7 +46,8 @@ class Rec:
         self.ackers: list[str] | None = None  # processes holding an acknowledgement of it (`AckBook.acks`)
 
     def reset(self) -> None:
-        """The offset now holds another record (the log reused it)."""
+        """The offset now holds another record (the log reused it). Who was handed or acknowledged the
+        offset (`holders`, `ackers`) is kept: their acknowledgements are judged against what they got."""
         self.count, self.owner, self.status, self.ack_seen = 0, None, OPEN, False
 
 
@@ -81,16 +83,16 @@ class Ledger:
         #: (process, topic, partition, offset) -> its delivery's poll index: records that left the ledger
         #: (settled by another consumer) while this process, handed them, had not acknowledged them yet
         self.orphans: dict[tuple, int] = {}
-        #: (tp, offset) -> [id, delivered]: a record written at an offset the ledger had already settled
-        #: (the log reused it after a truncation): its delivery is its first, and a truncation of it that
-        #: was never delivered is not a truncated delivery
-        self.reproduced: dict[tuple, list] = {}
+        #: (tp, offset) -> the record written at an offset the ledger had already settled (the log reused
+        #: it after a truncation): judged like any record, kept beside the ledger (below its watermark)
+        self.reproduced: dict[tuple, Rec] = {}
         self.on_leave: list[Callable[[tuple, int, Rec], None]] = []  # called as a record leaves: (tp, offset, rec)
 
     def rec_for(self, tp: tuple, offset: int) -> Rec | None:
-        """The record at `offset` (created on first sight), or None below the watermark (terminal)."""
+        """The record at `offset` (created on first sight), or None below the watermark (terminal) unless
+        a record was written there again (`reproduced`)."""
         if offset < self.watermark[tp]:
-            return None
+            return self.reproduced.get((tp, offset)) if self.reproduced else None
         recs = self.recs[tp]
         rec = recs.get(offset)
         if rec is None:
@@ -139,8 +141,9 @@ class Ledger:
                 offset = at[1]
             rec = self.rec_for(tp, offset)
             if rec is None:
-                self.reproduced[(tp, offset)] = [rid, False]
-                return
+                if at is not None or not self.truncated_at[tp]:
+                    return  # delivered (and settled) before its produce returned: nothing left to follow
+                rec = self.reproduced[(tp, offset)] = Rec()  # written at a settled offset a truncation emptied
             if rec.produce_index >= 0 and rec.rid != rid:  # the offset was reused: fine only if truncated
                 self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
                 rec.reset()
@@ -173,9 +176,21 @@ class Ledger:
             return f"{where} delivered id {rid!r} that no produce created", (index,)
         return None
 
+    def hand(self, tp: tuple, offset: int, process: str, index: int) -> None:
+        """A poll (op `index`) handed the record at `offset` to `process`: it may acknowledge it once. A
+        record the ledger does not hold yet is handed when the delivery creates it."""
+        rec = self.recs[tp].get(offset) or (self.reproduced.get((tp, offset)) if self.reproduced else None)
+        if rec is None:
+            if offset < self.watermark[tp]:  # settled already: the client may still acknowledge it
+                self.orphans[(process, tp[0], tp[1], offset)] = index
+            return
+        if rec.holders is None:
+            rec.holders = {}
+        rec.holders[process] = index
+
     def forget_holdings(self, process: str) -> None:
         """The client `process` closed or died: what it was handed is no longer its to acknowledge."""
-        for recs in self.recs.values():
+        for recs in (*self.recs.values(), self.reproduced):
             for rec in recs.values():
                 if rec.holders and process in rec.holders:
                     del rec.holders[process]

@@ -101,44 +101,52 @@ def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
             and offset < r.ledger.lowest_delivered.get(tp, -1))
 
 
+def settle(r, tp: tuple, o: int, rec, start: int) -> None:
+    """How a record still in the ledger at the end is settled, or the anomaly it is."""
+    n, evidence, findings = r.findings.n, r.evidence, r.findings
+    if rec.produce_index < 0 or rec.status == GONE:
+        return
+    where = f"{tp[0]}-{tp[1]}@{o}"
+    if rec.status >= ACCEPTED:
+        n["accepted"] += 1
+    elif rec.count >= r.limit:
+        n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
+    elif o < start and rec.ack_seen:
+        n["resolved-by-durable-state"] += 1
+    elif before_latest_start(r, tp, o, rec):
+        n["skipped-by-latest"] += 1
+        findings.allow(NAME, "before-latest-start", (rec.produce_index, evidence.first_start))
+    elif o < start and (unseen := evidence.archived_unseen(rec, *evidence.first_read_past(tp, o))):
+        disagrees = evidence.state_disagrees(tp, rec, o, evidence.first_read_past(tp, o)[0])
+        if disagrees is None:
+            n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
+            findings.allow(NAME, *unseen)
+        else:
+            findings.anomaly(NAME, "skipped" if rec.count == 0 else "not-accepted",
+                             f"record {rec.rid} at {where} was delivered {rec.count} times, never "
+                             f"accepted, and the start offset moved past it, but {disagrees}",
+                             (rec.produce_index, rec.last_index), offset=o)
+    elif rec.status == MAYBE:
+        n["unresolved-maybe"] += 1
+    elif rec.count == 0:
+        findings.anomaly(NAME, "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
+                         f"but never delivered", (rec.produce_index,), offset=o)
+    else:
+        findings.anomaly(NAME, "not-accepted", f"record {rec.rid} at {where} was delivered "
+                         f"{rec.count} times but never accepted, rejected or archived",
+                         (rec.produce_index, rec.last_index), offset=o)
+
+
 def judge_end(r) -> None:
     """After the replay: every record produced is settled (accepted, rejected, archived at the limit,
     gone from the log), or terminal per a durable read with the evidence an allowance needs."""
-    n, ledger, evidence, findings = r.findings.n, r.ledger, r.evidence, r.findings
+    n, ledger, findings = r.findings.n, r.ledger, r.findings
     for tp, recs in ledger.recs.items():
-        start, _ = r.final_start.get(tp, (0, -1))
+        start = r.final_start.get(tp, (0, -1))[0]
         for o, rec in sorted(recs.items()):
-            if rec.produce_index < 0 or rec.status == GONE:
-                continue
-            where = f"{tp[0]}-{tp[1]}@{o}"
-            if rec.status >= ACCEPTED:
-                n["accepted"] += 1
-            elif rec.count >= r.limit:
-                n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
-            elif o < start and rec.ack_seen:
-                n["resolved-by-durable-state"] += 1
-            elif o < start and (unseen := evidence.archived_unseen(rec, *evidence.first_read_past(tp, o))):
-                disagrees = evidence.state_disagrees(tp, o)
-                if disagrees is None:
-                    n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
-                    findings.allow(NAME, *unseen)
-                else:
-                    findings.anomaly(NAME, "skipped" if rec.count == 0 else "not-accepted",
-                                     f"record {rec.rid} at {where} was delivered {rec.count} times, never "
-                                     f"accepted, and the start offset moved past it, but {disagrees}",
-                                     (rec.produce_index, rec.last_index), offset=o)
-            elif rec.status == MAYBE:
-                n["unresolved-maybe"] += 1
-            elif before_latest_start(r, tp, o, rec):
-                n["skipped-by-latest"] += 1
-                findings.allow(NAME, "before-latest-start", (rec.produce_index, evidence.first_start))
-            elif rec.count == 0:
-                findings.anomaly(NAME, "lost", f"record {rec.rid} at {where} was acknowledged by the broker "
-                                 f"but never delivered", (rec.produce_index,), offset=o)
-            else:
-                findings.anomaly(NAME, "not-accepted", f"record {rec.rid} at {where} was delivered "
-                                 f"{rec.count} times but never accepted, rejected or archived",
-                                 (rec.produce_index, rec.last_index), offset=o)
+            settle(r, tp, o, rec, start)
+    for (tp, o), rec in sorted(ledger.reproduced.items()):  # written again at a settled offset
+        settle(r, tp, o, rec, r.final_start.get(tp, (0, -1))[0])
     for rid, (produce_index, (topic, partition)) in ledger.unplaced.items():
         if rid not in ledger.truncated_ids:
             findings.anomaly(NAME, "lost", f"record {rid} was acknowledged by the broker to {topic}-{partition} "

@@ -112,16 +112,16 @@ class Replay:
         ledger.truncated_ids[rid] = unclean
         ledger.truncated_at[tp].add(offset)
         rec = ledger.recs[tp].get(offset)
+        again = ledger.reproduced.get((tp, offset)) if ledger.reproduced else None
         before = ledger.overwritten.pop((tp[0], tp[1], offset, rid), None)
         if rec is not None and rec.rid == rid:
             before = (rec.produce_index, rec.count)
             del ledger.recs[tp][offset]
+        elif again is not None and again.rid == rid:  # written again at a settled offset
+            before = (again.produce_index, again.count)
+            del ledger.reproduced[(tp, offset)]
         elif before is None and offset < ledger.watermark[tp]:
-            again = ledger.reproduced.pop((tp, offset), None)
-            if again is None or again[0] != rid:
-                before = (-1, 1)  # already terminal: it was delivered and acknowledged
-            elif again[1]:
-                before = (-1, 1)  # written again at a settled offset, and delivered
+            before = (-1, 1)  # already terminal: it was delivered and acknowledged
         if before is not None and before[1] > 0:
             no_loss.lost_delivered(self, index, tp, offset, rid, unclean, (before[0], index))
 
@@ -129,6 +129,7 @@ class Replay:
         ledger, findings = self.ledger, self.findings
         findings.n["deliveries"] += 1
         delivery_count.judge_count_range(self, index, tp, offset, count)
+        ledger.hand(tp, offset, process, index)  # whatever comes of it, the client may acknowledge it once
         if self.read_committed:
             ledger.delivered_ids.add(rid)
         if offset < ledger.lowest_delivered.get(tp, NEVER):
@@ -146,10 +147,6 @@ class Replay:
             return
         rec = ledger.rec_for(tp, offset)
         if rec is None:  # below the watermark: terminal for sure
-            again = ledger.reproduced.get((tp, offset)) if ledger.reproduced else None
-            if again is not None and again[0] == rid and not again[1]:
-                again[1] = True  # the first delivery of a record written again at a settled offset
-                return
             if offset in ledger.gone[tp]:  # deleted while a client held it prefetched: handed over late
                 findings.n["delivered-after-delete"] += 1
             elif offset in ledger.archived[tp]:
@@ -178,9 +175,7 @@ class Replay:
         delivery_count.judge_delivery(self, rec, index, time, process, tp, offset, count, session_ended)
         # the ledger records the new acquisition
         rec.count = max(count, 0)
-        if rec.holders is None:
-            rec.holders = {}
-        rec.holders[process] = index
+        ledger.hand(tp, offset, process, index)
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
         rec.last_index = index
         if rec.status == MAYBE:
@@ -192,20 +187,25 @@ class Replay:
             return
         v = json.loads(value) if value else {}
         ledger, evidence = self.ledger, self.evidence
+        if f in ("transaction", "records-compacted"):  # the log has gaps a client acknowledges itself
+            self.acks.gaps_possible = True
         if f == "close" and type_ == "invoke":
             evidence.closing(process, index, time)
             ledger.forget_holdings(process)
+            self.acks.session_ended(process)
         elif f in ("close", "crash") and (f == "crash" or type_ == "info"):
             who = v.get("process", "") if f == "crash" else process
             evidence.crashed(who, index, time)
             ledger.forget_holdings(who)
             self.acks.crashed(who, index)
+            self.acks.session_ended(who)
         elif f == "start" and type_ == "ok":
             evidence.started(process, index, time)
         elif f == "drain" and type_ in ("ok", "info"):
             evidence.drain_end = min(evidence.drain_end, time)
         elif f == "error":
-            evidence.client_error(process, index, time)
+            if not str(v.get("message", "")).startswith("bad command"):  # the driver's, not the client's
+                evidence.client_error(process, index, time)
         elif f == "fault-start" and type_ in ("invoke", "ok"):
             evidence.fault_start(v, index, time)
         elif f == "fault-heal" and type_ == "ok":
@@ -216,12 +216,9 @@ class Replay:
             elif type_ == "ok" and topic is not None:
                 durable_state.judge_start_read(self, index, time, process, (topic, partition), offset)
         elif f == "share-state" and type_ == "ok" and topic is not None:
-            tp = (topic, partition)
-            self.durable_reads += 1
-            self.state_topic.read(tp, offset, v, index)
-            self.final_start[tp] = (offset, time)
-            evidence.start_read(tp, offset, time, index)
-            evidence.state_read(tp, v)
+            self.state_topic.read((topic, partition), offset, v, index)
+            self.start_read(index, time, (topic, partition), offset)
+            evidence.state_read((topic, partition), v)
         elif f == "transaction" and type_ in ("ok", "info") and v.get("outcome") == "abort" and self.read_committed:
             # read_committed: an aborted transaction's records are never delivered nor expected
             ids = set(v.get("ids", ()))
@@ -266,6 +263,12 @@ class Replay:
                     rec.produce_index, rec.rid = index, r["id"]
             self.findings.n["offset-resets"] += 1
             ledger.reset_tps.add(tp)
+
+    def start_read(self, index: int, time: int, tp: tuple, start: int) -> None:
+        """A durable read (Admin API or the state topic) of the group's start offset of `tp`."""
+        self.durable_reads += 1
+        self.final_start[tp] = (start, time)
+        self.evidence.start_read(tp, start, time, index)
 
     # -- the end -----------------------------------------------------------------
     def partial(self) -> Partial:
