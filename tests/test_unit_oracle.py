@@ -309,3 +309,21 @@ def test_a_record_written_again_at_a_settled_offset_is_judged_like_any_record():
     h.consume("consumer-1", [("x", 0, 0, 2)])  # released, delivered again: no redelivery after an ack
     results = {m.NAME: m.check(h.ops) for m in (no_loss, no_redelivery, delivery_count, ack_results)}
     assert all(r.valid is True for r in results.values()), {k: kinds(r) for k, r in results.items()}
+
+
+def test_acknowledging_a_record_deleted_or_compacted_while_held_succeeds_without_anomaly():
+    """Seen on 4.3.1 (suites/conformance/test_retention.py): the broker answers success, and the client
+    acknowledges a compacted offset again itself (a GAP), so its callback repeats it."""
+    for event in ({"f": "records-deleted", "value": {"topic": "t", "partition": 0, "offset": 1}},
+                  {"f": "records-compacted", "value": {"topic": "t", "partition": 0, "offsets": [0]}}):
+        h = H()
+        h.produce("a", 0, 0)
+        h.produce("b", 0, 1)
+        h.poll("consumer-0", [("a", 0, 0)])
+        h.add("admin", "ok", event["f"], event["value"])
+        h.ack("consumer-0", [(0, 0)], "RELEASE")
+        h.commit("consumer-0", {0: None}, offsets={0: [0]})
+        h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": "t", "partition": 0, "offsets": [0]}],
+                                               "error": None})
+        h.consume("consumer-0", [("b", 0, 1)])
+        assert exclusive.check(h.ops).valid is True and ack_results.check(h.ops).valid is True, event["f"]

@@ -70,7 +70,7 @@ class AckBook:
                 self.not_held(index, process, tp, offset, ack, "it was settled before and ")
             settled = Rec()  # detached: its result changes nothing the ledger holds
             settled.status = ACCEPTED
-            self.track(process, key, Ack(ack, index, time, settled), index, tp, offset)
+            self.track(process, key, Ack(ack, index, time, settled, detached=True), index, tp, offset)
             return
         handed = rec.holders.get(process) if rec.holders else None
         if handed is None and not excused:
@@ -114,18 +114,23 @@ class AckBook:
     def resolve(self, process: str, key: tuple, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
         if via == "callback":
             a.callbacks += 1
-            if a.callbacks > 1:
+            # (a record gone from the log is acknowledged again by the client itself, as a GAP)
+            if a.callbacks > 1 and not a.detached:
                 self.findings.anomaly(NAME, "ack-result-duplicate",
                                       f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got {a.callbacks} "
                                       f"callback results", (a.index, index))
-        self.unresolved[process].pop(key, None)
+        first = self.unresolved[process].pop(key, None) is a
         rec = a.rec
-        if rec.ackers is None and self.acks[process].get(key) is a and rec.status == ACCEPTED \
-                and rec.produce_index < 0:  # detached (the record had left the ledger): done with it
-            self.retired[process][0][key] = self.acks[process].pop(key)
-            if ok and a.type in ("ACCEPT", "REJECT", "RELEASE"):
-                # the record was settled (by another consumer's acknowledgement, or archived) before this
-                # one: the broker must refuse it
+        if a.detached:  # the record had left the ledger: judged on its first result, then done with
+            if self.acks[process].get(key) is a:
+                self.retired[process][0][key] = self.acks[process].pop(key)
+            tp = (key[0], key[1])
+            if not first:
+                return
+            if ok and a.type in ("ACCEPT", "REJECT", "RELEASE") and key[2] not in self.ledger.gone[tp] \
+                    and key[2] not in self.ledger.archived[tp]:
+                # another consumer's acknowledgement settled it before this one: the broker must refuse it
+                # (a record deleted, compacted or archived is acknowledged without error)
                 self.r.evidence.excuse("exclusive-acquisition", "acquired-lost-on-leader-change", a.time, time,
                                        (key[0], key[1]), "ack-from-non-owner",
                                        f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "

@@ -52,11 +52,12 @@ class Rec:
 
 
 class Ack:
-    __slots__ = ("type", "index", "time", "callbacks", "rec")
+    __slots__ = ("type", "index", "time", "callbacks", "rec", "detached")
 
-    def __init__(self, type_: str, index: int, time: int, rec: Rec) -> None:
+    def __init__(self, type_: str, index: int, time: int, rec: Rec, detached: bool = False) -> None:
         self.type, self.index, self.time, self.rec = type_, index, time, rec
         self.callbacks = 0
+        self.detached = detached  # of a record that had left the ledger (settled) when it was sent
 
 
 class Ledger:
