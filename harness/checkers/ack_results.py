@@ -37,6 +37,9 @@ class AckBook:
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
+        #: process -> share-partition -> its pending acks, grouped at the first per-partition result of a
+        #: commit (a commit returns one row per partition: grouping once keeps each row's cost to its own)
+        self.commit_groups: dict[str, dict[tuple, list]] = {}
         self.max_acked: dict[tuple, int] = {}  # (process, share-partition) -> highest offset it acknowledged
         #: process -> share-partitions it acknowledged a record of, in its current session
         self.acked_tps: dict[str, set] = defaultdict(set)
@@ -61,9 +64,10 @@ class AckBook:
             self.max_acked[(process, tp)] = offset
         key = (tp[0], tp[1], offset)
         self.acked_tps[process].add(tp)
-        rec = self.ledger.rec_for(tp, offset)
-        excused = offset in self.ledger.truncated_at[tp] or tp in self.ledger.reset_tps
+        ledger = self.ledger
+        rec = ledger.rec_for(tp, offset)
         if rec is None:
+            excused = offset in ledger.truncated_at[tp] or tp in ledger.reset_tps
             # acknowledging a record already terminal: the process must have been handed it (and not have
             # acknowledged that delivery already); the broker answers it (an error), so it needs a result
             if self.ledger.orphans.pop((process, *key), None) is None and not excused and ack != "RENEW":
@@ -73,14 +77,18 @@ class AckBook:
             self.track(process, key, Ack(ack, index, time, settled, detached=True), index, tp, offset)
             return
         handed = rec.holders.get(process) if rec.holders else None
-        if handed is None and not excused:
+        if handed is not None and (handed >= 0 or ack == "RENEW"):
+            pass  # (the common case: acknowledging its current delivery)
+        elif offset in ledger.truncated_at[tp] or tp in ledger.reset_tps:
+            pass  # excused: the log or the group's start moved under it
+        elif handed is None:
             self.not_held(index, process, tp, offset, ack, "another consumer holds it and " if rec.given else "")
-        elif handed is not None and handed < 0 and ack != "RENEW" and not excused:
+        else:
             self.findings.anomaly(NAME, "ack-undelivered",
                                   f"{process} acknowledged {tp[0]}-{tp[1]}@{offset} ({ack}) again, with no delivery "
                                   f"since its acknowledgement at index {-handed - 2}: a client acknowledges each "
                                   f"delivery once", (-handed - 2, index), offset=offset, process=process)
-        if rec.holders and process in rec.holders and ack != "RENEW":
+        if handed is not None and ack != "RENEW":
             rec.holders[process] = -index - 2  # acknowledged: a new delivery must come first
         a = Ack(ack, index, time, rec)
         self.track(process, key, a, index, tp, offset)
@@ -104,6 +112,8 @@ class AckBook:
                                   f"acknowledged the record again", (old.index, index))
         self.acks[process][key] = a
         self.unresolved[process][key] = a
+        if self.commit_groups:
+            self.commit_groups.pop(process, None)
 
     def not_held(self, index: int, process: str, tp: tuple, offset: int, ack: str, how: str) -> None:
         self.findings.anomaly(NAME, "ack-undelivered",
@@ -184,6 +194,8 @@ class AckBook:
 
     def commit(self, index: int, time: int, process: str, type_: str, topic, partition, error) -> None:
         pending = self.unresolved[process]
+        if type_ != "ok" or topic is None:
+            self.commit_groups.pop(process, None)
         if type_ == "invoke":
             self.retired[process] = ({}, self.retired[process][0])
             # acks the previous commit carried must have their result by now
@@ -202,8 +214,16 @@ class AckBook:
                 return
             if error is None and (topic, partition) not in self.acked_tps[process]:
                 self.unsolicited.append((process, topic, partition, index))
-            for key, a in [(k, a) for k, a in pending.items() if k[0] == topic and k[1] == partition]:
-                self.resolve(process, key, a, error is None, index, time, "commit")
+            if not pending:
+                return
+            groups = self.commit_groups.get(process)
+            if groups is None:
+                groups = self.commit_groups[process] = defaultdict(list)
+                for key, a in pending.items():
+                    groups[(key[0], key[1])].append((key, a))
+            for key, a in groups.pop((topic, partition), ()):
+                if pending.get(key) is a:  # (not resolved by a callback since)
+                    self.resolve(process, key, a, error is None, index, time, "commit")
             return
         for key, a in list(pending.items()):  # fail / info: the outcome of every pending ack is unknown
             self.resolve(process, key, a, None, index, time, "commit")

@@ -129,24 +129,27 @@ class Replay:
         ledger, findings = self.ledger, self.findings
         findings.n["deliveries"] += 1
         delivery_count.judge_count_range(self, index, tp, offset, count)
-        ledger.hand(tp, offset, process, index)  # whatever comes of it, the client may acknowledge it once
+        known = ledger.recs[tp].get(offset)
+        # whatever comes of it, the client may acknowledge it once: every way out below hands it over
         if self.read_committed:
             ledger.delivered_ids.add(rid)
         if offset < ledger.lowest_delivered.get(tp, NEVER):
             ledger.lowest_delivered[tp] = offset
-        known = ledger.recs[tp].get(offset)
         if known is not None:  # handed over, even if it turns out truncated or aborted below
             known.given = True
         if rid in ledger.truncated_ids:
+            ledger.hand(tp, offset, process, index)
             no_loss.lost_delivered(self, index, tp, offset, rid, ledger.truncated_ids[rid], (index,))
             return
         if rid in ledger.aborted_ids:
+            ledger.hand(tp, offset, process, index)
             findings.anomaly("no-loss", "aborted-delivered", f"record {rid} at {tp[0]}-{tp[1]}@{offset} was delivered "
                              f"to {process}, but its transaction aborted and the group reads committed records only",
                              (index,), offset=offset)
             return
         rec = ledger.rec_for(tp, offset)
         if rec is None:  # below the watermark: terminal for sure
+            ledger.hand(tp, offset, process, index)
             if offset in ledger.gone[tp]:  # deleted while a client held it prefetched: handed over late
                 findings.n["delivered-after-delete"] += 1
             elif offset in ledger.archived[tp]:
@@ -163,6 +166,7 @@ class Replay:
             # it with the same count: not a new acquisition (the lock the RENEW extended still holds)
             rec.renewed = False
             rec.last_index = index
+            ledger.hand(tp, offset, process, index)
             findings.n["renewed-handed-back"] += 1
             return
         rec.renewed = False
@@ -175,7 +179,10 @@ class Replay:
         delivery_count.judge_delivery(self, rec, index, time, process, tp, offset, count, session_ended)
         # the ledger records the new acquisition
         rec.count = max(count, 0)
-        ledger.hand(tp, offset, process, index)
+        if rec.holders is None:  # (`Ledger.hand`, for the record at hand)
+            rec.holders = {process: index}
+        else:
+            rec.holders[process] = index
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
         rec.last_index = index
         if rec.status == MAYBE:
@@ -303,13 +310,8 @@ def replay_parquet(path, batch_rows: int = 262_144) -> Observation:
     """Replay a Parquet history batch by batch: memory follows the records in flight, not the file size."""
     import itertools
 
-    import pyarrow.parquet as pq
     from harness.history.events import COLUMNS
-    handle = pq.ParquetFile(path)
-
-    stream = itertools.chain.from_iterable(  # rows are yielded by C iterators: no Python frame per row
-        EventTable.from_arrow(batch).rows() for batch in handle.iter_batches(batch_size=batch_rows,
-                                                                              columns=list(COLUMNS)))
+    stream = EventTable.stream_parquet(path, batch_rows)
     head = list(itertools.islice(stream, 1000))
     if not head:
         obs = Observation()

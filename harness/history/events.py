@@ -16,6 +16,10 @@ from harness.history.schema import SCHEMA_VERSION, Op
 
 NULL = -1  # a missing integer in memory; null in Parquet
 INT_COLUMNS = ("index", "time", "partition", "offset", "delivery_count")
+#: string columns of a few values repeated on every row: read through their dictionary (one object per
+#: value); the others (ids, mostly-null columns) convert faster directly (measured in
+#: benchmarks/checkers_throughput.py: 0.8 s of 8.5 s on 2.4M rows)
+REPEATED_COLUMNS = ("process", "type", "f", "topic")
 STR_COLUMNS = ("process", "type", "f", "topic", "record_id", "ack", "error", "member", "value")
 #: Column order of a row tuple.
 COLUMNS = ("index", "time", "process", "type", "f", "topic", "partition", "offset", "record_id",
@@ -78,6 +82,19 @@ class EventTable:
         return path
 
     @staticmethod
+    def stream_parquet(path, batch_rows: int = 262_144) -> Iterator[tuple]:
+        """The rows of a Parquet history (tuples in `COLUMNS` order), batch by batch: memory follows one
+        batch, not the file. The repeated string columns are read as the dictionaries Parquet stores them
+        in (no re-encoding: about 40% of the read)."""
+        import itertools
+
+        import pyarrow.parquet as pq
+        handle = pq.ParquetFile(path, read_dictionary=list(REPEATED_COLUMNS))
+        batches = handle.iter_batches(batch_size=batch_rows, columns=list(COLUMNS))
+        # rows are yielded by C iterators: no Python frame per row
+        return itertools.chain.from_iterable(EventTable.from_arrow(batch).rows() for batch in batches)
+
+    @staticmethod
     def from_arrow(table) -> "EventTable":
         import pyarrow.compute as pc
         names = table.schema.names
@@ -89,8 +106,10 @@ class EventTable:
             col = table.column(c)
             if c in INT_COLUMNS:
                 columns[c] = pc.fill_null(col, NULL).to_numpy().tolist()
-            else:
+            elif c in REPEATED_COLUMNS:
                 columns[c] = _strings(col)
+            else:
+                columns[c] = col.to_pylist()
         version = int((table.schema.metadata or {}).get(b"ksh.schema_version", b"1"))
         return EventTable(columns, version)
 
