@@ -19,38 +19,13 @@ cluster or a fixture rather than of the client).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from harness.client_rules import RULES  # noqa: F401  (re-exported: certify's rule table)
 from harness.errors import HarnessError
-
-#: The client rules, in certificate order: id -> what a conforming client does (KIP-932's words
-#: where the KIP states it; KIP-1222 for RENEW, KIP-1206 for the acquire mode).
-RULES: dict[str, str] = {
-    "ack-accept": "ACCEPT, once committed, is final: the record is never delivered again",
-    "ack-release": "RELEASE makes the record available again, delivered with the next delivery count",
-    "ack-reject": "REJECT archives the record: it is never delivered again",
-    "ack-renew": "RENEW extends the acquisition lock: the record stays with its holder past its lock",
-    "implicit-mode": "In implicit mode the next poll or commit accepts the whole previous batch",
-    "no-mixing": "Implicit and explicit acknowledgement do not mix: an implicit-mode consumer refuses acknowledge()",
-    "ack-order": "Acknowledgements are made in the order the records were returned",
-    "ack-only-given": "A client acknowledges only records it handed to the application",
-    "every-record-handed": "Every record the client acquires is handed to the application",
-    "commit-sync-results": "commitSync returns a result per share-partition",
-    "commit-async-callback": "commitAsync's results arrive through the acknowledgement commit callback",
-    "delivery-count": "The delivery count is exposed: 1, 2, ... per acquisition, up to the limit",
-    "batch-order": "A batch holds a share-partition's records in increasing offset order",
-    "close-releases": "close() releases the records the consumer still holds",
-    "ack-expired-fails": "Acknowledging a record whose lock expired fails (invalid record state)",
-    "lock-expiry": "A record held past its lock goes to another consumer",
-    "shared-partition": "Several consumers of one partition all make progress",
-    "session-timeout": "A member that stops heartbeating is removed and its records move",
-    "acquire-mode": "share.acquire.mode=record_limit caps each poll at max.poll.records",
-    "chaos-at-least-once": "At-least-once delivery through leader failover and share-coordinator loss",
-}
 
 #: Results a rule can have, and what the certificate says for each.
 RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "error": "error (not the client's: see the log)",
@@ -218,7 +193,8 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     out = new_stamped_dir(out_root, label)
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), "-m", "rule", "-q", "-rfEsx",
            "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-profile", profile,
-           "--kafka-version", kafka_version, "--junitxml", str(out / "junit.xml")]
+           "--kafka-version", kafka_version, "--junitxml", str(out / "junit.xml"),
+           "--ksh-rules", ",".join(rules), "--ksh-conformance-out", str(out / "conformance")]
     if bootstrap_servers:
         cmd += ["--bootstrap-servers", bootstrap_servers]
     if kafka_home:
@@ -227,10 +203,9 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         (f" --bootstrap-servers {bootstrap_servers}" if bootstrap_servers else "") + \
         (f" --kafka-home {kafka_home}" if kafka_home else "") + \
         (f" --rules {','.join(rules)}" if rules != list(RULES) else "")
-    env = {**os.environ, "KSH_CONFORMANCE_OUT": str(out / "conformance"), "KSH_RULES": ",".join(rules)}
     from harness.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
-        rc = run_pytest(cmd, cwd=root, env=env, stdout=log if quiet else None)
+        rc = run_pytest(cmd, cwd=root, stdout=log if quiet else None)
     report = out / "conformance" / "conformance.json"
     conformance = json.loads(report.read_text()) if report.is_file() else {"kafka_version": kafka_version,
                                                                            "target": bootstrap_servers, "tests": []}

@@ -19,7 +19,7 @@ from pathlib import Path
 from harness import exitcodes, parse
 from harness.errors import HarnessError, Inconclusive, first_line
 from harness.kafka.versions import DEFAULT_VERSION
-from harness.spark.engine import SPARK_THRESHOLD
+from harness.spec import SPARK_THRESHOLD
 from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES, RunSpec
 
 
@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fault-interval", type=_seconds, default=None, help="mean seconds between fault starts")
     run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
                      help="random: a seeded schedule drawn from --faults; once: each of --faults once")
+    run.add_argument("--client", default="confluent",
+                     help="the share-consumer library the consumers run: confluent, java, franz, or the path "
+                          "of a driver manifest (docs/driver.md)")
     check = sub.add_parser("check", help="check run directories, history files (.jsonl or .parquet) or folders "
                                           "of runs again")
     check.add_argument("history", type=Path, nargs="+")
@@ -182,7 +185,8 @@ def _spec_from_args(args: argparse.Namespace) -> RunSpec:
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
-                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode)
+                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
+                   client=args.client)
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)
@@ -191,7 +195,7 @@ def _spec_from_args(args: argparse.Namespace) -> RunSpec:
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
 _SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
-                  "faults", "fault_seed", "fault_interval")
+                  "faults", "fault_seed", "fault_interval", "client")
 
 
 def run_suite(args: argparse.Namespace) -> int:
@@ -226,6 +230,8 @@ def run_suite(args: argparse.Namespace) -> int:
         cmd += ["--kafka-home", spec.kafka_home]
     if spec.faults:
         cmd += ["--faults", ",".join(spec.faults)]
+    if spec.client != "confluent":
+        cmd += ["--ksh-client", spec.client]
     if spec.fault_seed is not None:
         cmd += ["--fault-seed", str(spec.fault_seed)]
     if spec.fault_interval is not None:
@@ -247,7 +253,7 @@ def run_suite(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.suite:
         return run_suite(args)
-    from harness.runner import run
+    from harness.run import run
     outcome = run(_spec_from_args(args))
     print(outcome.summary())
     return exitcodes.for_verdict(outcome.overall)

@@ -236,12 +236,6 @@ class ManagedProcess:
     def terminate(self) -> None:
         self.signal(signal.SIGTERM)
 
-    def log_tail(self, lines: int = 20) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        text = self.log_path.read_text(errors="replace").splitlines()
-        return "\n".join(f"  {self.name}| {line}" for line in text[-lines:])
-
     def _release(self) -> None:
         if self._log is not None and not self._log.closed:
             self._log.close()

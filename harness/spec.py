@@ -19,6 +19,9 @@ from harness.errors import HarnessError
 from harness.kafka.versions import DEFAULT_VERSION, check_supported, normalize_version, parse_version
 
 FAULT_MODES = ("random", "once")
+CHECK_ENGINES = ("auto", "inprocess", "spark")
+#: Events above which the `auto` engine checks a history on Spark rather than in-process.
+SPARK_THRESHOLD = 5_000_000
 PROFILES: dict[str, dict[str, Any]] = {
     "ci": {"records": 300, "drain_timeout": 90.0},
     "nightly": {"records": 20000, "drain_timeout": 600.0},
@@ -95,9 +98,17 @@ class RunSpec:
     fault_seed: int | None = None
     fault_interval: float | None = None
     fault_mode: str = "random"  # random: a seeded schedule of `faults`; once: each of `faults` once, seeded times
+    # the share-consumer library the consumers run: confluent, java, franz, or a driver manifest's path
+    client: str = "confluent"
     # checking
+    check_engine: str = "auto"  # inprocess, spark, or auto: spark above `spark_threshold` events
+    spark_threshold: int = SPARK_THRESHOLD
     lock_tolerance_ms: int = 2000  # how early before its deadline a lock may end unseen (client-side prefetch)
     settle_ms: int = 10000  # how long after a fault heals its allowances still apply
+    # certification (`share-harness certify`): the client rules to run (all when empty), where the
+    # conformance report goes (default: reports/conformance/<time>)
+    rules: tuple[str, ...] = ()
+    conformance_out: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling of the version for everything downstream (jar cache dir, configs, checkers, reports)
@@ -157,6 +168,17 @@ class RunSpec:
             if not _is_int(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
                 raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
                                    f"takes {need} ports from it, so use 1024..{65536 - need}")
+        if self.check_engine not in CHECK_ENGINES:
+            raise HarnessError(f"invalid check engine {self.check_engine!r}: use one of {', '.join(CHECK_ENGINES)}")
+        if not _is_int(self.spark_threshold) or self.spark_threshold < 0:
+            raise HarnessError(f"invalid spark-threshold {self.spark_threshold!r}: use a number of events, 0 or more")
+        from harness.clients.registry import driver_info
+        driver_info(self.client)  # a bad name or manifest is a one-line error naming the valid ones
+        if self.rules:
+            from harness.client_rules import RULES
+            unknown = [r for r in self.rules if r not in RULES]
+            if unknown:
+                raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
         return self
@@ -164,6 +186,12 @@ class RunSpec:
     def with_profile(self) -> "RunSpec":
         """Apply the profile's defaults (explicit options applied afterwards win)."""
         return replace(self, **PROFILES[self.profile])
+
+    def engine_for(self, events: int) -> str:
+        """The engine that checks a history of `events` rows: the spec's, `auto` resolved by the threshold."""
+        if self.check_engine != "auto":
+            return self.check_engine
+        return "spark" if events > self.spark_threshold else "inprocess"
 
     @property
     def effective_fault_seed(self) -> int:
@@ -180,6 +208,8 @@ class RunSpec:
             "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
             "--behaviour", self.behaviour]
         args += ["--records", str(self.records)]
+        if self.client != "confluent":
+            args += ["--client", self.client]
         if self.bootstrap_servers:
             args += ["--bootstrap-servers", self.bootstrap_servers]
         if self.faults:

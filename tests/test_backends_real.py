@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from harness.cluster.external import ExternalCluster
-from harness.runner import run
+from harness.run import run
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster]
 

@@ -239,7 +239,7 @@ def test_count_skip_after_a_session_end_is_the_unobserved_acquisition_allowance(
 
 
 def test_a_renewed_record_handed_back_to_its_owner_is_no_new_acquisition():
-    from harness.runner import CHECKERS
+    from harness.checkers.registry import CHECKERS
     h = H(lock_ms=1000)
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0, 1)], ack="RENEW")

@@ -132,7 +132,7 @@ def test_tally_does_not_count_the_latest_link_twice(tmp_path):
 
 def _outcome(valid, faults, spec_faults=("leader-kill",)):
     from harness.faults.nemesis import FaultRecord
-    from harness.runner import RunOutcome
+    from harness.run import RunOutcome
     from harness.spec import RunSpec
     return RunOutcome(replace(RunSpec(), faults=spec_faults), valid, (), Path("."),
                       tuple(FaultRecord(id=f"f{i}", fault="leader-kill", group="leader", pick=0, applied=a,
@@ -150,10 +150,10 @@ def test_run_with_faults_that_did_not_happen_is_unknown():
 
 
 def test_run_exit_code_follows_the_gate_verdict(monkeypatch, capsys):
-    import harness.runner
+    import harness.run
     for outcome, code in ((_outcome(True, [(True, True)]), 0), (_outcome(True, [(False, False)]), 3),
                           (_outcome(False, [(True, True)]), 1), (_outcome(None, [(True, True)]), 3)):
-        monkeypatch.setattr(harness.runner, "run", lambda spec, _o=outcome: _o)
+        monkeypatch.setattr(harness.run, "run", lambda spec, _o=outcome: _o)
         assert main(["run", "--faults", "leader"]) == code
     capsys.readouterr()
 

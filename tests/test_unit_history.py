@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.history.schema import Op
-from harness.history.store import HistoryWriter, iter_ops, read_history
+from harness.history.store import HistoryWriter, read_history
 
 
 def _write(tmp_path: Path, name: str, lines: list[str] | bytes) -> Path:
@@ -53,8 +53,8 @@ def test_round_trip_preserves_ops_index_and_time(tmp_path):
     assert ops[4].value is None
     assert ops[5].value == {"unicode": "é😀"}
     assert len(path.read_text(encoding="utf-8").splitlines()) == len(written)  # one op per line
-    assert [op.index for op in iter_ops(ops, f="commit")] == [3, 4]
-    assert [op.index for op in iter_ops(ops, f="commit", type_="info")] == [4]
+    assert [op.index for op in ops if op.f == "commit"] == [3, 4]
+    assert [op.index for op in ops if op.f == "commit" and op.type == "info"] == [4]
 
 
 def test_ops_are_flushed_as_written(tmp_path):
@@ -173,7 +173,7 @@ def test_directory_instead_of_file_is_one_line_error(tmp_path):
 def test_a_records_story_lists_what_touched_it_and_a_failed_verdict_prints_it(tmp_path):
     from harness.checkers import Anomaly, Result
     from harness.history.story import record_named, story
-    from harness.runner import RunOutcome
+    from harness.run import RunOutcome
     from harness.spec import RunSpec
     writer = HistoryWriter(tmp_path / "history.jsonl")
     rec = {"topic": "ksh-a-b", "partition": 2, "offset": 8}

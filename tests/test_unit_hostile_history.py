@@ -401,11 +401,11 @@ def test_parquet_schema_metadata_no_writer_makes_is_one_line(tmp_path):
 
 def test_a_crashing_checker_is_still_unknown_not_bad_input(tmp_path, monkeypatch):
     """Only the loaders turn malformed input into bad input: a checker bug stays unknown (check_safe)."""
-    from harness import runner
+    from harness.checkers import registry
 
     def broken(history):
         raise ZeroDivisionError("a checker bug")
-    monkeypatch.setitem(runner.CHECKERS, "no-loss", broken)
+    monkeypatch.setitem(registry.CHECKERS, "no-loss", broken)
     check = check_inprocess(_jsonl(tmp_path / "history.jsonl", base().ops))
     [result] = [r for r in check.results if r.checker == "no-loss"]
     assert result.valid == "unknown" and "ZeroDivisionError" in result.reason

@@ -13,11 +13,11 @@ from harness.kafka.jars import from_kafka_home, render_pom
 from harness.kafka.versions import (
     BROKER_CONFIGS,
     DEFAULT_VERSION,
-    PROFILES,
+    RELEASE_LINES,
     SUPPORTED_LINES,
     check_supported,
     parse_version,
-    profile_for,
+    release_line,
 )
 
 # ------------------------------------------------------------------ versions
@@ -26,7 +26,7 @@ from harness.kafka.versions import (
 @pytest.mark.parametrize("version, line", [("4.2.1", "4.2"), ("4.3.1", "4.3"), ("4.4.0", "4.4"),
                                            ("4.0.0", "4.0"), ("4.1.2", "4.1"), (" 4.3.1 ", "4.3")])
 def test_profile_for_known_lines(version, line):
-    assert profile_for(version).line == line
+    assert release_line(version).line == line
 
 
 def test_default_version_is_supported():
@@ -36,7 +36,7 @@ def test_default_version_is_supported():
 @pytest.mark.parametrize("version", ["9.9.9", "3.9.0", "4.5.0"])
 def test_unknown_line_is_one_line_error(version):
     with pytest.raises(HarnessError) as exc:
-        profile_for(version)
+        release_line(version)
     message = str(exc.value)
     assert "\n" not in message
     assert version in message
@@ -46,7 +46,7 @@ def test_unknown_line_is_one_line_error(version):
 
 @pytest.mark.parametrize("version", ["abc", "4.3", "4.3.1.0", "4.3.x", "", "v4.3.1", "4.3.1-rc1"])
 def test_malformed_version_is_one_line_error(version):
-    for fn in (profile_for, parse_version):
+    for fn in (release_line, parse_version):
         with pytest.raises(HarnessError) as exc:
             fn(version)
         message = str(exc.value)
@@ -63,7 +63,7 @@ def test_check_supported_rejects_lines_without_share_consumer():
 
 
 def test_4_0_profile_enables_share_groups_with_broker_configs():
-    p = profile_for("4.0.2")
+    p = release_line("4.0.2")
     assert p.broker_share_config() == {"group.coordinator.rebalance.protocols": "classic,consumer,share",
                                        "unstable.api.versions.enable": "true"}
     assert p.format_features() == []
@@ -71,7 +71,7 @@ def test_4_0_profile_enables_share_groups_with_broker_configs():
 
 
 def test_4_1_profile_uses_share_version_feature():
-    p = profile_for("4.1.0")
+    p = release_line("4.1.0")
     assert p.format_features() == ["share.version=1"]
     assert p.broker_share_config() == {}
     assert p.group_config("isolation_level") == "share.isolation.level"
@@ -79,33 +79,33 @@ def test_4_1_profile_uses_share_version_feature():
 
 @pytest.mark.parametrize("version", ["4.2.1", "4.3.1", "4.4.0"])
 def test_default_enabled_lines_need_nothing(version):
-    p = profile_for(version)
+    p = release_line(version)
     assert p.broker_share_config() == {}
     assert p.format_features() == []
     assert p.python_share_consumer is True
 
 
 def test_delivery_count_limit_group_config_only_from_4_3():
-    assert profile_for("4.2.1").group_config("delivery_count_limit") is None
-    assert profile_for("4.3.1").group_config("delivery_count_limit") == "share.delivery.count.limit"
-    assert profile_for("4.4.0").group_config("delivery_count_limit") == "share.delivery.count.limit"
-    assert profile_for("4.0.0").group_config("isolation_level") is None
-    for line in PROFILES:
-        assert PROFILES[line].group_config("lock_duration") == "share.record.lock.duration.ms"
+    assert release_line("4.2.1").group_config("delivery_count_limit") is None
+    assert release_line("4.3.1").group_config("delivery_count_limit") == "share.delivery.count.limit"
+    assert release_line("4.4.0").group_config("delivery_count_limit") == "share.delivery.count.limit"
+    assert release_line("4.0.0").group_config("isolation_level") is None
+    for line in RELEASE_LINES:
+        assert RELEASE_LINES[line].group_config("lock_duration") == "share.record.lock.duration.ms"
 
 
 # ----------------------------------------------------------------------- pom
 
 
 def test_render_pom_4_4_excludes_kafka_tools_api():
-    pom = render_pom("4.4.0", profile_for("4.4.0"))
+    pom = render_pom("4.4.0", release_line("4.4.0"))
     assert ("<exclusion><groupId>org.apache.kafka</groupId><artifactId>kafka-tools-api</artifactId></exclusion>"
             in pom)
     assert "<artifactId>kafka_2.13</artifactId><version>4.4.0</version>" in pom
 
 
 def test_render_pom_4_3_has_no_exclusions():
-    pom = render_pom("4.3.1", profile_for("4.3.1"))
+    pom = render_pom("4.3.1", release_line("4.3.1"))
     assert "kafka-tools-api" not in pom
     assert "<exclusion" not in pom
     assert "<artifactId>kafka_2.13</artifactId><version>4.3.1</version>" in pom
@@ -113,7 +113,7 @@ def test_render_pom_4_3_has_no_exclusions():
 
 @pytest.mark.parametrize("version", ["4.2.1", "4.3.1", "4.4.0"])
 def test_render_pom_always_has_log4j(version):
-    pom = render_pom(version, profile_for(version))
+    pom = render_pom(version, release_line(version))
     for artifact in ("log4j-api", "log4j-core", "log4j-slf4j-impl"):
         assert f"<groupId>org.apache.logging.log4j</groupId><artifactId>{artifact}</artifactId>" in pom
     assert pom.count("<scope>runtime</scope>") == 4
@@ -188,7 +188,7 @@ def _props(text: str) -> dict[str, str]:
 
 
 def test_render_keys_are_sorted():
-    text = kconfig.render(_node(1), profile_for("4.3.1"))
+    text = kconfig.render(_node(1), release_line("4.3.1"))
     keys = [line.split("=", 1)[0] for line in text.splitlines()]
     assert keys == sorted(keys)
     assert text.endswith("\n")
@@ -196,7 +196,7 @@ def test_render_keys_are_sorted():
 
 @pytest.mark.parametrize("node_id", [1, 2, 3])
 def test_render_listeners_and_advertised(node_id):
-    props = _props(kconfig.render(_node(node_id), profile_for("4.3.1")))
+    props = _props(kconfig.render(_node(node_id), release_line("4.3.1")))
     listeners = dict(entry.split("://", 1) for entry in props["listeners"].split(","))
     assert set(listeners) == {"CLIENT", "B1", "B2", "B3", "CONTROLLER"}
     assert listeners["CLIENT"] == f"127.0.0.1:{CLIENT_REAL[node_id]}"
@@ -221,7 +221,7 @@ def test_render_listeners_and_advertised(node_id):
 
 @pytest.mark.parametrize("node_id", [1, 2, 3])
 def test_render_quorum_voters(node_id):
-    props = _props(kconfig.render(_node(node_id), profile_for("4.3.1")))
+    props = _props(kconfig.render(_node(node_id), release_line("4.3.1")))
     voters = props["controller.quorum.voters"].split(",")
     assert len(voters) == 3
     expected = [f"{c}@127.0.0.1:{CONTROLLER_REAL[c] if c == node_id else _proxy_voter(node_id, c)}"
@@ -231,7 +231,7 @@ def test_render_quorum_voters(node_id):
 
 @pytest.mark.parametrize("rf, isr", [(3, 2), (1, 1), (2, 1)])
 def test_render_internal_topic_replication(rf, isr):
-    props = _props(kconfig.render(_node(1, rf=rf, isr=isr, parts=7), profile_for("4.3.1")))
+    props = _props(kconfig.render(_node(1, rf=rf, isr=isr, parts=7), release_line("4.3.1")))
     for key in ("default.replication.factor", "offsets.topic.replication.factor",
                 "transaction.state.log.replication.factor", "share.coordinator.state.topic.replication.factor"):
         assert props[key] == str(rf), key
@@ -247,7 +247,7 @@ def test_render_includes_test_defaults_and_overrides_win():
     some_default = sorted(kconfig.TEST_DEFAULTS)[0]
     overrides = {some_default: "override-me", "default.replication.factor": "1", "custom.key": "x",
                  "inter.broker.listener.name": "B9"}
-    props = _props(kconfig.render(_node(2, overrides=overrides), profile_for("4.3.1")))
+    props = _props(kconfig.render(_node(2, overrides=overrides), release_line("4.3.1")))
     for key, value in kconfig.TEST_DEFAULTS.items():
         if key not in overrides:
             assert props[key] == value, key
@@ -256,20 +256,20 @@ def test_render_includes_test_defaults_and_overrides_win():
 
 
 def test_render_4_0_adds_share_enablement_and_overrides_still_win():
-    props = _props(kconfig.render(_node(1), profile_for("4.0.0")))
+    props = _props(kconfig.render(_node(1), release_line("4.0.0")))
     assert props["group.coordinator.rebalance.protocols"] == "classic,consumer,share"
     assert props["unstable.api.versions.enable"] == "true"
     props = _props(kconfig.render(_node(1, overrides={"unstable.api.versions.enable": "false"}),
-                                  profile_for("4.0.0")))
+                                  release_line("4.0.0")))
     assert props["unstable.api.versions.enable"] == "false"
-    assert "unstable.api.versions.enable" not in _props(kconfig.render(_node(1), profile_for("4.3.1")))
+    assert "unstable.api.versions.enable" not in _props(kconfig.render(_node(1), release_line("4.3.1")))
 
 
 def test_render_controller_only_node_has_no_broker_listeners():
     node = NodeConfig(node_id=4, roles=("controller",), ports=NodePorts(client=None, peers={}, controller=22004),
                       advertised_client=None, advertised_peers={}, voters={4: 22004},
                       data_dir=Path("/tmp/ksh-unit/c4"))
-    props = _props(kconfig.render(node, profile_for("4.3.1")))
+    props = _props(kconfig.render(node, release_line("4.3.1")))
     assert props["listeners"] == "CONTROLLER://127.0.0.1:22004"
     assert "advertised.listeners" not in props
     assert "inter.broker.listener.name" not in props
@@ -278,10 +278,10 @@ def test_render_controller_only_node_has_no_broker_listeners():
 
 def test_render_with_sasl_users_adds_a_sasl_listener_and_the_authorizer():
     from dataclasses import replace
-    plain = _props(kconfig.render(_node(1), profile_for("4.3.1")))
+    plain = _props(kconfig.render(_node(1), release_line("4.3.1")))
     assert "authorizer.class.name" not in plain and "SASL" not in plain["listeners"]
     node = replace(_node(1), ports=replace(_node(1).ports, sasl=19999), sasl_users={"alice": "a-pw", "bob": "b-pw"})
-    props = _props(kconfig.render(node, profile_for("4.3.1")))
+    props = _props(kconfig.render(node, release_line("4.3.1")))
     assert "SASL://127.0.0.1:19999" in props["listeners"].split(",")
     assert "SASL://127.0.0.1:19999" in props["advertised.listeners"].split(",")  # direct, not proxied
     assert "SASL:SASL_PLAINTEXT" in props["listener.security.protocol.map"].split(",")

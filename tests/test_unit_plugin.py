@@ -135,7 +135,7 @@ from pathlib import Path
 
 from harness.checkers import Result
 from harness.spec import RunSpec
-from fixtures.plugin import _OUTCOMES
+from ksh_fixtures.plugin import _OUTCOMES
 
 
 def _outcome(allowances, version):
@@ -170,3 +170,29 @@ pytest_runtest_makereport = module.pytest_runtest_makereport
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*XFAIL*test_met_a_known_bug*known Kafka bug met 2 times by durable-state on 4.3.1"
                                  "*state-start-offset-regressed*Evidence: t-0@3 was accepted*"])
+
+
+@pytest.mark.parametrize("option, word", [("--ksh-engine=quantum", "'quantum'"), ("--ksh-client=nope", "nope"),
+                                          ("--ksh-rules=ack-accept,bogus-rule", "bogus-rule"),
+                                          ("--ksh-rules=,", "no rule named"),
+                                          ("--ksh-spark-threshold=-3", "-3")])
+def test_bad_engine_client_and_rules_are_usage_errors_naming_the_option(pytester, option, word):
+    text = _usage_error_text(_run(pytester, option))
+    assert option.split("=")[0] in text and word in text
+
+
+def test_client_engine_and_certification_options_are_spec_fields(pytester):
+    """The spec is the only carrier: what the options say is in `ksh_spec`, and no environment
+    variable is set for another module to read."""
+    pytester.makepyfile(test_spec="""
+import os
+
+def test_spec(ksh_spec):
+    assert ksh_spec.client == "java" and ksh_spec.check_engine == "spark" and ksh_spec.spark_threshold == 7
+    assert ksh_spec.rules == ("ack-accept", "ack-reject") and ksh_spec.conformance_out == "out/conf"
+    assert not any(k in os.environ for k in ("KSH_CHECK_ENGINE", "KSH_SPARK_THRESHOLD", "KSH_RULES"))
+""")
+    pytester.makeini("[pytest]\nksh_rules = ack-accept, ack-reject\n")
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-client=java", "--ksh-engine=spark",
+                                           "--ksh-spark-threshold=7", "--ksh-conformance-out=out/conf", timeout=60)
+    assert result.ret == 0, result.stdout.str()

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from harness.spark.engine import _idle_returns, _slots, _unique
+from harness.spark.pruning import idle_returns as _idle_returns
+from harness.spark.slots import row_slots as _slots
+from harness.spark.tables import distinct as _unique
 
 
 def _rows(*events):

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from harness.clients.behaviours import BEHAVIOURS, ack_type, explicit, holds, is_poison
-from harness.checkers.no_loss import settlement
+from harness.run.drain import settlement
 from harness.errors import HarnessError
 from harness.faults import CATALOGUE, parse_faults
 from harness.faults.schedule import PROFILES, generate
@@ -85,7 +85,7 @@ def test_settlement_takes_an_acknowledgements_own_result_from_its_callback():
 
 
 def test_drain_waits_a_session_timeout_after_the_last_crash_for_records_to_come_back():
-    from harness.runner import _all_settled
+    from harness.run.drain import all_settled as _all_settled
     ops = _ops(("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r4"}),
                _poll("c0", 4, 1), _ack("c0", 4, "ACCEPT"), _callback("c0", 4, "INVALID_RECORD_STATE"),
                ("nemesis", "info", "crash", {"process": "c1"}))
@@ -155,7 +155,7 @@ def test_tally_groups_seeds_of_a_scenario_and_counts_allowances_and_non_passes(t
 
 
 def test_drain_gives_an_acknowledgement_of_unknown_outcome_a_lock_duration_to_come_back():
-    from harness.runner import _all_settled
+    from harness.run.drain import all_settled as _all_settled
     ops = _ops(("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r4"}),
                _poll("c2", 4, 1), _ack("c2", 4, "ACCEPT"), ("nemesis", "info", "crash", {"process": "c2"}))
     crash_time = ops[-1].time
@@ -170,7 +170,7 @@ def test_drain_gives_an_acknowledgement_of_unknown_outcome_a_lock_duration_to_co
 
 
 def test_drain_places_a_record_acknowledged_without_an_offset_by_its_delivery():
-    from harness.runner import _all_settled
+    from harness.run.drain import all_settled as _all_settled
     produced = ("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": -1, "id": "r4"})
     assert not _all_settled(_ops(produced))  # never delivered: not settled
     assert not _all_settled(_ops(produced, _poll("c0", 4, 1)))
@@ -178,7 +178,7 @@ def test_drain_places_a_record_acknowledged_without_an_offset_by_its_delivery():
 
 
 def test_drain_does_not_wait_for_records_the_log_lost_to_a_truncation():
-    from harness.runner import _all_settled
+    from harness.run.drain import all_settled as _all_settled
     produced = ("producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": 4, "id": "r4"})
     truncated = ("nemesis", "ok", "truncated", {"id": "truncate-unclean-1", "topic": "t", "partition": 0,
                                                 "unclean": True, "records": [{"offset": 4, "id": "r4"}]})

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.clients.contract import CONTRACT_VERSION
 from harness.history.store import HistoryWriter
 from harness.procs import ManagedProcess, python_env, spawn
 
@@ -71,7 +72,6 @@ class ConsumerDriver:
 
     def _check_contract(self, value: Any) -> None:
         """The `start` event must name the contract this harness speaks; else the driver is refused."""
-        from harness.clients.registry import CONTRACT_VERSION
         got = value.get("contract") if isinstance(value, dict) else None
         if got != CONTRACT_VERSION:
             self.contract_error = (f"driver {self.name} speaks contract {got!r} (its start event's `contract`); "
@@ -206,6 +206,20 @@ class JavaStepDriver(StepDriver):
         classes = compiled(self.dist, cache_dir(), "ShareDriver")
         return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{self.dist.classpath}",
                 "ShareDriver", json.dumps(self.config)]
+
+
+class ExternalDriver(ConsumerDriver):
+    """A driver of any language named by a manifest (`harness.clients.registry.load_manifest`), running an
+    autonomous behaviour (chaos runs): its command, with the JSON config appended."""
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
+                 argv: list[str], cwd: Path | None = None) -> None:
+        super().__init__(name, config, history, log_dir)
+        self.argv = list(argv)
+        self.cwd = cwd
+
+    def command_line(self) -> list[str]:
+        return [*self.argv, json.dumps(self.config)]
 
 
 class ExternalStepDriver(StepDriver):

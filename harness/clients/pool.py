@@ -1,47 +1,62 @@
 """The run's consumer drivers: started, replaced after a crash, closed once.
 
-Consumer `i` is named `consumer-<i>` and connects through the cluster's
-consumer lane `i % lanes` where the backend has lanes (so a fault can cut one
-consumer from one broker), else through the shared bootstrap servers. A
-replacement gets the next free index and name: histories never reuse a
-process name for a new client.
+Every driver runs the run's behaviour on its own (a chaos run: `docs/driver.md`'s autonomous
+behaviours), with the client the pool was given (`harness.clients.registry`: `confluent`, `java`,
+`franz`, or a manifest's path); a client whose driver runs step mode only is refused when the pool is
+made, with what it lacks. Consumer `i` is named `consumer-<i>` and connects through the cluster's
+consumer lane `i % lanes` where the backend has lanes (`ConsumerLanes`: so a fault can cut one
+consumer from one broker), else through the shared bootstrap servers. A replacement gets the next
+free index and name: histories never reuse a process name for a new client.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.clients.driver import ConsumerDriver
+from harness.clients.registry import driver_info
+from harness.cluster.base import Cluster, ConsumerLanes
+from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.wait import wait_until
 
+if TYPE_CHECKING:
+    from harness.kafka.jars import KafkaDistribution
+
 
 class DriverPool:
-    """Implements `harness.faults.base.ConsumerPool`. Drivers may be started from any thread (`harness.procs`)."""
+    """Implements `harness.faults.base.ConsumerPool`. Drivers may be started from any thread (`harness.procs`).
 
-    def __init__(self, cluster: Any, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
-                 start_timeout: float = 60.0) -> None:
+    `client` names the driver (`harness.clients.registry.driver_info`); `dist` is the Kafka release's
+    jars, for the drivers that need them (java)."""
+
+    def __init__(self, cluster: Cluster, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
+                 start_timeout: float = 60.0, client: str = "confluent",
+                 dist: KafkaDistribution | None = None) -> None:
         self.cluster = cluster
-        self.config = config  # group, topics, behaviour, client_config
+        self.config = config  # group, topics, behaviour, seed, hold_ms, client_config
         self.behaviour = config["behaviour"]
         self.history = history
         self.log_dir = log_dir
         self.start_timeout = start_timeout
+        self.driver = driver_info(client)
+        self.driver.check_autonomous()  # before any process: a step-only driver says what it lacks
+        self.dist = dist
         self._drivers: list[ConsumerDriver] = []
         self._lanes: dict[str, int | None] = {}
         self._closed: set[str] = set()
 
     def _bootstrap(self, index: int) -> tuple[str, int | None]:
-        if hasattr(self.cluster, "consumer_bootstrap"):
+        if isinstance(self.cluster, ConsumerLanes):
             return self.cluster.consumer_bootstrap(index), self.cluster.lane_of(index)
         return self.cluster.bootstrap_servers, None
 
     def _spawn(self) -> ConsumerDriver:
         index = len(self._drivers)
         bootstrap, lane = self._bootstrap(index)
-        driver = ConsumerDriver(f"consumer-{index}", {**self.config, "bootstrap": bootstrap}, self.history,
-                                self.log_dir)
+        driver = self.driver.make_autonomous(f"consumer-{index}", {**self.config, "bootstrap": bootstrap},
+                                             self.history, self.log_dir, self.dist)
         driver.start()
         self._drivers.append(driver)
         self._lanes[driver.name] = lane
@@ -59,6 +74,12 @@ class DriverPool:
                    timeout=self.start_timeout, what=f"consumer drivers {', '.join(sorted(names))} to start",
                    fatal=lambda: next((f"{d.name} exited early (see {d.log_path})" for d in drivers
                                        if not d.alive()), None))
+        refused = [d for d in drivers if d.contract_error]
+        if refused:  # a driver speaking another contract is closed, not trusted (docs/driver.md)
+            for d in refused:
+                self._closed.add(d.name)
+                d.close(10)
+            raise HarnessError(refused[0].contract_error)
 
     def live(self) -> list[ConsumerDriver]:
         return [d for d in self._drivers if d.alive() and d.name not in self._closed]
@@ -66,10 +87,22 @@ class DriverPool:
     def all(self) -> list[ConsumerDriver]:
         return list(self._drivers)
 
-    def replace(self, driver: ConsumerDriver | None) -> ConsumerDriver:
+    def join(self) -> ConsumerDriver:
+        """Start one more driver (it joins the group); return it once it reports `start ok`."""
         new = self._spawn()
         self._wait_started([new])
         return new
+
+    def replace(self, driver: ConsumerDriver | None) -> ConsumerDriver:
+        """Start a new driver in the place of `driver`, one of this pool's, SIGKILLed first (the crash
+        recorded) if it still runs; return the new one once started. None: a new driver for a slot no
+        process holds (as `join`)."""
+        if driver is not None:
+            if not any(d is driver for d in self._drivers):
+                raise ValueError(f"{driver.name} is not a driver of this pool")
+            if driver.alive():
+                driver.crash()
+        return self.join()
 
     def lane_processes(self, lane: int) -> list[str]:
         return [d.name for d in self.live() if self._lanes.get(d.name) == lane]

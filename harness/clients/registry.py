@@ -1,4 +1,4 @@
-"""Which share-consumer drivers the harness can run in step mode, and what each supports.
+"""Which share-consumer drivers the harness can run, in step mode and in chaos runs, and what each supports.
 
 A driver is named either by a built-in name (`confluent`, `java`, `franz`) or by the path of a
 driver manifest, a JSON file that lets a driver in any language take part without changing the
@@ -12,6 +12,12 @@ argument; `{python}` stands for the harness's own interpreter and a relative pat
 made absolute.
 `features` are what the driver declares it supports (`FEATURES`): a rule needing another is
 reported "not supported", never pass or fail.
+
+Step mode (`DriverInfo.make`: conformance tests, certification) is what every driver has. Chaos runs
+(`harness.clients.pool.DriverPool`) need consumers that run a behaviour on their own
+(`DriverInfo.make_autonomous`: accept-implicit, accept-explicit, mix, poison, slow): the confluent
+driver runs it in its process; the Java and franz-go drivers run it from the harness through their
+step mode (`harness.clients.stepped`); a manifest's driver runs it itself (docs/driver.md).
 """
 
 from __future__ import annotations
@@ -22,11 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.clients.contract import CONTRACT_VERSION  # (also imported from here)
+from harness.clients.stepped import stepped
 from harness.errors import HarnessError
-
-#: The driver contract this harness speaks (docs/driver.md). A driver that prints another
-#: `contract` in its `start` event is refused with a message naming both.
-CONTRACT_VERSION = 1
 
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
 #: acknowledgement commit callback, and `acquire_mode` (it passes `share.acquire.mode` to its client).
@@ -42,9 +46,24 @@ class DriverInfo:
     features: tuple[str, ...]
     make: Callable[..., Any]  # (name, config, history, log_dir, dist) -> a StepDriver, not started
     source: str = "built-in"  # or the manifest's path
+    #: (name, config, history, log_dir, dist) -> a ConsumerDriver running `config["behaviour"]` on its own
+    #: (chaos runs), not started; None: the driver runs step mode only, and `lacks` says what it misses
+    autonomous: Callable[..., Any] | None = None
+    lacks: str = ""
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
+
+    def check_autonomous(self) -> None:
+        """HarnessError naming what the driver lacks, if it cannot run a chaos run's behaviours."""
+        if self.autonomous is None:
+            raise HarnessError(f"the {self.name} driver runs step mode only, so a chaos run cannot use it "
+                               f"(use the confluent driver): {self.lacks}")
+
+    def make_autonomous(self, name: str, config: dict[str, Any], history, log_dir: Path, dist=None):
+        """A driver running `config["behaviour"]` on its own (a chaos run's consumer), not started."""
+        self.check_autonomous()
+        return self.autonomous(name, config, history, log_dir, dist)
 
     def ack_types(self) -> tuple[str, ...]:
         return tuple(f.split(":", 1)[1] for f in self.features if f.startswith("ack:"))
@@ -53,6 +72,11 @@ class DriverInfo:
 def _confluent(name, config, history, log_dir, dist=None):
     from harness.clients.driver import StepDriver
     return StepDriver(name, config, history, log_dir)
+
+
+def _confluent_autonomous(name, config, history, log_dir, dist=None):
+    from harness.clients.driver import ConsumerDriver
+    return ConsumerDriver(name, config, history, log_dir)
 
 
 def _java(name, config, history, log_dir, dist=None):
@@ -83,9 +107,9 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
     KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), and franz-go."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC, _confluent),
-        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode"), _java),
-        "franz": DriverInfo("franz", _franz_features(), _franz),
+        "confluent": DriverInfo("confluent", _BASIC, _confluent, autonomous=_confluent_autonomous),
+        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode"), _java, autonomous=stepped(_java)),
+        "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
     }
 
 
@@ -119,7 +143,11 @@ def load_manifest(path: Path) -> DriverInfo:
     def make(driver_name, config, history, log_dir, dist=None):
         from harness.clients.driver import ExternalStepDriver
         return ExternalStepDriver(driver_name, config, history, log_dir, argv, cwd=base)
-    return DriverInfo(name, tuple(features), make, source=str(path))
+
+    def autonomous(driver_name, config, history, log_dir, dist=None):
+        from harness.clients.driver import ExternalDriver  # a driver without the behaviour exits 2 (its log says)
+        return ExternalDriver(driver_name, config, history, log_dir, argv, cwd=base)
+    return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous)
 
 
 def driver_info(client: str) -> DriverInfo:

@@ -2,14 +2,26 @@
 
 A fault asks for a capability (`isinstance(cluster, Killable)`) instead of
 assuming it: the external backend has none, the local backend has them all.
+Every protocol is `runtime_checkable`, so `isinstance` is how code tells what a
+backend offers (never `hasattr`); each lists every member its users call. Before
+Python 3.12 `isinstance` reads each member (properties included), so a backend's
+properties must be cheap and free of side effects, and raise AttributeError while
+they have no value (a LocalCluster's `inspector` and `distribution` before `start`).
+
+Both backends are context managers: `with LocalCluster(spec, run_dir) as cluster:`
+starts the cluster and closes it however the block ends.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness.proxy.links import LinkMap
+if TYPE_CHECKING:
+    from harness.cluster.inspect import ClusterInspector
+    from harness.kafka.jars import KafkaDistribution
+    from harness.proxy.client import ToxiproxyClient
+    from harness.proxy.links import LinkMap
 
 
 @runtime_checkable
@@ -18,7 +30,8 @@ class Cluster(Protocol):
 
     `start` must return only when every broker is registered and share groups
     can consume; `close` must release every process, port and temp dir the
-    backend created and must be safe to call twice.
+    backend created and must be safe to call twice. As a context manager,
+    `__enter__` starts it (and returns it) and `__exit__` closes it.
     """
 
     version: str
@@ -29,6 +42,11 @@ class Cluster(Protocol):
     @property
     def broker_ids(self) -> list[int]: ...
 
+    @property
+    def inspector(self) -> ClusterInspector:
+        """Read-only Admin API questions (leaders, ISRs, coordinators) about this cluster."""
+        ...
+
     def start(self) -> None: ...
 
     def close(self) -> None: ...
@@ -37,24 +55,47 @@ class Cluster(Protocol):
         """Copy every node's log into `dest`; must not fail the run if a log is missing."""
         ...
 
+    def __enter__(self) -> Cluster: ...
+
+    def __exit__(self, *exc_info: Any) -> None: ...
+
 
 @runtime_checkable
-class Killable(Protocol):
+class Nodes(Protocol):
+    """The backend knows its nodes by role: `broker_ids` (of `Cluster`) and `controller_ids` (a node in
+    combined mode is in both). The base of every capability that acts on nodes."""
+
+    @property
+    def controller_ids(self) -> list[int]: ...
+
+
+@runtime_checkable
+class Killable(Nodes, Protocol):
     """Nodes can be stopped (SIGTERM), killed (SIGKILL) and started again."""
 
     def stop_node(self, node_id: int) -> None: ...
 
     def kill_node(self, node_id: int) -> None: ...
 
-    def start_node(self, node_id: int) -> None: ...
+    def start_node(self, node_id: int, wait: bool = True) -> None:
+        """Start the node's process unless it runs; with `wait`, until it serves and brokers are registered."""
+        ...
 
     def restart_node(self, node_id: int) -> None: ...
 
     def node_alive(self, node_id: int) -> bool: ...
 
+    def node_pid(self, node_id: int) -> int | None:
+        """The pid of the node's running process (None if it does not run): tells a new process from the old."""
+        ...
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """After nodes were started with `wait=False`: every broker registered and a share group consumes."""
+        ...
+
 
 @runtime_checkable
-class Pausable(Protocol):
+class Pausable(Nodes, Protocol):
     """Nodes can be frozen (SIGSTOP) and thawed (SIGCONT)."""
 
     def pause_node(self, node_id: int) -> None: ...
@@ -63,14 +104,53 @@ class Pausable(Protocol):
 
 
 @runtime_checkable
-class Partitionable(Protocol):
-    """Every directed link runs through its own Toxiproxy proxy."""
+class Partitionable(Nodes, Protocol):
+    """Every directed link runs through its own Toxiproxy proxy: links can be cut, healed and degraded."""
 
     @property
     def links(self) -> LinkMap: ...
+
+    @property
+    def toxiproxy(self) -> ToxiproxyClient:
+        """The Toxiproxy client, for toxics beyond cut and heal (latency, bandwidth, reset_peer...)."""
+        ...
 
     def cut(self, link_name: str) -> None: ...
 
     def heal(self, link_name: str) -> None: ...
 
     def heal_all(self) -> None: ...
+
+
+@runtime_checkable
+class Installed(Protocol):
+    """The backend runs a Kafka release the harness installed: its jars run the Java admin tools
+    (`harness.cluster.java_admin`: the active controller) and the Java driver."""
+
+    @property
+    def distribution(self) -> KafkaDistribution: ...
+
+
+@runtime_checkable
+class ConsumerLanes(Protocol):
+    """Consumers connect through lanes: consumer `index` through lane `lane_of(index)` (its own listeners
+    and proxies), so a fault can cut one consumer off one broker. Without lanes, `lane_of` is None and
+    `consumer_bootstrap` the shared bootstrap servers."""
+
+    def consumer_bootstrap(self, index: int) -> str: ...
+
+    def lane_of(self, index: int) -> int | None: ...
+
+
+@runtime_checkable
+class SaslListeners(Protocol):
+    """Brokers may have a SASL/PLAIN listener: its bootstrap servers, or None when there is none."""
+
+    @property
+    def sasl_bootstrap_servers(self) -> str | None: ...
+
+
+def node_ids(cluster: Cluster) -> list[int]:
+    """Every node of `cluster`, sorted: its brokers, and its controllers where it knows them (`Nodes`)."""
+    controllers = cluster.controller_ids if isinstance(cluster, Nodes) else []
+    return sorted(set(cluster.broker_ids) | set(controllers))

@@ -14,7 +14,8 @@ from harness.wait import wait_until
 
 
 class ExternalCluster:
-    """A cluster someone else runs; `close` leaves it running."""
+    """A cluster someone else runs; `close` leaves it running. A `harness.cluster.base.Cluster` with no
+    capability; a context manager (`__enter__` waits until it serves, `__exit__` lets it be)."""
 
     def __init__(self, bootstrap_servers: str, version: str = "external", timeout: float = 60.0) -> None:
         self._bootstrap = bootstrap_servers
@@ -30,6 +31,13 @@ class ExternalCluster:
     @property
     def broker_ids(self) -> list[int]:
         return list(self._brokers)
+
+    def __enter__(self) -> ExternalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def start(self) -> None:
         """Wait until the cluster answers and a share group consumes a record."""

@@ -21,6 +21,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
@@ -35,6 +36,10 @@ from harness.ports import allocate, release, validate_base
 from harness.procs import REAPER, ManagedProcess, spawn
 from harness.proxy.links import Link, LinkMap
 from harness.wait import wait_until
+
+if TYPE_CHECKING:
+    from harness.proxy.client import ToxiproxyClient
+    from harness.proxy.server import ToxiproxyServer
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,12 @@ class _Node:
 
 
 class LocalCluster:
-    """A real KRaft cluster of local JVM processes, every link behind Toxiproxy."""
+    """A real KRaft cluster of local JVM processes, every link behind Toxiproxy.
+
+    A `harness.cluster.base.Cluster` with every capability there (`Killable`, `Pausable`,
+    `Partitionable`, `Installed`, `ConsumerLanes`, `SaslListeners`); a context manager that starts
+    it and closes it.
+    """
 
     def __init__(self, spec: LocalClusterSpec, run_dir: Path) -> None:
         spec.validate()
@@ -112,8 +122,8 @@ class LocalCluster:
         self.version = spec.version
         self._nodes: dict[int, _Node] = {}
         self._links = LinkMap([])
-        self._proxy = None  # ToxiproxyServer
-        self._toxi = None  # ToxiproxyClient
+        self._proxy: ToxiproxyServer | None = None
+        self._toxi: ToxiproxyClient | None = None
         self._dist: KafkaDistribution | None = None
         self._inspector: ClusterInspector | None = None
         self._ports: list[int] = []  # every port allocated for this cluster, released by close()
@@ -153,6 +163,8 @@ class LocalCluster:
     @property
     def inspector(self) -> ClusterInspector:
         if self._inspector is None:
+            if not self._nodes:  # no bootstrap servers yet: an inspector made now would never reach the cluster
+                raise AttributeError("inspector: the cluster is not started")
             self._inspector = ClusterInspector(self.bootstrap_servers)
         return self._inspector
 
@@ -162,8 +174,16 @@ class LocalCluster:
 
     @property
     def distribution(self) -> KafkaDistribution:
-        assert self._dist is not None, "cluster not started"
+        if self._dist is None:
+            raise AttributeError("distribution: the cluster is not started")
         return self._dist
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def start(self) -> None:
         """Bring the cluster up; on any failure, release everything and re-raise."""
@@ -300,7 +320,7 @@ class LocalCluster:
         self._toxi.reset()
 
     @property
-    def toxiproxy(self):
+    def toxiproxy(self) -> ToxiproxyClient:
         """The typed Toxiproxy client (for toxics beyond cut/heal)."""
         return self._toxi
 

@@ -17,11 +17,18 @@ not be applied is reported as such, never counted as chaos that happened.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar, runtime_checkable
 
+from harness.cluster.base import Cluster
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.wire import connection_reset_after, probe  # noqa: F401  (re-exported for the faults)
+
+if TYPE_CHECKING:
+    from harness.clients.driver import ConsumerDriver
+    from harness.cluster.inspect import ClusterInspector
+
+CapabilityT = TypeVar("CapabilityT")
 
 #: Effects a checker must know of (docs/history.md): during a fault with one of these effects
 #: (until heal + settle_ms), the named allowances of `harness.model.allowances` may apply.
@@ -32,21 +39,31 @@ class NotApplied(HarnessError):
     """The fault could not be applied, or its effect was not observed (the message says which)."""
 
 
+@runtime_checkable
 class ConsumerPool(Protocol):
-    """The run's consumer drivers, for consumer faults (the runner implements it)."""
+    """The run's consumer drivers, for consumer faults (`harness.clients.pool.DriverPool` implements it)."""
 
     behaviour: str
 
-    def live(self) -> list[Any]:
+    def live(self) -> list[ConsumerDriver]:
         """Drivers whose process is running, in start order."""
         ...
 
-    def all(self) -> list[Any]:
+    def all(self) -> list[ConsumerDriver]:
         """Every driver the run started, running or not."""
         ...
 
-    def replace(self, driver: Any) -> Any:
-        """Start a new driver in the place of `driver` (which has exited); return it once started."""
+    def join(self) -> ConsumerDriver:
+        """Start one more driver (a new consumer joins the group); return it once started."""
+        ...
+
+    def replace(self, driver: ConsumerDriver | None) -> ConsumerDriver:
+        """Start a new driver in the place of `driver` (one of the pool's; killed first if it still runs);
+        return it once started. None: a new driver for a slot no process holds (as `join`)."""
+        ...
+
+    def close_one(self, name: str, timeout: float = 60.0) -> str:
+        """Close driver `name` cleanly (it leaves the group); how its close ended (ok, info, ...)."""
         ...
 
     def lane_processes(self, lane: int) -> list[str]:
@@ -56,9 +73,10 @@ class ConsumerPool(Protocol):
 
 @dataclass
 class FaultContext:
-    """What a fault may act on. `cluster` is a LocalCluster (or any backend with the capabilities)."""
+    """What a fault may act on. `cluster` is any backend; a fault's `needs` name the capabilities
+    (`harness.cluster.base`) it must have, which the nemesis checks before the fault plans."""
 
-    cluster: Any
+    cluster: Cluster
     history: HistoryWriter
     topic: str | None = None
     group: str | None = None
@@ -67,8 +85,16 @@ class FaultContext:
     timeout: float = 60.0  # for each observed effect or recovery
 
     @property
-    def inspector(self):
+    def inspector(self) -> ClusterInspector:
         return self.cluster.inspector
+
+    def cluster_as(self, capability: type[CapabilityT]) -> CapabilityT:
+        """The cluster as one of its capabilities (`harness.cluster.base`: `Killable`, `Partitionable`...),
+        checked with `isinstance`; NotApplied if the backend does not have it (the nemesis checks a
+        fault's `needs` before it plans, so a fault only meets this for a capability it did not declare)."""
+        if not isinstance(self.cluster, capability):
+            raise NotApplied(f"the cluster backend is not {capability.__name__}")
+        return self.cluster
 
     def partitions(self) -> list[int]:
         if self.topic is None:

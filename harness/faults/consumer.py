@@ -68,7 +68,7 @@ class ConsumerFault:
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         if self.action == "join":
-            joined = ctx.consumers.replace(None)
+            joined = ctx.consumers.join()
             plan.state["joined"] = joined.name
             plan.processes.append(joined.name)
             return f"{joined.name} joined the group (started, subscribed)"
@@ -117,9 +117,7 @@ class ConsumerFault:
             driver.proc.signal(signal.SIGCONT)
             wait_effect(lambda: driver.proc.state() not in ("T", None), 10, f"{driver.name} to run again")
             return f"SIGCONT {driver.name}; running again after {lock_s:.1f}s (the lock duration) or more"
-        if driver is not None and driver.alive():
-            driver.crash()  # a close that did not finish
-        replacement = ctx.consumers.replace(driver)
+        replacement = ctx.consumers.replace(driver)  # SIGKILLs it first if it still runs (a close that did not finish)
         return f"replacement {replacement.name} started for {plan.targets[0]}"
 
 

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.cluster.base import Killable, Partitionable, Pausable, node_ids
 from harness.faults import CATALOGUE
 from harness.faults.base import FaultContext, NotApplied, Plan
 from harness.faults.schedule import ScheduledFault
@@ -133,18 +134,13 @@ class Nemesis:
         for record, _ in reversed(list(self._active.values())):
             self.heal(record)
         cluster = self.ctx.cluster
-        if hasattr(cluster, "heal_all"):
+        if isinstance(cluster, Partitionable):
             cluster.heal_all()  # every proxy enabled, no toxic left
-        for node in sorted(set(getattr(cluster, "broker_ids", [])) | set(getattr(cluster, "controller_ids", []))):
-            if hasattr(cluster, "resume_node"):
+        for node in node_ids(cluster):
+            if isinstance(cluster, Pausable):
                 cluster.resume_node(node)
-            if hasattr(cluster, "node_alive") and not cluster.node_alive(node):
+            if isinstance(cluster, Killable) and not cluster.node_alive(node):
                 cluster.start_node(node)
-
-    def summary(self) -> dict[str, Any]:
-        applied = sum(r.applied for r in self.records)
-        return {"planned": len(self.records), "applied": applied, "not_applied": len(self.records) - applied,
-                "heal_failed": sum(1 for r in self.records if r.started is not None and not r.healed_ok)}
 
 
 def _reason(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cluster.base import Partitionable
+from harness.cluster.base import Partitionable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, connection_reset_after, probe, wait_effect
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 from harness.proxy.links import Link
@@ -30,15 +30,10 @@ def _probe_all(links: list[Link], timeout: float = 1.5) -> dict[str, str]:
         return dict(zip((link.name for link in links), results))
 
 
-def _effects_of(links: list[Link]) -> tuple[str, ...]:
-    """What cutting or resetting these links may cause, by link kind."""
-    kinds = {link.kind for link in links}
-    effects = []
-    if "controller" in kinds or "broker" in kinds:
-        effects += ["leader-change", "coordinator-loss"]  # a node cut off long enough is fenced
-    if "lane" in kinds or "client" in kinds:
-        effects.append("session-loss")
-    return tuple(effects)
+def _named_links(ctx: FaultContext, plan: Plan) -> list[Link]:
+    """The links a plan names (`state["links"]`: `src->dst` names)."""
+    links = ctx.cluster_as(Partitionable).links
+    return [links.get(*name.split("->")) for name in plan.state["links"]]
 
 
 def _lane_processes(ctx: FaultContext, links: list[Link]) -> list[str]:
@@ -48,9 +43,11 @@ def _lane_processes(ctx: FaultContext, links: list[Link]) -> list[str]:
     return sorted(p for lane in lanes for p in ctx.consumers.lane_processes(lane))
 
 
-def _cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
+def cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
+    """Cut `links` and prove it (ApiVersions through each times out); the evidence, else NotApplied."""
+    cluster = ctx.cluster_as(Partitionable)
     for link in links:
-        ctx.cluster.cut(link.name)
+        cluster.cut(link.name)
     results = _probe_all(links)
     # "reset" means Toxiproxy closed the probe: it could not dial the node behind the link. Probe again
     # (a node may just be binding its listeners); if the node still refuses connections directly, it is
@@ -73,13 +70,17 @@ def _cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
 def _cut_listed(ctx: FaultContext, link: Link, any_: bool = False) -> bool:
     """Both cut toxics (one per direction) are on the link's proxy; with `any_`, at least one is."""
     from harness.proxy.client import CUT_TOXIC_PREFIX
-    count = sum(t.name.startswith(CUT_TOXIC_PREFIX) for t in ctx.cluster.toxiproxy.list_toxics(link.name))
+    toxics = ctx.cluster_as(Partitionable).toxiproxy.list_toxics(link.name)
+    count = sum(t.name.startswith(CUT_TOXIC_PREFIX) for t in toxics)
     return count >= 1 if any_ else count == 2
 
 
-def _heal_and_prove(ctx: FaultContext, links: list[Link], wait_cluster: bool) -> str:
+def heal_and_prove(ctx: FaultContext, links: list[Link], wait_cluster: bool) -> str:
+    """Heal `links` and prove it (each answers ApiVersions again; with `wait_cluster`, every partition in
+    sync and preferred leaders back); the evidence."""
+    cluster = ctx.cluster_as(Partitionable)
     for link in links:
-        ctx.cluster.heal(link.name)
+        cluster.heal(link.name)
     down: set[str] = set()
 
     def healed() -> bool:
@@ -138,8 +139,8 @@ class Cut:
                     state={"links": [link.name for link in links]})
 
     def _links(self, ctx: FaultContext, pick: int) -> list[Link]:
-        lm, brokers = ctx.cluster.links, sorted(ctx.cluster.broker_ids)
-        nodes = sorted(set(brokers) | set(getattr(ctx.cluster, "controller_ids", [])))
+        cluster = ctx.cluster_as(Partitionable)
+        lm, brokers, nodes = cluster.links, sorted(cluster.broker_ids), node_ids(cluster)
         if self.shape == "isolate":
             return lm.touching(choose(nodes, pick, "node"))
         if self.shape == "split":
@@ -157,17 +158,16 @@ class Cut:
             lane = choose(lanes, pick, "consumer lane with a live consumer")
             return [lm.lane(lane, choose(brokers, pick // len(lanes), "broker"))]
         if self.shape == "controller":
-            controllers = sorted(getattr(ctx.cluster, "controller_ids", []))
+            controllers = sorted(cluster.controller_ids)
             node = choose(nodes, pick, "node")
             return [lm.controller(node, c) for c in controllers if c != node]
         raise ValueError(self.shape)
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
-        return _cut_and_prove(ctx, [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]])
+        return cut_and_prove(ctx, _named_links(ctx, plan))
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        links = [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
-        return _heal_and_prove(ctx, links, wait_cluster=self.shape != "consumer")
+        return heal_and_prove(ctx, _named_links(ctx, plan), wait_cluster=self.shape != "consumer")
 
 
 #: toxic -> (attributes, stream). Values are chosen to degrade without being a cut.
@@ -203,7 +203,7 @@ class Degrade:
         return ("leader-change", "coordinator-loss", "session-loss") if self.toxic == "reset-peer" else ()
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
-        lm = ctx.cluster.links
+        lm = ctx.cluster_as(Partitionable).links
         node = choose(sorted(ctx.cluster.broker_ids), pick, "broker")
         links = sorted((link for link in lm if link.dst == f"n{node}" or link.src == f"n{node}"),
                        key=lambda link: link.name)
@@ -213,7 +213,7 @@ class Degrade:
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         attributes, stream = TOXICS[self.toxic]
         attributes = {**attributes, **self.attributes}
-        toxiproxy = ctx.cluster.toxiproxy
+        toxiproxy = ctx.cluster_as(Partitionable).toxiproxy
         kind, tag = self.toxic.replace("-", "_"), self._tag(plan)
         for name in plan.state["links"]:
             toxiproxy.add_toxic(name, kind, stream, attributes, name=tag)
@@ -223,7 +223,7 @@ class Degrade:
         return f"{self.toxic} {attributes} on {len(installed)} links of n{plan.state['node']}; " + self._observe(ctx, plan)
 
     def _observe(self, ctx: FaultContext, plan: Plan) -> str:
-        link = ctx.cluster.links.client(plan.state["node"])
+        link = ctx.cluster_as(Partitionable).links.client(plan.state["node"])
         if self.toxic == "latency":
             result, seconds = probe(link.listen_port, timeout=5)
             if result != "answered" or seconds < 0.2:
@@ -240,7 +240,7 @@ class Degrade:
         return f"{TOXIC_PREFIX}{self.toxic.replace('-', '_')}_{plan.id}"
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        toxiproxy, tag = ctx.cluster.toxiproxy, self._tag(plan)
+        toxiproxy, tag = ctx.cluster_as(Partitionable).toxiproxy, self._tag(plan)
         for name in plan.state["links"]:
             for toxic in toxiproxy.list_toxics(name):
                 if toxic.name == tag:
@@ -248,5 +248,4 @@ class Degrade:
         left = [n for n in plan.state["links"] if any(t.name == tag for t in toxiproxy.list_toxics(n))]
         if left:
             raise NotApplied(f"toxics left on {', '.join(left)}")
-        links = [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
-        return _heal_and_prove(ctx, links, wait_cluster=self.toxic == "reset-peer")
+        return heal_and_prove(ctx, _named_links(ctx, plan), wait_cluster=self.toxic == "reset-peer")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.cluster.base import Killable, Pausable
+from harness.cluster.base import Installed, Killable, Pausable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 
@@ -21,11 +21,11 @@ DISRUPTS = ("leader-change", "coordinator-loss")
 
 def _take_down(ctx: FaultContext, node: int, mode: str) -> None:
     if mode == "stop":
-        ctx.cluster.stop_node(node)
+        ctx.cluster_as(Killable).stop_node(node)
     elif mode == "kill":
-        ctx.cluster.kill_node(node)
+        ctx.cluster_as(Killable).kill_node(node)
     elif mode == "pause":
-        ctx.cluster.pause_node(node)
+        ctx.cluster_as(Pausable).pause_node(node)
     else:
         raise ValueError(mode)
 
@@ -33,9 +33,11 @@ def _take_down(ctx: FaultContext, node: int, mode: str) -> None:
 def _bring_back(ctx: FaultContext, plan: Plan) -> str:
     node, mode = plan.state["node"], plan.state["mode"]
     if mode == "pause":
-        ctx.cluster.resume_node(node)
-    elif not ctx.cluster.node_alive(node):
-        ctx.cluster.start_node(node)
+        ctx.cluster_as(Pausable).resume_node(node)
+    else:
+        cluster = ctx.cluster_as(Killable)
+        if not cluster.node_alive(node):
+            cluster.start_node(node)
     wait_in_sync(ctx)
     moved = restore_preferred_leaders(ctx)
     return f"n{node} {'resumed' if mode == 'pause' else 'running again'}, every partition in sync" + (
@@ -106,7 +108,8 @@ class CoordinatorLoss:
             return lambda: ctx.inspector.share_coordinator(ctx.group, ctx.topic, partition)
         from harness.cluster.java_admin import active_controller
         from harness.paths import cache_dir
-        return lambda: active_controller(ctx.cluster.distribution, cache_dir(), ctx.cluster.bootstrap_servers)
+        return lambda: active_controller(ctx.cluster_as(Installed).distribution, cache_dir(),
+                                         ctx.cluster.bootstrap_servers)
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
         partition = choose(ctx.partitions(), pick, "partition") if self.role == "share" else None
@@ -123,7 +126,7 @@ class CoordinatorLoss:
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node = plan.state["node"]
         holder = self._holder(ctx, plan.state["partition"])
-        ctx.cluster.kill_node(node)
+        ctx.cluster_as(Killable).kill_node(node)
 
         def moved() -> int | None:
             try:
@@ -153,27 +156,28 @@ class ColdRestart:
     takes_node: bool = True
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
-        nodes = sorted(set(ctx.cluster.broker_ids) | set(getattr(ctx.cluster, "controller_ids", [])))
+        cluster = ctx.cluster_as(Killable)
+        nodes = node_ids(cluster)
         processes = [d.name for d in ctx.consumers.live()] if ctx.consumers else []
         return Plan([f"n{n}" for n in nodes], ctx.topic, None, processes=processes,
-                    state={"nodes": nodes, "pids": {n: ctx.cluster.node_pid(n) for n in nodes}})
+                    state={"nodes": nodes, "pids": {n: cluster.node_pid(n) for n in nodes}})
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         from concurrent.futures import ThreadPoolExecutor
-        nodes = plan.state["nodes"]
+        nodes, cluster = plan.state["nodes"], ctx.cluster_as(Killable)
         with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
-            list(pool.map(ctx.cluster.kill_node, nodes))
-        wait_effect(lambda: not any(ctx.cluster.node_alive(n) for n in nodes), 30, "every node to exit")
+            list(pool.map(cluster.kill_node, nodes))
+        wait_effect(lambda: not any(cluster.node_alive(n) for n in nodes), 30, "every node to exit")
         return f"killed {', '.join(f'n{n}' for n in nodes)}; no node process left"
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        nodes = plan.state["nodes"]
+        nodes, cluster = plan.state["nodes"], ctx.cluster_as(Killable)
         for n in nodes:
-            ctx.cluster.start_node(n, wait=False)
-        ctx.cluster.wait_ready()
+            cluster.start_node(n, wait=False)
+        cluster.wait_ready()
         wait_in_sync(ctx)
         restore_preferred_leaders(ctx)
-        fresh = all(ctx.cluster.node_pid(n) not in (None, plan.state["pids"].get(n)) for n in nodes)
+        fresh = all(cluster.node_pid(n) not in (None, plan.state["pids"].get(n)) for n in nodes)
         if not fresh:
             raise NotApplied("not every node runs as a new process after the restart")
         return f"all {len(nodes)} nodes started as new processes; cluster ready, every partition in sync"

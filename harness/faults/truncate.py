@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, ElectionType, KafkaException, TopicPartition
 
 from harness.cluster.admin import set_topic_configs, topic_configs
-from harness.cluster.base import Killable, Partitionable
+from harness.cluster.base import Installed, Killable, Partitionable
 from harness.clients.logging import client_logging
 from harness.clients.producer import HistoryProducer
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
-from harness.faults.network import _cut_and_prove, _heal_and_prove
+from harness.faults.network import cut_and_prove, heal_and_prove
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 from harness.proxy.links import Link
 from harness.wait import wait_until
@@ -65,14 +65,14 @@ class Truncation:
         followers = [b for b in ctx.inspector.isr_of(ctx.topic, partition) if b != leader]
         if not followers:
             raise NotApplied(f"{ctx.topic}-{partition} has no follower in sync to take over")
-        lm = ctx.cluster.links
+        lm = ctx.cluster_as(Partitionable).links
         links = [lm.broker(f, leader) for f in followers] if self.unclean else lm.touching(leader)
         return Plan([f"n{leader}"] + [link.name for link in links], ctx.topic, [partition],
                     state={"node": leader, "partition": partition, "links": [link.name for link in links],
                            "produced": []})
 
     def _links(self, ctx: FaultContext, plan: Plan) -> list[Link]:
-        return [ctx.cluster.links.get(*n.split("->")) for n in plan.state["links"]]
+        return [ctx.cluster_as(Partitionable).links.get(*n.split("->")) for n in plan.state["links"]]
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node, p = plan.state["node"], plan.state["partition"]
@@ -81,12 +81,12 @@ class Truncation:
             before = topic_configs(ctx.inspector.admin, ctx.topic)
             plan.state["restore"] = {k: before.get(k) for k in UNCLEAN_CONFIGS}
             set_topic_configs(ctx.inspector.admin, ctx.topic, UNCLEAN_CONFIGS)
-        cut = _cut_and_prove(ctx, self._links(ctx, plan))
+        cut = cut_and_prove(ctx, self._links(ctx, plan))
         written = self._write(ctx, plan)
         if self.unclean:  # followers that stopped fetching behind the new records leave the ISR; then they commit
             wait_effect(lambda: ctx.inspector.isr_of(ctx.topic, p) == [node], ctx.timeout,
                         f"the ISR of {ctx.topic}-{p} to shrink to its leader n{node}")
-            ctx.cluster.kill_node(node)
+            ctx.cluster_as(Killable).kill_node(node)
         new = wait_effect(lambda: self._new_leader(ctx, p, node), ctx.timeout,
                           f"{ctx.topic}-{p} to get a leader other than n{node}", interval=0.5)
         return (f"{cut}; {len(written)} acks=1 records written to n{node} at offsets {sorted(written)}; "
@@ -95,7 +95,7 @@ class Truncation:
     def _write(self, ctx: FaultContext, plan: Plan) -> dict[int, str]:
         """Produce to the isolated leader only (bootstrap: its own client link), acks=1, no retries."""
         node, p = plan.state["node"], plan.state["partition"]
-        port = ctx.cluster.links.client(node).listen_port
+        port = ctx.cluster_as(Partitionable).links.client(node).listen_port
         producer = HistoryProducer(f"127.0.0.1:{port}", ctx.history, process="nemesis", extra={
             "acks": 1, "enable.idempotence": False, "retries": 0, "message.timeout.ms": 8000})
         tag = uuid.uuid4().hex[:6]
@@ -113,7 +113,8 @@ class Truncation:
     def _new_leader(self, ctx: FaultContext, p: int, old: int) -> int | None:
         """The leader as every other broker reports it (the isolated one answers with stale metadata)."""
         others = [b for b in ctx.cluster.broker_ids if b != old]
-        views = {ctx.inspector.seen_by(f"127.0.0.1:{ctx.cluster.links.client(b).listen_port}", ctx.topic, p).leader
+        links = ctx.cluster_as(Partitionable).links
+        views = {ctx.inspector.seen_by(f"127.0.0.1:{links.client(b).listen_port}", ctx.topic, p).leader
                  for b in others}
         leader = views.pop() if len(views) == 1 else None
         if leader is not None and leader != old:
@@ -128,9 +129,10 @@ class Truncation:
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
         node = plan.state["node"]
-        if not ctx.cluster.node_alive(node):
-            ctx.cluster.start_node(node, wait=False)  # its links must answer again: it has to run
-        evidence = _heal_and_prove(ctx, self._links(ctx, plan), wait_cluster=False)
+        cluster = ctx.cluster_as(Killable)
+        if not cluster.node_alive(node):
+            cluster.start_node(node, wait=False)  # its links must answer again: it has to run
+        evidence = heal_and_prove(ctx, self._links(ctx, plan), wait_cluster=False)
         wait_in_sync(ctx)
         restore_preferred_leaders(ctx)
         if "restore" in plan.state:
@@ -165,7 +167,7 @@ def _active_controller(ctx: FaultContext) -> int | None:
     from harness.cluster.java_admin import active_controller
     from harness.paths import cache_dir
     try:
-        return active_controller(ctx.cluster.distribution, cache_dir(), ctx.cluster.bootstrap_servers)
+        return active_controller(ctx.cluster_as(Installed).distribution, cache_dir(), ctx.cluster.bootstrap_servers)
     except RuntimeError as exc:
         raise NotApplied(f"could not find the active controller: {exc}") from None
 

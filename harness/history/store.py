@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harness.errors import HarnessError, first_line
 from harness.history.schema import Op
@@ -73,9 +73,3 @@ def read_history(path: Path) -> list[Op]:
 
 #: The longest line a history may hold (a share-state read of many partitions is the longest op).
 MAX_LINE_BYTES = 256 << 20
-
-
-def iter_ops(ops: list[Op], f: str | None = None, type_: str | None = None) -> Iterator[Op]:
-    for op in ops:
-        if (f is None or op.f == f) and (type_ is None or op.type == type_):
-            yield op

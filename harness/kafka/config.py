@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.kafka.versions import BROKER_CONFIGS, VersionProfile
+from harness.kafka.versions import BROKER_CONFIGS, ReleaseLine
 
 HOST = "127.0.0.1"
 
@@ -88,7 +88,7 @@ TEST_DEFAULTS = {
 }
 
 
-def render(node: NodeConfig, profile: VersionProfile) -> str:
+def render(node: NodeConfig, profile: ReleaseLine) -> str:
     """server.properties text for `node` (sorted keys)."""
     props: dict[str, str] = {
         "node.id": str(node.node_id),

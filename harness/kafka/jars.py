@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness import procs
 from harness.errors import HarnessError
-from harness.kafka.versions import KNOWN_VERSIONS, VersionProfile, normalize_version, parse_version, profile_for
+from harness.kafka.versions import KNOWN_VERSIONS, ReleaseLine, normalize_version, parse_version, release_line
 
 LOG4J_VERSION = "2.25.3"
 MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take
@@ -39,8 +39,8 @@ class KafkaDistribution:
         return os.pathsep.join(str(p) for p in sorted(self.libs.glob("*.jar")))
 
     @property
-    def profile(self) -> VersionProfile:
-        return profile_for(self.version)
+    def profile(self) -> ReleaseLine:
+        return release_line(self.version)
 
 
 def require_tool(name: str, fix: str) -> str:
@@ -57,7 +57,7 @@ def resolve(version: str, cache: Path, kafka_home: str | None = None) -> KafkaDi
     if kafka_home:
         return from_kafka_home(Path(kafka_home))
     version = normalize_version(version)  # one cache directory per version, however it was typed
-    profile_for(version)  # unknown lines fail before any download
+    release_line(version)  # unknown lines fail before any download
     target = cache / "kafka" / version
     if (target / _COMPLETE).exists():
         return KafkaDistribution(version, target / "libs", "maven")
@@ -81,7 +81,7 @@ def from_kafka_home(home: Path) -> KafkaDistribution:
     return KafkaDistribution(version, libs, "KAFKA_HOME")
 
 
-def render_pom(version: str, profile: VersionProfile) -> str:
+def render_pom(version: str, profile: ReleaseLine) -> str:
     """The POM whose runtime dependencies are exactly what a broker needs."""
     exclusions = "".join(
         f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
@@ -110,7 +110,7 @@ def _download(version: str, target: Path) -> None:
     procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-download
     try:
         pom = tmp / "pom.xml"
-        pom.write_text(render_pom(version, profile_for(version)))
+        pom.write_text(render_pom(version, release_line(version)))
         out = tmp / "libs"
         cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
                "-DincludeScope=runtime", f"-DoutputDirectory={out}"]

@@ -40,7 +40,7 @@ _VERSION_RE = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 @dataclass(frozen=True)
-class VersionProfile:
+class ReleaseLine:
     """What the harness must do differently for one Kafka release line."""
 
     line: str
@@ -78,12 +78,12 @@ _GROUP_43 = {**_GROUP_41, "delivery_count_limit": "share.delivery.count.limit",
              "max_record_locks": "share.partition.max.record.locks",
              "renew_acknowledge": "share.renew.acknowledge.enable"}
 
-PROFILES: dict[str, VersionProfile] = {
-    "4.0": VersionProfile("4.0", "unstable", _BASE_GROUP, python_share_consumer=False),
-    "4.1": VersionProfile("4.1", "feature", _GROUP_41, python_share_consumer=False),
-    "4.2": VersionProfile("4.2", "default", _GROUP_41),
-    "4.3": VersionProfile("4.3", "default", _GROUP_43),
-    "4.4": VersionProfile("4.4", "default", _GROUP_43,
+RELEASE_LINES: dict[str, ReleaseLine] = {
+    "4.0": ReleaseLine("4.0", "unstable", _BASE_GROUP, python_share_consumer=False),
+    "4.1": ReleaseLine("4.1", "feature", _GROUP_41, python_share_consumer=False),
+    "4.2": ReleaseLine("4.2", "default", _GROUP_41),
+    "4.3": ReleaseLine("4.3", "default", _GROUP_43),
+    "4.4": ReleaseLine("4.4", "default", _GROUP_43,
                           maven_exclusions=(("org.apache.kafka", "kafka-tools-api"),)),
 }
 
@@ -117,11 +117,11 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(match[1]), int(match[2]), int(match[3])
 
 
-def profile_for(version: str) -> VersionProfile:
-    """The profile of `version`'s release line; unknown lines are a user error."""
+def release_line(version: str) -> ReleaseLine:
+    """What the harness knows of `version`'s release line; unknown lines are a user error."""
     major, minor, _ = parse_version(version)
     line = f"{major}.{minor}"
-    profile = PROFILES.get(line)
+    profile = RELEASE_LINES.get(line)
     if profile is None:
         raise HarnessError(
             f"unknown Kafka version {version}: supported release lines are {', '.join(SUPPORTED_LINES)} "
@@ -129,9 +129,9 @@ def profile_for(version: str) -> VersionProfile:
     return profile
 
 
-def check_supported(version: str) -> VersionProfile:
-    """Like `profile_for`, but also require a line the harness supports end to end."""
-    profile = profile_for(version)
+def check_supported(version: str) -> ReleaseLine:
+    """Like `release_line`, but also require a line the harness supports end to end."""
+    profile = release_line(version)
     if profile.line not in SUPPORTED_LINES:
         raise HarnessError(
             f"Kafka {version} is not supported: share consumers need a {'/'.join(SUPPORTED_LINES)} "

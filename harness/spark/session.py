@@ -21,6 +21,9 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 
+#: The embedded Spark's driver heap, unless KSH_SPARK_MEMORY says otherwise.
+DEFAULT_MEMORY = "2g"
+
 _local_dir: Path | None = None
 _registered = False
 
@@ -37,7 +40,6 @@ def spark_session(master: str | None = None, memory: str | None = None):
     if active is not None and (master is None or active.sparkContext.master == master):
         return active  # no master asked for: whichever session the caller (or a test) started
     master = master or os.environ.get("SPARK_MASTER") or "local[*]"
-    from harness.spark.engine import DEFAULT_MEMORY
     memory = memory or os.environ.get("KSH_SPARK_MEMORY", DEFAULT_MEMORY)
     if active is not None:
         active.stop()

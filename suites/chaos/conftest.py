@@ -3,7 +3,7 @@
 `chaos_run(fault=..., workload=...)` runs the workload on the session cluster
 with short locks and a low delivery-count limit, applies the fault once at a
 seeded time (`--ksh-seed`), heals it, drains, and returns the outcome. Every
-scenario asserts, through `fixtures.chaos.assert_chaos_verdict`, that the fault was applied
+scenario asserts, through `ksh_fixtures.chaos.assert_chaos_verdict`, that the fault was applied
 and healed as scheduled and that the composed verdict of all checkers is a
 pass; an unknown verdict is never a pass.
 """
@@ -38,10 +38,9 @@ def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
 def _report_allowances(request, record_property):
     """Each scenario records which named allowances its run used (JUnit properties, the report)."""
     yield
-    from fixtures.chaos import allowances_used
-    from fixtures.plugin import _OUTCOMES
-    outcomes = [o for nodeid, o in request.config.stash.get(_OUTCOMES, []) if nodeid == request.node.nodeid]
-    for outcome in outcomes:
+    from ksh_fixtures.chaos import allowances_used
+    from ksh_fixtures.plugin import run_outcomes
+    for outcome in run_outcomes(request.config, request.node.nodeid):
         for name, count in sorted(allowances_used(outcome).items()):
             record_property(f"allowance:{name}", count)
 
@@ -55,10 +54,9 @@ def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
     if call.when != "call" or not report.passed:
         return
-    from fixtures.chaos import known_bugs
-    from fixtures.plugin import _OUTCOMES
-    outcomes = [o for nodeid, o in item.config.stash.get(_OUTCOMES, []) if nodeid == item.nodeid]
-    bugs = [b for o in outcomes for b in known_bugs(o)]
+    from ksh_fixtures.chaos import known_bugs
+    from ksh_fixtures.plugin import run_outcomes
+    bugs = [b for o in run_outcomes(item.config, item.nodeid) for b in known_bugs(o)]
     if bugs:
         report.outcome = "skipped"
         report.wasxfail = " | ".join(bugs)

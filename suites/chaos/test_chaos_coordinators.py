@@ -4,7 +4,7 @@ controller is killed; the role moves, the consumers carry on, and the durable st
 
 import pytest
 
-from fixtures.chaos import assert_chaos_verdict
+from ksh_fixtures.chaos import assert_chaos_verdict
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 

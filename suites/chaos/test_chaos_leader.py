@@ -5,7 +5,7 @@ delivery-count limit, batches stay in offset order, and acquisition stays exclus
 
 import pytest
 
-from fixtures.chaos import assert_chaos_verdict
+from ksh_fixtures.chaos import assert_chaos_verdict
 from harness.workloads import WORKLOADS
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]

@@ -3,7 +3,7 @@ split, a one-way cut between two brokers, and a consumer lane cut from one broke
 
 import pytest
 
-from fixtures.chaos import assert_chaos_verdict
+from ksh_fixtures.chaos import assert_chaos_verdict
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 

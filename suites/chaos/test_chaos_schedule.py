@@ -3,7 +3,7 @@
 
 import pytest
 
-from fixtures.chaos import assert_chaos_verdict
+from ksh_fixtures.chaos import assert_chaos_verdict
 from harness.faults import parse_faults
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]

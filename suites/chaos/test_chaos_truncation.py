@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fixtures.chaos import assert_chaos_verdict
+from ksh_fixtures.chaos import assert_chaos_verdict
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 

@@ -25,15 +25,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "group-level config a conformance test needs")
 
 
-def _version(cluster, spec) -> str:
-    from harness.runner import _version as version
-    return version(cluster, spec)
-
-
 def pytest_collection_modifyitems(config, items) -> None:
-    """`share-harness certify --rules a,b` (KSH_RULES): keep only the tests of those rules."""
-    import os
-    wanted = {r for r in os.environ.get("KSH_RULES", "").split(",") if r}
+    """`--ksh-rules a,b` (`share-harness certify --rules a,b`): keep only the tests of those rules."""
+    from ksh_fixtures.plugin import session_spec
+    wanted = set(session_spec(config).rules)
     if not wanted:
         return
     keep = [i for i in items if (m := i.get_closest_marker("rule")) is not None and m.args and m.args[0] in wanted]
@@ -47,10 +42,11 @@ def pytest_collection_modifyitems(config, items) -> None:
 def _requires(request, kafka_cluster, ksh_spec):
     """Skip, naming what is missing, a test whose release line or group config the cluster lacks."""
     from harness.conformance import missing_requirement
+    from harness.run import kafka_version_of
     marker = request.node.get_closest_marker("requires")
     if marker is None:
         return
-    why = missing_requirement(_version(kafka_cluster, ksh_spec), marker.kwargs.get("line"),
+    why = missing_requirement(kafka_version_of(kafka_cluster, ksh_spec), marker.kwargs.get("line"),
                               marker.kwargs.get("group_config"))
     if why:
         pytest.skip(why)
@@ -61,7 +57,6 @@ def _opener(cluster, ksh_spec, request, **fixed):
     left open (their drivers closed, their history kept)."""
     from dataclasses import replace
 
-    from fixtures.plugin import _value
     from harness.conformance import ShareSession
     from harness.report.rundir import new_run_dir
     opened = []
@@ -69,7 +64,7 @@ def _opener(cluster, ksh_spec, request, **fixed):
     def _open(**overrides):
         name = overrides.pop("name", request.node.name)
         spec = replace(ksh_spec, name=name, **{**fixed, **overrides})
-        session = ShareSession(cluster, spec, new_run_dir(name), client=_value(request.config, "ksh_client"))
+        session = ShareSession(cluster, spec, new_run_dir(name))
         opened.append(session)
         request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(session.run_dir)
         return session
@@ -106,22 +101,14 @@ def own_cluster(ksh_spec):
     if ksh_spec.bootstrap_servers:
         pytest.skip("needs a local cluster with broker settings of the harness's choosing (SASL users, ACLs, "
                     "group size limit); an external cluster's are not the harness's to set")
+    from ksh_fixtures.plugin import started
     from harness.cluster.local import LocalCluster, LocalClusterSpec
-    from harness.errors import HarnessError
     from harness.report.rundir import new_run_dir
     cluster = LocalCluster(LocalClusterSpec(
         version=ksh_spec.kafka_version, brokers=1, replication_factor=1, min_insync_replicas=1,
         internal_partitions=1, consumer_lanes=0, heap_mb=ksh_spec.heap_mb, kafka_home=ksh_spec.kafka_home,
         sasl_users=SASL_USERS, broker_overrides=OWN_CLUSTER_OVERRIDES), new_run_dir("cluster-own"))
-    try:
-        cluster.start()
-    except HarnessError as exc:
-        cluster.close()
-        pytest.fail(f"the suite's own cluster did not start: {exc}", pytrace=False)
-    try:
-        yield cluster
-    finally:
-        cluster.close()
+    yield from started(cluster, "the suite's own cluster")
 
 
 @pytest.fixture
@@ -155,17 +142,15 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         return
     import time
 
-    from harness.conformance.report import write_report
-    from harness.kafka.versions import DEFAULT_VERSION
-    from harness.report.rundir import reports_root
-    from fixtures.plugin import _value
-    version = _value(session.config, "kafka_version") or DEFAULT_VERSION
-    target = _value(session.config, "bootstrap_servers") or "local cluster started by the harness"
-    import os
     from pathlib import Path
-    out = Path(os.environ.get("KSH_CONFORMANCE_OUT") or reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S"))
-    client = _value(session.config, "ksh_client")
-    path = write_report(rows, version, target, out, client)
+
+    from ksh_fixtures.plugin import session_spec
+    from harness.conformance.report import write_report
+    from harness.report.rundir import reports_root
+    spec = session_spec(session.config)
+    target = spec.bootstrap_servers or "local cluster started by the harness"
+    out = Path(spec.conformance_out or reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S"))
+    path = write_report(rows, spec.kafka_version, target, out, spec.client)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"conformance report: {path}")

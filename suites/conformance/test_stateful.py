@@ -29,7 +29,7 @@ ANY_MOMENT = ("delivery-count", "batch-order", "exclusive-acquisition", "no-rede
 
 def _anomalies_so_far(session) -> list[str]:
     from harness.checkers import check_safe
-    from harness.runner import CHECKERS
+    from harness.checkers.registry import CHECKERS
     ops = session.history.ops()
     out = []
     for name in ANY_MOMENT:

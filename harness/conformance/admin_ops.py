@@ -1,0 +1,102 @@
+"""A conformance session's administration: the Admin API through harness/java/ShareAdmin.java
+(describe, alter and delete offsets, start-offset reads), group and broker configs, and the SASL/PLAIN
+listener of a cluster that has one. Offset changes are recorded in the session's history
+(`reset-offsets`, `share-offsets`) so the checkers expect what the group must deliver again. Mixed
+into `harness.conformance.session.ShareSession`, whose fields it uses (cluster, spec, history,
+topic, group, run_dir)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.conformance.sasl import sasl_client_config
+from harness.errors import HarnessError
+
+
+class AdminOperations:
+    """Administration (see the module docstring); needs the session's fields."""
+
+    def read_share_offsets(self) -> dict[int, dict[str, Any]]:
+        """The group's offsets per partition of the topic (Admin listShareGroupOffsets: start_offset, and
+        lag where the release reports it, else None), recorded in the history as a `share-offsets`
+        read; partitions not initialized yet are absent."""
+        from harness.cluster.java_admin import read_share_offsets
+        from harness.paths import cache_dir
+        found = read_share_offsets(self.dist(), cache_dir(), self.cluster.bootstrap_servers, self.group,
+                                   self.history) or []
+        return {p["partition"]: p for p in found if p["topic"] == self.topic}
+
+    def read_start_offsets(self) -> dict[int, int]:
+        """The group's start offset per partition of the topic (see `read_share_offsets`)."""
+        return {p: found["start_offset"] for p, found in self.read_share_offsets().items()}
+
+    def admin(self, command: str, *args: str, user: tuple[str, str] | None = None) -> dict[str, Any]:
+        """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON
+        result, or {"error": ExceptionName, "message"} when the broker refused it. `user`: (name,
+        password) to run it as on the SASL/PLAIN listener."""
+        from harness.cluster.java_admin import run_java
+        from harness.paths import cache_dir
+        bootstrap, env = self.cluster.bootstrap_servers, None
+        if user is not None:
+            bootstrap = self.sasl_bootstrap()
+            props = self.run_dir / f"admin-{user[0]}.properties"
+            props.write_text("".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
+            env = {"KSH_CLIENT_PROPERTIES": str(props)}
+        try:
+            return run_java(self.dist(), cache_dir(), "ShareAdmin", bootstrap, command, *args, env=env)
+        except RuntimeError as exc:
+            raise HarnessError(f"ShareAdmin {command} failed: {exc}") from None
+
+    def try_group_configs(self, group: str, **configs: str) -> str | None:
+        """Set configs of `group` (underscores for dots, e.g. share_record_lock_duration_ms="2000"): None
+        if the cluster accepted them, else the Kafka error it refused them with (e.g. INVALID_CONFIG)."""
+        from harness.cluster.admin import group_config_refusal
+        from harness.cluster.inspect import ClusterInspector
+        return group_config_refusal(ClusterInspector(self.cluster.bootstrap_servers).admin, group,
+                                    {k.replace("_", "."): v for k, v in configs.items()})
+
+    def broker_config(self, name: str) -> str | None:
+        """The value of broker config `name` on the first broker (a bound the cluster enforces)."""
+        from harness.cluster.admin import broker_configs
+        from harness.cluster.inspect import ClusterInspector
+        admin = ClusterInspector(self.cluster.bootstrap_servers).admin
+        return broker_configs(admin, self.cluster.broker_ids[0]).get(name)
+
+    def sasl_bootstrap(self) -> str:
+        servers = getattr(self.cluster, "sasl_bootstrap_servers", None)
+        if not servers:
+            raise HarnessError("this cluster has no SASL/PLAIN listener: start a local one with sasl_users")
+        return servers
+
+    def describe(self) -> dict[str, Any]:
+        return self.admin("describe", self.group)
+
+    def alter_offset(self, partition: int, offset: int) -> dict[str, Any]:
+        """Alter the group's start offset of `partition` (recorded in the history as `reset-offsets`)."""
+        records = sorted({(op.value["offset"], op.value["id"]) for op in self.history.ops()
+                          if op.f == "produce" and op.type == "ok" and op.value.get("topic") == self.topic
+                          and op.value.get("partition") == partition and op.value.get("offset", -1) >= offset})
+        value = {"group": self.group, "topic": self.topic, "partitions": [
+            {"partition": partition, "offset": offset, "records": [{"offset": o, "id": i} for o, i in records]}]}
+        self.history.append("admin", "invoke", "reset-offsets", value)
+        result = self.admin("alter-offsets", self.group, self.topic, str(partition), str(offset))
+        if "error" in result:
+            self.history.append("admin", "fail", "reset-offsets", {**value, "error": result["error"]})
+        else:
+            self.history.append("admin", "ok", "reset-offsets", value)
+        return result
+
+    def delete_offsets(self) -> dict[str, Any]:
+        """Delete the group's offsets of the topic (Admin deleteShareGroupOffsets). With earliest, the
+        share-partitions start again at the log start: recorded as a `reset-offsets` to offset 0
+        naming every record produced (which the group must then deliver again)."""
+        result = self.admin("delete-offsets", self.group, self.topic)
+        if "error" not in result:
+            for p in range(self.spec.topic_partitions):
+                records = sorted({(op.value["offset"], op.value["id"]) for op in self.history.ops()
+                                  if op.f == "produce" and op.type == "ok" and op.value.get("topic") == self.topic
+                                  and op.value.get("partition") == p and op.value.get("offset", -1) >= 0})
+                self.history.append("admin", "ok", "reset-offsets", {"group": self.group, "topic": self.topic,
+                                    "partitions": [{"partition": p, "offset": 0, "records": [
+                                        {"offset": o, "id": i} for o, i in records]}]})
+        return result

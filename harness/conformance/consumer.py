@@ -1,0 +1,118 @@
+"""A share consumer in step mode, as a conformance test drives it: one driver process running one
+command at a time (poll, ack, commit, close; `docs/driver.md`), and the records it was given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.conformance.kafka_errors import error_is
+from harness.errors import HarnessError
+from harness.wait import wait_until
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record as a consumer was given it."""
+
+    id: str
+    topic: str
+    partition: int
+    offset: int
+    delivery_count: int
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return self.topic, self.partition, self.offset
+
+
+class StepConsumer:
+    """One share consumer in its own process, in step mode."""
+
+    def __init__(self, driver, mode: str = "explicit", features: tuple[str, ...] | None = None) -> None:
+        self.driver = driver
+        self.mode = mode
+        self.features = features  # what the driver declares (None: take it as supporting everything)
+        self.name = driver.name
+        self.last_error: str | None = None  # the error the client raised on the last command, if any
+
+    def _do(self, cmd: dict[str, Any], timeout: float = 60.0):
+        reply, ops = self.driver.command(cmd, timeout)
+        self.last_error = reply.get("error")
+        return reply, ops
+
+    def poll(self, timeout: float = 10.0) -> list[Record]:
+        """One batch (empty if none came within `timeout` seconds)."""
+        _, ops = self._do({"cmd": "poll", "timeout": timeout}, timeout + 30)
+        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+                for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+
+    def poll_until(self, count: int, timeout: float = 30.0, ack: str | None = None) -> list[Record]:
+        """Batches until `count` records came or `timeout` passed (all of them, in order). In explicit
+        mode a batch must be acknowledged before the next poll: `ack` names the type each batch gets
+        (without it, a short first batch is an error rather than a refused poll)."""
+        import time
+        deadline, got = time.monotonic() + timeout, []
+        while len(got) < count and (left := deadline - time.monotonic()) > 0:
+            batch = self.poll(min(left, 5.0))
+            got.extend(batch)
+            if batch and ack is not None:
+                self.ack(batch, ack)
+            elif batch and self.mode == "explicit" and len(got) < count:
+                raise HarnessError(f"{self.name}: {len(got)} of {count} records in the first batch; pass ack= "
+                                   f"to acknowledge each batch (explicit mode refuses a poll before that)")
+        return got
+
+    def poll_until_error(self, codes: tuple[str, ...], timeout: float = 30.0) -> str:
+        """Poll until the client reports one of the Kafka errors `codes` (e.g. GROUP_AUTHORIZATION_FAILED);
+        the one it reported. Records given meanwhile are in the history (`records_given`)."""
+        seen: dict[str, str] = {}
+
+        def refused() -> bool:
+            _, ops = self._do({"cmd": "poll", "timeout": 1.0}, 31.0)
+            for op in ops:
+                if op.f == "error":
+                    text = f"{op.value.get('code')} {op.value.get('message')}"
+                    seen.update({"code": code for code in codes if error_is(text, code)})
+            return "code" in seen
+        wait_until(refused, timeout=timeout, interval=0.0, what=f"{self.name} to be refused with {' or '.join(codes)}")
+        return seen["code"]
+
+    def records_given(self) -> list[Record]:
+        """Every record any poll of this consumer was given so far."""
+        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+                for op in self.driver.history.ops() if op.process == self.name and op.f == "poll"
+                and op.type == "ok" for r in op.value["records"]]
+
+    def _require(self, feature: str) -> None:
+        """Skip the test as "not supported" if the driver does not declare `feature`."""
+        if self.features is not None and feature not in self.features:
+            import pytest
+            pytest.skip(f"not supported by the {self.name} driver: {feature}")
+
+    def ack(self, records, type_: str = "ACCEPT") -> str | None:
+        """Acknowledge `records` with `type_`; the client's error if it refused one, else None."""
+        self._require(f"ack:{type_}")
+        reply, _ = self._do({"cmd": "ack", "records": [
+            {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": type_} for r in records]})
+        return reply.get("error")
+
+    def commit_sync(self) -> list[dict[str, Any]]:
+        """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
+        self._require("commit_sync")
+        _, ops = self._do({"cmd": "commit_sync"})
+        for op in ops:
+            if op.f == "commit" and op.type == "ok":
+                return op.value["results"]
+            if op.f == "commit" and op.type == "info":
+                raise HarnessError(f"{self.name}: commit_sync raised {op.value.get('error')}")
+        return []
+
+    def commit_async(self) -> None:
+        self._require("commit_async")
+        self._do({"cmd": "commit_async"})
+
+    def close(self) -> None:
+        if self.driver.alive():
+            self._do({"cmd": "close"})
+        self.driver.close()

@@ -1,0 +1,124 @@
+"""A conformance session: one share group on a real cluster, driven step by step by a test.
+
+A test opens a `ShareSession` (through the conformance suite's `share_session` fixture): a
+`RunContext` (harness.run.context) gives it a fresh topic and share group with the configs its spec
+asks for, and its history. The test produces records (`LogOperations`), administers the group
+(`AdminOperations`), starts consumers of the spec's client in step mode (`consumer`), and asserts a
+KIP-932 behaviour on what they were given. `finish()` runs the same tail as every run: consumers
+closed, durable read, close, every checker, verdict.json; `assert_conforms()` asserts the verdict,
+so a test passes only if its own assertion holds and the history conforms record by record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.conformance.admin_ops import AdminOperations
+from harness.conformance.consumer import StepConsumer
+from harness.conformance.log_ops import LogOperations
+from harness.conformance.sasl import sasl_client_config
+from harness.errors import HarnessError
+from harness.run.context import RunContext
+from harness.wait import wait_until
+
+
+class ShareSession(LogOperations, AdminOperations):
+    """A fresh topic and share group on `cluster`, its history, producer and step consumers."""
+
+    def __init__(self, cluster, spec, run_dir: Path) -> None:
+        self.ctx = RunContext.open(spec, cluster, run_dir)
+        self.cluster, self.spec, self.run_dir, self.client = cluster, spec, run_dir, spec.client
+        self.history, self.topic, self.group, self.limits = (self.ctx.history, self.ctx.topic, self.ctx.group,
+                                                             self.ctx.limits)
+        self.consumers: list[StepConsumer] = []
+        self._producer = None
+        self._producers = 0
+        self._produced = 0
+        self.results: tuple = ()
+        self.valid: bool | None = None
+
+    def dist(self):
+        """The Kafka distribution of the version under test (the Java driver and tools run its jars)."""
+        return self.ctx.dist()
+
+    # -- consumers ------------------------------------------------------------
+    def consumer(self, mode: str = "explicit", user: tuple[str, str] | None = None, group: str | None = None,
+                 **client_config: str) -> StepConsumer:
+        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement).
+        `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
+        group id to join instead of the session's (a test of the group namespace)."""
+        info = self.driver
+        self.require(mode)
+        name = f"consumer-{len(self.consumers)}"
+        bootstrap = self.cluster.bootstrap_servers
+        if user is not None:
+            bootstrap = self.sasl_bootstrap()
+            client_config = {**sasl_client_config(self.client, *user), **client_config}
+        config = {"group": group or self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
+                  "bootstrap": bootstrap,
+                  "client_config": {"max.poll.records": str(self.spec.max_poll_records),
+                                    **{k.replace("_", "."): v for k, v in client_config.items()}}}
+        driver = info.make(name, config, self.history, self.run_dir / "logs",
+                           self.dist() if info.name == "java" else None)
+        driver.start()
+        wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
+                   not driver.alive(), timeout=60, what=f"{name} to start")
+        if driver.contract_error:
+            driver.close(10)
+            raise HarnessError(driver.contract_error)
+        if not driver.alive():
+            raise HarnessError(f"{name} exited at start (see {driver.log_path})")
+        consumer = StepConsumer(driver, mode, info.features)
+        self.consumers.append(consumer)
+        return consumer
+
+    # -- the verdict ----------------------------------------------------------
+    def finish(self) -> "ShareSession":
+        """Close what is open, read the durable state, check the history with every checker."""
+        try:
+            for c in self.consumers:
+                c.close()
+            if self._producer is not None:
+                self._producer.flush(30)
+            self.ctx.read_durable_state()
+        finally:
+            for c in self.consumers:
+                c.driver.close(10)
+            self.ctx.close()
+        self.results, engine = self.ctx.check()
+        self.valid = self.ctx.write_verdict(self.results, engine)
+        return self
+
+    def driver(self):
+        """The driver this session's consumers run (`harness.clients.registry.DriverInfo`)."""
+        from harness.clients.registry import driver_info
+        return driver_info(self.client)
+
+    def require(self, *features: str) -> None:
+        """Skip the test as "not supported by <client>" unless the driver declares every one of `features`."""
+        missing = [f for f in features if not self.driver.supports(f)]
+        if missing:
+            import pytest
+            pytest.skip(f"not supported by the {self.driver.name} driver: {', '.join(missing)}")
+
+    def assert_conforms(self, without: tuple[str, ...] = ()) -> None:
+        """Close the session, check its history against the reference model, assert the verdict.
+        `without`: properties the test makes impossible to judge (e.g. durable-state once the group
+        is deleted); each must still not fail, and every other one must pass."""
+        from harness.checkers import compose
+        self.finish()
+        judged = [r for r in self.results if r.checker not in without]
+        assert all(r.valid is not False for r in self.results) and compose(judged) is True, self.summary()
+
+    def ops(self, process: str | None = None, f: str | None = None) -> list:
+        return [op for op in self.history.ops() if (process is None or op.process == process)
+                and (f is None or op.f == f)]
+
+    def summary(self) -> str:
+        from harness.checkers import verdict_word
+        lines = [f"{verdict_word(self.valid)} {self.run_dir}"]
+        for r in self.results:
+            if r.valid is not True:
+                lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.reason} "
+                             + "; ".join(a.message for a in r.anomalies[:5]))
+        return "\n".join(lines)

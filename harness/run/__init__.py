@@ -1,0 +1,57 @@
+"""A run's life, written once.
+
+Every run goes through one `RunContext` (`harness.run.context`): open (spec stored, history opened,
+cluster started unless one is given, a fresh topic and share group with its configs, the `config`
+op), the run's own steps, the durable read after the consumers closed, close (node logs, an owned
+cluster stopped, history closed), check (every checker, in-process or on Spark as the spec says)
+and verdict.json.
+
+A chaos run (`run`: `share-harness run`, the `share_run` fixture, the chaos suites) fills the
+middle with its workload (`harness.run.workload`): consumers of the spec's client, the seeded
+producer, the nemesis beside it, then the drain (`harness.run.drain`). A conformance session
+(`harness.conformance.ShareSession`) fills it with a test's steps instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.checkers import compose
+from harness.cluster.base import Cluster
+from harness.run.context import RunContext, kafka_version_of, make_cluster
+from harness.run.drain import drain
+from harness.run.outcome import RunOutcome
+from harness.run.workload import produce, produce_under_faults, start_consumers
+from harness.spec import RunSpec
+
+__all__ = ["RunContext", "RunOutcome", "kafka_version_of", "make_cluster", "run"]
+
+
+def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None) -> RunOutcome:
+    """Run `spec` end to end and store it: open, consumers, produce (under faults), drain, close the
+    consumers, durable read, close, check, verdict. Never returns a pass for a run it could not check."""
+    ctx = RunContext.open(spec, cluster, run_dir)
+    chaos = bool(spec.faults or spec.workload_events)
+    pool, faults = None, []
+    try:
+        pool = start_consumers(ctx)
+        if chaos:
+            faults = produce_under_faults(ctx, pool)
+        else:
+            produce(ctx)
+        drain(ctx.history, ctx.limits, spec.lock_tolerance_ms, spec.drain_timeout, lambda: len(pool.live()))
+        pool.close_all()  # closed before the durable read, so every acknowledgement is in
+        ctx.read_durable_state()
+    finally:
+        try:
+            if pool is not None:
+                pool.close_all()  # only on failure: the ones not closed yet
+        finally:
+            ctx.close()
+            if chaos:  # the evidence of a failed run too
+                from harness.report.timeline import write_timeline
+                write_timeline(ctx.history.ops(), ctx.run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
+    results, engine = ctx.check()
+    outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults))
+    ctx.write_verdict(results, engine, outcome.overall, outcome.chaos_missing, outcome.faults)
+    return outcome

@@ -1,0 +1,223 @@
+"""The run context: what one run owns from open to verdict, and the phases every run shares.
+
+A `RunContext` holds the spec, the cluster handle (started here when the run owns it), the run
+directory, the history, the topic and share group made for this run, and the limits in force on
+that group. Chaos runs (`harness.run.run`: `share-harness run`, the `share_run` fixture) and
+conformance sessions (`harness.conformance.ShareSession`) both go through it:
+
+    ctx = RunContext.open(spec, cluster)  # spec.json, history, cluster, topic, group configs, config op
+    ...                                   # their own steps: consumers, producing, faults, drain
+    ctx.read_durable_state()              # after the consumers closed: every acknowledgement is in
+    ctx.close()                           # node logs collected, an owned cluster stopped, history closed
+    results, engine = ctx.check()         # every checker, in-process or on Spark (the spec says which)
+    ctx.write_verdict(results, engine)    # verdict.json: one schema for every kind of run
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.checkers import Result, check_safe, compose, verdict_word
+from harness.checkers.registry import CHECKERS
+from harness.cluster.base import Cluster
+from harness.history.schema import SCHEMA_VERSION
+from harness.history.store import HistoryWriter
+from harness.report.rundir import new_run_dir, write_json
+from harness.spec import RunSpec
+from harness.wait import wait_until
+
+
+def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
+    """The backend the spec asks for: external if bootstrap servers are given, else local processes."""
+    if spec.bootstrap_servers:
+        from harness.cluster.external import ExternalCluster
+        return ExternalCluster(spec.bootstrap_servers)
+    from harness.cluster.local import LocalCluster, LocalClusterSpec
+    return LocalCluster(LocalClusterSpec(
+        version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, heap_mb=spec.heap_mb,
+        replication_factor=spec.replication_factor, min_insync_replicas=spec.min_insync_replicas,
+        base_port=spec.base_port, kafka_home=spec.kafka_home), run_dir)
+
+
+def kafka_version_of(cluster: Cluster, spec: RunSpec) -> str:
+    """The Kafka version under test: the cluster's, or for an external cluster the one the spec names."""
+    return cluster.version if cluster.version[:1].isdigit() else spec.kafka_version
+
+
+def topic_name(spec: RunSpec) -> str:
+    """A fresh topic per run (also on a shared cluster): the run's name in Kafka's topic alphabet, its
+    seed and a random suffix (the group is `<topic>-group`)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-")[:100]
+    return f"ksh-{safe}-s{spec.seed}-{uuid.uuid4().hex[:6]}"
+
+
+def limit_settings(spec: RunSpec, version: str) -> list[tuple[str, str, int]]:
+    """(limit key, group config name, value) for the spec's lock duration and delivery-count limit, where
+    the release has a group-level name (else the broker's value stays; the config op records what is in force)."""
+    from harness.kafka.versions import release_line
+    profile, out = release_line(version), []
+    for key, role, value in (("lock_duration_ms", "lock_duration", spec.lock_duration_ms),
+                             ("delivery_count_limit", "delivery_count_limit", spec.delivery_count_limit)):
+        name = profile.group_config(role)
+        if value is not None and name is not None:
+            out.append((key, name, value))
+    return out
+
+
+@dataclass
+class RunContext:
+    """One run's handles, from `open` to `close` (also a context manager that closes)."""
+
+    spec: RunSpec
+    cluster: Cluster | None
+    run_dir: Path
+    history: HistoryWriter
+    owns_cluster: bool
+    topic: str = ""
+    group: str = ""
+    #: the share group's limits in force (lock_duration_ms, delivery_count_limit, session_timeout_ms, ...):
+    #: the broker's values, or the group configs this run set once the cluster shows them
+    limits: dict[str, int] = field(default_factory=dict)
+    _client_log: logging.Handler | None = None
+    _closed: bool = False
+
+    # -- open ---------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None) -> "RunContext":
+        """Validate the spec, store it, open the history, start a cluster unless one is given, make the
+        topic and the share group (its configs shown by the cluster) and record the `config` op. What
+        was opened is closed again if a step fails."""
+        from harness.clients.logging import LOGGER
+        spec.validate()
+        run_dir = run_dir or new_run_dir(spec.name)
+        write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": spec.reproduce_command()})
+        ctx = cls(spec, cluster, run_dir, HistoryWriter(run_dir / "history.jsonl"), owns_cluster=cluster is None)
+        ctx._client_log = logging.FileHandler(run_dir / "logs" / "librdkafka.log")
+        LOGGER.addHandler(ctx._client_log)
+        try:
+            if ctx.owns_cluster:
+                ctx.cluster = make_cluster(spec, run_dir)
+                ctx.cluster.start()
+            ctx.topic = topic_name(spec)
+            ctx.group = f"{ctx.topic}-group"
+            ctx.limits = ctx._prepare_group()
+        except BaseException:
+            ctx.close()
+            raise
+        return ctx
+
+    def _prepare_group(self) -> dict[str, int]:
+        """Create the topic (every partition led), set the group's configs, wait until the cluster shows
+        them, and record the `config` op the checkers read; the limits in force."""
+        from harness.cluster.admin import create_topic, group_configs_shown, limits_in_force, set_group_configs
+        from harness.cluster.inspect import ClusterInspector
+        spec, cluster = self.spec, self.cluster
+        inspector = ClusterInspector(cluster.bootstrap_servers)
+        rf = min(spec.replication_factor, len(cluster.broker_ids))
+        create_topic(inspector.admin, self.topic, spec.topic_partitions, rf,
+                     {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
+        wait_until(lambda: inspector.all_led(self.topic, min_isr=rf), timeout=60,
+                   what=f"{self.topic} partitions to have leaders")
+        version = self.version
+        settings = limit_settings(spec, version)
+        configs = {"share.auto.offset.reset": "earliest", **{name: str(value) for _, name, value in settings},
+                   **spec.group_configs}
+        set_group_configs(inspector.admin, self.group, configs)
+        # Group configs reach the brokers through the metadata log: a describe right after the change may
+        # still show the old values (seen in CI: limit 5 recorded while the broker archived at 3).
+        wait_until(lambda: all(group_configs_shown(inspector.admin, self.group, configs) for _ in range(3)),
+                   timeout=30, what=f"group {self.group}'s configs {configs} to be shown", interval=0.2)
+        limits = limits_in_force(inspector.admin, self.group, cluster.broker_ids[0])
+        limits.update({key: value for key, _, value in settings})  # what this run set is in force once shown
+        self.history.append("harness", "ok", "config", {
+            "schema_version": SCHEMA_VERSION, "group": self.group, "topics": [self.topic], "kafka_version": version,
+            "model_profile": ".".join(version.split(".")[:2]),
+            "auto_offset_reset": configs.get("share.auto.offset.reset", "earliest"),
+            "isolation_level": configs.get("share.isolation.level", "read_uncommitted"),
+            "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
+        return limits
+
+    @property
+    def version(self) -> str:
+        return kafka_version_of(self.cluster, self.spec)
+
+    def dist(self):
+        """The Kafka distribution (jars) of the version under test, for the Java tools and driver."""
+        from harness.kafka.jars import resolve
+        from harness.paths import cache_dir
+        return resolve(self.version, cache_dir(), self.spec.kafka_home)
+
+    # -- after the consumers ------------------------------------------------------------------
+    def read_durable_state(self) -> None:
+        """After the consumers closed: the group's start offsets (Admin API) and its state decoded from
+        `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
+        short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
+        as process `admin-state` (one outstanding operation per process)."""
+        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.java_admin import read_share_offsets, read_share_state
+        from harness.paths import cache_dir
+        cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
+        names = {ClusterInspector(bootstrap).topic_id(self.topic): self.topic}
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
+            reads = [pool.submit(read_share_offsets, dist, cache, bootstrap, self.group, self.history),
+                     pool.submit(read_share_state, dist, cache, bootstrap, self.group, names, self.history,
+                                 "admin-state")]
+            for read in reads:
+                read.result()  # each read records its own failure (compiling included); a bug is raised here
+
+    def close(self) -> None:
+        """Collect the node logs, stop the cluster if this run started it, close the history. Whatever
+        one step meets (a full disk), the next still runs; a second call does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.cluster is not None:
+                self.cluster.collect_logs(self.run_dir / "logs")
+        finally:
+            try:
+                if self.cluster is not None and self.owns_cluster:
+                    self.cluster.close()
+            finally:
+                self.history.close()
+                if self._client_log is not None:
+                    from harness.clients.logging import LOGGER
+                    LOGGER.removeHandler(self._client_log)
+                    self._client_log.close()
+
+    def __enter__(self) -> "RunContext":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the verdict --------------------------------------------------------------------------
+    def check(self) -> tuple[tuple[Result, ...], str]:
+        """Every checker on the history (also stored as history.parquet): (results, engine used)."""
+        from harness.history.events import EventTable
+        events = EventTable.from_ops(self.history.ops())
+        events.write_parquet(self.run_dir / "history.parquet")
+        engine = self.spec.engine_for(len(events))
+        if engine == "spark":
+            from harness.spark.engine import check_files
+            return check_files([self.run_dir / "history.parquet"])[0].results, engine
+        return tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items()), engine
+
+    def write_verdict(self, results: tuple[Result, ...], engine: str, overall: Any = None,
+                      chaos_missing: str | None = None, faults: tuple = ()) -> Any:
+        """verdict.json (the same keys for every kind of run); the composed verdict of `results`.
+        `overall`: the run's verdict as a gate when it differs (chaos asked for that did not happen)."""
+        valid = compose(results)
+        write_json(self.run_dir / "verdict.json", {
+            "valid": valid, "verdict": verdict_word(valid), "overall": valid if overall is None else overall,
+            "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
+            "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
+            "reproduce": self.spec.reproduce_command()})
+        return valid
