@@ -153,7 +153,7 @@ class RunSpec:
             from harness.faults import parse_faults
             parse_faults(",".join(self.workload_events))
         if self.fault_interval is not None:
-            from harness.faults.schedule import PROFILES as SCHEDULES
+            from harness.faults.schedule import TIMINGS as SCHEDULES
             phase = SCHEDULES[self.profile].phase
             interval = self.fault_interval
             if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \

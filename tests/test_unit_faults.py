@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.faults import CATALOGUE, GROUPS, in_group, parse_faults
-from harness.faults.schedule import PROFILES, ScheduleProfile, end_of, generate
+from harness.faults.schedule import TIMINGS, ScheduleTiming, end_of, generate
 from harness.history.schema import Op
 from harness.report.timeline import fault_bars, render
 
@@ -34,16 +34,16 @@ def test_parse_faults_expands_groups_and_rejects_unknown_names_listing_the_valid
 
 def test_same_seed_same_schedule_and_different_seeds_differ():
     faults = parse_faults("all")
-    a = generate(faults, 7, PROFILES["ci"])
-    assert a == generate(faults, 7, PROFILES["ci"])
-    assert a != generate(faults, 8, PROFILES["ci"])
+    a = generate(faults, 7, TIMINGS["ci"])
+    assert a == generate(faults, 7, TIMINGS["ci"])
+    assert a != generate(faults, 8, TIMINGS["ci"])
     assert a and all(s.fault in CATALOGUE for s in a)
-    assert generate((), 7, PROFILES["ci"]) == []
+    assert generate((), 7, TIMINGS["ci"]) == []
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_schedule_respects_the_overlap_rules(seed):
-    profile = ScheduleProfile(phase=120, interval=4, min_duration=3, max_duration=12, max_overlap=2)
+    profile = ScheduleTiming(phase=120, interval=4, min_duration=3, max_duration=12, max_overlap=2)
     schedule = generate(parse_faults("all"), seed, profile)
     assert [s.at for s in schedule] == sorted(s.at for s in schedule)
     for s in schedule:
@@ -58,7 +58,7 @@ def test_schedule_respects_the_overlap_rules(seed):
 
 def test_invalid_interval_is_rejected():
     with pytest.raises(HarnessError, match="fault interval"):
-        generate(("leader-kill",), 1, PROFILES["ci"], interval=0)
+        generate(("leader-kill",), 1, TIMINGS["ci"], interval=0)
 
 
 def _op(i, t, type_, f, value):

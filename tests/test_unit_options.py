@@ -275,11 +275,11 @@ def test_runspec_rejects_fault_intervals_that_schedule_nothing(interval):
 
 
 def test_runspec_fault_interval_up_to_the_phase_schedules_at_least_one_fault():
-    from harness.faults.schedule import PROFILES, generate
-    for profile, phase in (("ci", PROFILES["ci"].phase), ("nightly", PROFILES["nightly"].phase)):
+    from harness.faults.schedule import TIMINGS, generate
+    for profile, phase in (("ci", TIMINGS["ci"].phase), ("nightly", TIMINGS["nightly"].phase)):
         spec = RunSpec(profile=profile, faults=("leader-kill",), fault_interval=phase).validate()
         for seed in range(20):
-            assert generate(spec.faults, seed, PROFILES[profile], spec.fault_interval), (profile, seed)
+            assert generate(spec.faults, seed, TIMINGS[profile], spec.fault_interval), (profile, seed)
 
 
 @pytest.mark.parametrize("field, value", [("seed", 1.5), ("seed", "1"), ("seed", True), ("fault_seed", 2.0),

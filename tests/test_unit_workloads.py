@@ -11,7 +11,7 @@ from harness.clients.behaviours import BEHAVIOURS, ack_type, explicit, holds, is
 from harness.run.drain import settlement
 from harness.errors import HarnessError
 from harness.faults import CATALOGUE, parse_faults
-from harness.faults.schedule import PROFILES, generate
+from harness.faults.schedule import TIMINGS, generate
 from harness.history.schema import Op
 from harness.spec import RunSpec
 from harness.workloads import WORKLOADS, apply_workload
@@ -101,7 +101,7 @@ def test_drain_waits_a_session_timeout_after_the_last_crash_for_records_to_come_
 
 
 def test_once_mode_runs_each_fault_once_and_events_fit_the_rules():
-    profile = PROFILES["ci"]
+    profile = TIMINGS["ci"]
     once = generate(("leader-kill",), 5, profile, mode="once")
     assert [s.fault for s in once] == ["leader-kill"] and once[0].at < profile.phase * 2 / 3
     assert once == generate(("leader-kill",), 5, profile, mode="once")

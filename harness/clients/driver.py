@@ -208,29 +208,23 @@ class JavaStepDriver(StepDriver):
                 "ShareDriver", json.dumps(self.config)]
 
 
-class ExternalDriver(ConsumerDriver):
-    """A driver of any language named by a manifest (`harness.clients.registry.load_manifest`), running an
-    autonomous behaviour (chaos runs): its command, with the JSON config appended."""
+class ManifestCommand:
+    """The command of a driver named by a manifest (`harness.clients.registry.load_manifest`), in any
+    language: its argv, run in the manifest's directory, with the JSON config appended."""
 
     def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
                  argv: list[str], cwd: Path | None = None) -> None:
-        super().__init__(name, config, history, log_dir)
+        super().__init__(name, config, history, log_dir)  # type: ignore[call-arg]  (the driver class after it)
         self.argv = list(argv)
         self.cwd = cwd
 
     def command_line(self) -> list[str]:
-        return [*self.argv, json.dumps(self.config)]
+        return [*self.argv, json.dumps(self.config)]  # type: ignore[attr-defined]
 
 
-class ExternalStepDriver(StepDriver):
-    """A driver of any language named by a manifest (`harness.clients.registry.load_manifest`):
-    its command, with the JSON config appended."""
+class ExternalDriver(ManifestCommand, ConsumerDriver):
+    """A manifest's driver running an autonomous behaviour (chaos runs)."""
 
-    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path,
-                 argv: list[str], cwd: Path | None = None) -> None:
-        super().__init__(name, config, history, log_dir)
-        self.argv = list(argv)
-        self.cwd = cwd
 
-    def command_line(self) -> list[str]:
-        return [*self.argv, json.dumps(self.config)]
+class ExternalStepDriver(ManifestCommand, StepDriver):
+    """A manifest's driver in step mode."""

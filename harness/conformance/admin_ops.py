@@ -63,7 +63,8 @@ class AdminOperations:
         return broker_configs(admin, self.cluster.broker_ids[0]).get(name)
 
     def sasl_bootstrap(self) -> str:
-        servers = getattr(self.cluster, "sasl_bootstrap_servers", None)
+        from harness.cluster.base import SaslListeners
+        servers = self.cluster.sasl_bootstrap_servers if isinstance(self.cluster, SaslListeners) else None
         if not servers:
             raise HarnessError("this cluster has no SASL/PLAIN listener: start a local one with sasl_users")
         return servers

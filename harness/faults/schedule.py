@@ -32,7 +32,9 @@ class ScheduledFault:
 
 
 @dataclass(frozen=True)
-class ScheduleProfile:
+class ScheduleTiming:
+    """How a run profile (ci, nightly) spaces its faults."""
+
     phase: float  # seconds of workload during which faults start
     interval: float  # mean seconds between fault starts
     min_duration: float
@@ -40,13 +42,13 @@ class ScheduleProfile:
     max_overlap: int
 
 
-PROFILES = {
-    "ci": ScheduleProfile(phase=15.0, interval=6.0, min_duration=3.0, max_duration=8.0, max_overlap=2),
-    "nightly": ScheduleProfile(phase=300.0, interval=20.0, min_duration=5.0, max_duration=30.0, max_overlap=3),
+TIMINGS = {
+    "ci": ScheduleTiming(phase=15.0, interval=6.0, min_duration=3.0, max_duration=8.0, max_overlap=2),
+    "nightly": ScheduleTiming(phase=300.0, interval=20.0, min_duration=5.0, max_duration=30.0, max_overlap=3),
 }
 
 
-def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile, interval: float | None = None,
+def generate(faults: tuple[str, ...], seed: int, timing: ScheduleTiming, interval: float | None = None,
              mode: str = "random", events: tuple[str, ...] = ()) -> list[ScheduledFault]:
     """The schedule for `faults` (catalogue names) from `seed`; [] if nothing is enabled.
 
@@ -63,7 +65,7 @@ def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile, inter
         raise HarnessError(f"invalid fault {unknown[0]!r}: use one of {', '.join(CATALOGUE)}")
     if mode not in ("random", "once"):
         raise HarnessError(f"invalid fault mode {mode!r}: use random or once")
-    interval = profile.interval if interval is None else interval
+    interval = timing.interval if interval is None else interval
     if interval <= 0:
         raise HarnessError(f"invalid fault interval {interval}: use a positive number of seconds")
     rng = random.Random(f"faults-{seed}")
@@ -71,24 +73,24 @@ def generate(faults: tuple[str, ...], seed: int, profile: ScheduleProfile, inter
 
     def add(name: str, t: float) -> float:
         fault = CATALOGUE[name]
-        duration = round(rng.uniform(profile.min_duration, profile.max_duration), 3)
+        duration = round(rng.uniform(timing.min_duration, timing.max_duration), 3)
         pick = rng.randrange(1 << 30)
-        t = _earliest(schedule, t, duration, fault, profile.max_overlap)
+        t = _earliest(schedule, t, duration, fault, timing.max_overlap)
         schedule.append(ScheduledFault(round(t, 3), duration, name, pick))
         return t
 
     if mode == "once":
-        slot = profile.phase * 2 / 3 / max(1, len(faults))
+        slot = timing.phase * 2 / 3 / max(1, len(faults))
         for i, name in enumerate(faults):
             add(name, i * slot + rng.uniform(0.15, 0.5) * slot)
     elif faults:
         t = rng.uniform(0.2, 0.6) * interval
-        while t < profile.phase:
+        while t < timing.phase:
             t = add(rng.choice(faults), t) + rng.uniform(0.5, 1.5) * interval
     if events:
         events_rng = random.Random(f"events-{seed}")
         t = events_rng.uniform(0.2, 0.6) * interval
-        while t < profile.phase:
+        while t < timing.phase:
             add(events_rng.choice(events), t)
             t += events_rng.uniform(0.5, 1.5) * interval
     return sorted(schedule, key=lambda s: s.at)

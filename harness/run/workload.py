@@ -72,14 +72,14 @@ def produce_under_faults(ctx: RunContext, pool: DriverPool) -> list:
     schedule in this thread, then heal everything and wait for recovery. The fault records, in start order."""
     from harness.faults.base import FaultContext
     from harness.faults.nemesis import Nemesis
-    from harness.faults.schedule import PROFILES, generate, to_json
+    from harness.faults.schedule import TIMINGS, generate, to_json
     spec = ctx.spec
-    schedule = generate(spec.faults, spec.effective_fault_seed, PROFILES[spec.profile], spec.fault_interval,
+    schedule = generate(spec.faults, spec.effective_fault_seed, TIMINGS[spec.profile], spec.fault_interval,
                         spec.fault_mode, spec.workload_events)
     write_json(ctx.run_dir / "schedule.json", {"seed": spec.effective_fault_seed, "faults": list(spec.faults),
                                                "mode": spec.fault_mode, "workload_events": list(spec.workload_events),
                                                "schedule": to_json(schedule)})
-    paced = replace(spec, produce_rate=min(spec.produce_rate, spec.records / PROFILES[spec.profile].phase))
+    paced = replace(spec, produce_rate=min(spec.produce_rate, spec.records / TIMINGS[spec.profile].phase))
     errors: list[BaseException] = []
 
     def producing() -> None:
@@ -110,7 +110,7 @@ def wait_recovered(fault_ctx, history: HistoryWriter, pool: DriverPool, consumer
     history.append("harness", "invoke", "recover", {})
     wait_in_sync(fault_ctx, timeout=120)
     for _ in range(max(0, consumers - len(pool.live()))):
-        pool.replace(None)
+        pool.join()  # a slot no process holds any more
     mark = len(history.ops())
     try:
         wait_until(lambda: any(op.f == "poll" for op in history.ops()[mark:]) or all_settled(history.ops()),

@@ -102,7 +102,8 @@ def test_at_least_once_through_leader_failover_and_coordinator_loss(share_sessio
     """Through a short seeded schedule of broker faults (leader killed, share coordinator killed, leader
     stopped) while two consumers poll and acknowledge a seeded mix of ACCEPT and RELEASE, every record
     is delivered and accepted, and the history conforms record by record."""
-    if not hasattr(kafka_cluster, "kill_node"):
+    from harness.cluster.base import Killable
+    if not isinstance(kafka_cluster, Killable):
         pytest.skip("needs a cluster the harness started (faults act on its processes); an external one is not")
     from harness.errors import HarnessError
     from harness.faults.base import FaultContext
