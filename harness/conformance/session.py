@@ -89,6 +89,7 @@ class ShareSession(LogOperations, AdminOperations):
         self.valid = self.ctx.write_verdict(self.results, engine)
         return self
 
+    @property
     def driver(self):
         """The driver this session's consumers run (`harness.clients.registry.DriverInfo`)."""
         from harness.clients.registry import driver_info
