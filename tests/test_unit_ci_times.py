@@ -1,0 +1,31 @@
+"""benchmarks/ci_times.py: per test file totals from a JUnit XML, with a baseline beside them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ci_times.py"
+
+XML = """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="tests.test_a" name="t1" time="10.5"/>
+<testcase classname="tests.test_a" name="t2" time="4.5"/>
+<testcase classname="suites.chaos.test_b" name="t3" time="60"/>
+</testsuite></testsuites>"""
+
+
+def test_totals_per_file_slowest_first_with_the_ratio_to_a_baseline(tmp_path):
+    now, before = tmp_path / "now.xml", tmp_path / "before.xml"
+    now.write_text(XML)
+    before.write_text(XML.replace('time="60"', 'time="120"'))
+    out = subprocess.run([sys.executable, str(SCRIPT), str(now), "--baseline", str(before)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "suites/chaos/test_b.py" in out[0] and "60.0 s" in out[0] and "ratio 0.50" in out[0]
+    assert "tests/test_a.py" in out[1] and "15.0 s" in out[1] and "2 tests" in out[1]
+    assert "total: 1.2 min" in out[2] and "ratio 0.06" in out[2]
+
+
+def test_a_missing_xml_is_one_line_naming_the_fix(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "none.xml")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "run .ci/run first" in proc.stderr and "Traceback" not in proc.stderr
