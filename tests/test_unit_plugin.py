@@ -196,3 +196,11 @@ def test_spec(ksh_spec):
     result = pytester.runpytest_subprocess(*FAST, "--ksh-client=java", "--ksh-engine=spark",
                                            "--ksh-spark-threshold=7", "--ksh-conformance-out=out/conf", timeout=60)
     assert result.ret == 0, result.stdout.str()
+
+
+def test_the_ci_profile_covers_every_value_of_every_axis_and_nightly_runs_the_product():
+    from ksh_fixtures.chaos import covering
+    faults, workloads = ["a", "b", "c"], ["w1", "w2", "w3", "w4", "w5"]
+    combos = covering({"fault": faults, "workload": workloads})
+    assert len(combos) == 5 and {f for f, _ in combos} == set(faults) and [w for _, w in combos] == workloads
+    assert covering({"x": [1]}) == [(1,)]

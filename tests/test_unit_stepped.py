@@ -14,7 +14,10 @@ from harness.history.store import HistoryWriter
 class _FakeStep:
     """A step driver whose polls hand out `batches` in turn (then nothing); it records what it is sent."""
 
-    def __init__(self, tmp_path, batches):
+    proc = None
+
+    def __init__(self, tmp_path, batches, refuse=False):
+        self.refuse = refuse
         self.name = "consumer-0"
         self.history = HistoryWriter(tmp_path / "history.jsonl")
         self.batches = list(batches)
@@ -34,6 +37,8 @@ class _FakeStep:
             raise HarnessError("driver consumer-0 exited")
         self.sent.append(cmd)
         if cmd["cmd"] == "poll":
+            if self.refuse:
+                return {"error": "IllegalStateException: unacknowledged records"}, []
             if not self.batches:
                 self.idle.set()
                 return {}, []
@@ -105,3 +110,14 @@ def test_a_crash_ends_the_behaviour_quietly(tmp_path):
     consumer.crash()
     consumer._loop.join(10)
     assert not consumer._loop.is_alive() and not consumer.alive()
+
+
+def test_a_client_refusing_every_poll_is_closed_not_spun(tmp_path):
+    step = _FakeStep(tmp_path, [], refuse=True)
+    consumer = SteppedConsumer(step, "accept-explicit", 1, 0, poll_timeout=0.01)
+    consumer.start()
+    consumer._loop.join(10)
+    polls = [c for c in step.sent if c["cmd"] == "poll"]
+    from harness.clients.stepped import MAX_REFUSALS
+    assert len(polls) == MAX_REFUSALS and step.closed_with is not None and not consumer.alive()
+    assert any(op.f == "error" and "stopped driving" in op.value["message"] for op in step.history.ops())

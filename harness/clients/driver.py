@@ -96,7 +96,7 @@ class ConsumerDriver:
             self.proc.popen.stdin.write(command.encode() + b"\n")
             self.proc.popen.stdin.flush()
             return True
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: stdin already closed by close()
             return False
 
     #: What asks the driver to close: a plain line for autonomous behaviours, a JSON command in step mode.

@@ -1,9 +1,10 @@
 """The run's consumer drivers: started, replaced after a crash, closed once.
 
-Every driver runs the run's behaviour on its own (a chaos run: `docs/driver.md`'s autonomous
-behaviours), with the client the pool was given (`harness.clients.registry`: `confluent`, `java`,
-`franz`, or a manifest's path); a client whose driver runs step mode only is refused when the pool is
-made, with what it lacks. Consumer `i` is named `consumer-<i>` and connects through the cluster's
+Every consumer runs the run's behaviour (a chaos run: `docs/driver.md`'s autonomous behaviours) with
+the client the pool was given (`harness.clients.registry`: `confluent`, `java`, `franz`, or a
+manifest's path): the confluent driver and a manifest's run it in their process, the Java and franz-go
+drivers through the harness (`harness.clients.stepped`); a `DriverInfo` without either is refused when
+the pool is made, with what it lacks. Consumer `i` is named `consumer-<i>` and connects through the cluster's
 consumer lane `i % lanes` where the backend has lanes (`ConsumerLanes`: so a fault can cut one
 consumer from one broker), else through the shared bootstrap servers. A replacement gets the next
 free index and name: histories never reuse a process name for a new client.

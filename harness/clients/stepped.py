@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: How long one command may wait for its driver: longer than any pause a fault holds a driver in.
 COMMAND_TIMEOUT_S = 900.0
+#: Polls refused in a row (each after `poll_timeout`) before the consumer is closed: a client that
+#: refuses every poll (e.g. explicit mode with a record it could not acknowledge) is closed, not spun.
+MAX_REFUSALS = 20
 
 
 class SteppedConsumer:
@@ -38,6 +41,7 @@ class SteppedConsumer:
         self._abandon = threading.Event()
         self._crash_lock = threading.Lock()  # no op of ours after the crash record
         self._loop: threading.Thread | None = None
+        self._refusals = 0
 
     # -- what the pool and the faults use (the rest is the step driver's) -----------------------
     def __getattr__(self, item: str) -> Any:  # name, proc, log_path, history, closed, contract_error
@@ -52,7 +56,8 @@ class SteppedConsumer:
         self._loop.start()
 
     def send(self, command: str) -> bool:
-        """The plain lines a chaos run sends: `abandon` (close after the next poll), `close`."""
+        """The plain lines a chaos run sends: `abandon` (close right after the next poll); any other stops
+        the behaviour after its current command (`close` then closes the client)."""
         if not self.step.alive():
             return False
         (self._abandon if command == "abandon" else self._stop).set()
@@ -65,15 +70,15 @@ class SteppedConsumer:
 
     def close(self, timeout: float = 30.0) -> int | None:
         """Stop the behaviour after its current command, then close the client (the step driver's close)."""
+        import signal
         self._stop.set()
-        if self._loop is not None:
+        if self.step.proc is not None and self.step.alive():
+            self.step.proc.signal(signal.SIGCONT)  # a paused driver answers no command, so the loop would wait
+        if self._loop is not None and self._loop is not threading.current_thread():
             self._loop.join(timeout)
         return self.step.close(timeout)
 
     # -- the behaviour ------------------------------------------------------------------------
-    def _command(self, cmd: dict[str, Any], timeout: float = COMMAND_TIMEOUT_S) -> list:
-        return self.step.command(cmd, timeout)[1]
-
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
@@ -82,12 +87,32 @@ class SteppedConsumer:
             if self._abandon.is_set() and self.step.alive():
                 self.step.close(60)  # holding what the last poll handed over
         except HarnessError:
-            return  # the driver died (a crash) or stopped answering: its log and the history say which
+            pass  # the driver died (a crash) or stopped answering: its log and the history say which
+        finally:
+            if not self._stop.is_set() and self.step.alive():
+                # the behaviour ended on its own (the client refused to go on, or stopped answering): the
+                # consumer must not stay in the group polling nothing, unseen by the pool: close it
+                self.step.history.append(self.step.name, "info", "error", {
+                    "code": None, "message": "the harness stopped driving this consumer; closing it"})
+                self._stop.set()
+                self.step.close(30)
+
+    def _ok(self, cmd: dict[str, Any]) -> tuple[str | None, list]:
+        """Run `cmd`; (the client's error, if it raised one; the operations it recorded)."""
+        reply, ops = self.step.command(cmd, COMMAND_TIMEOUT_S)
+        return reply.get("error"), ops
 
     def _one_batch(self) -> bool:
         """Poll, hold, acknowledge and commit one batch; False to stop (abandon, or asked to close)."""
-        ops = self._command({"cmd": "poll", "timeout": self.poll_timeout})
+        error, ops = self._ok({"cmd": "poll", "timeout": self.poll_timeout})
         records = [r for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+        if error is not None and not records:
+            self._refusals += 1  # (recorded by the driver as an error op)
+            if self._refusals >= MAX_REFUSALS:
+                return False  # e.g. an explicit-mode client refusing every poll: closed by `_run`
+            self._stop.wait(self.poll_timeout)  # a poll that fails at once must not spin
+            return True
+        self._refusals = 0
         if not records:
             return True
         if self._abandon.is_set() and self.explicit:
@@ -100,11 +125,13 @@ class SteppedConsumer:
                 self.step.history.append(self.step.name, "ok", "hold", {"seconds": self.hold_s})
             if self._stop.wait(self.hold_s):
                 return False  # asked to close while holding: close with the records still acquired
+        if self._stop.is_set():
+            return False  # asked to close: close with the records still acquired
         if self.explicit:
-            self._command({"cmd": "ack", "records": [
+            self._ok({"cmd": "ack", "records": [
                 {"topic": r["topic"], "partition": r["partition"], "offset": r["offset"],
                  "type": ack_type(self.behaviour, self.seed, r["id"], r["delivery_count"])} for r in records]})
-        self._command({"cmd": "commit_sync"})  # implicit mode: the commit accepts the batch
+        self._ok({"cmd": "commit_sync"})  # implicit mode: the commit accepts the batch (errors are in the history)
         return True
 
 

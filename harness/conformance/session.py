@@ -61,8 +61,12 @@ class ShareSession(LogOperations, AdminOperations):
         driver = info.make(name, config, self.history, self.run_dir / "logs",
                            self.dist() if info.name == "java" else None)
         driver.start()
-        wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
-                   not driver.alive(), timeout=60, what=f"{name} to start")
+        try:
+            wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
+                       not driver.alive(), timeout=60, what=f"{name} to start")
+        except BaseException:  # not started in time (or interrupted): not left running
+            driver.close(10)
+            raise
         if driver.contract_error:
             driver.close(10)
             raise HarnessError(driver.contract_error)

@@ -132,6 +132,54 @@ class EventTable:
             raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {first_line(exc)}") from None
 
 
+def open_parquet_history(path: Path, read_dictionary: Sequence[str] = REPEATED_COLUMNS):
+    """A Parquet history opened to be streamed (`pyarrow.parquet.ParquetFile`), its footer checked as
+    `EventTable.read_parquet` checks a whole table, before a row is read: an unreadable file, a missing or
+    mistyped column (`check_arrow_schema`), a schema version no writer makes are each one line naming the
+    file. The repeated string columns are read as their dictionaries (see `stream_parquet`)."""
+    import pyarrow.parquet as pq
+    try:
+        handle = pq.ParquetFile(path, read_dictionary=list(read_dictionary))
+        schema = handle.schema_arrow
+    except Exception as exc:  # ArrowInvalid, OSError: one line naming the file
+        raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
+    check_arrow_schema(schema, path)
+    try:
+        int((schema.metadata or {}).get(b"ksh.schema_version", b"1"))  # as `EventTable.from_arrow` reads it
+    except Exception as exc:
+        raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {first_line(exc)}") from None
+    return handle
+
+
+def checked_batches(handle, path: Path, batch_rows: int = 262_144,
+                    columns: Sequence[str] = COLUMNS) -> Iterator[Any]:
+    """The record batches of a Parquet history opened by `open_parquet_history`, each checked
+    (`check_event_values`) before it is yielded: a bad value is one line naming the file, op and field as
+    soon as its batch is read; a page that cannot be read, one line naming the file. Memory follows one
+    batch."""
+    batches = handle.iter_batches(batch_size=batch_rows, columns=list(columns))
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except Exception as exc:  # a corrupt page, a truncated file
+            raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
+        check_event_values((batch,), path)
+        yield batch
+
+
+def batch_events(batch, path: Path) -> EventTable:
+    """One checked record batch as an `EventTable` (`EventTable.from_arrow`); a value no writer of histories
+    makes is one line naming the file, as `EventTable.read_parquet` says it."""
+    try:
+        return EventTable.from_arrow(batch)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {first_line(exc)}") from None
+
+
 def check_arrow_schema(schema, path: Path) -> None:
     """Every column of a history, of its type: integers (`INT_COLUMNS`, at most 64 bits signed) and
     strings. A missing or mistyped column is a one-line HarnessError naming the file and column."""

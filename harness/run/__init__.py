@@ -47,10 +47,12 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             if pool is not None:
                 pool.close_all()  # only on failure: the ones not closed yet
         finally:
-            ctx.close()
-            if chaos:  # the evidence of a failed run too
-                from harness.report.timeline import write_timeline
-                write_timeline(ctx.history.ops(), ctx.run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
+            try:
+                ctx.close()
+            finally:
+                if chaos:  # the evidence of a failed run too
+                    from harness.report.timeline import write_timeline
+                    write_timeline(ctx.history.ops(), ctx.run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
     results, engine = ctx.check()
     outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults))
     ctx.write_verdict(results, engine, outcome.overall, outcome.chaos_missing, outcome.faults)

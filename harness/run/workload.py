@@ -34,7 +34,11 @@ def start_consumers(ctx: RunContext) -> DriverPool:
                                     "client_config": {"max.poll.records": str(spec.max_poll_records)}},
                       ctx.history, ctx.run_dir / "logs", client=spec.client,
                       dist=ctx.dist() if spec.client == "java" else None)
-    pool.start(spec.consumers)
+    try:
+        pool.start(spec.consumers)
+    except BaseException:  # (a driver that did not start, a contract refused): none left running
+        pool.close_all()
+        raise
     return pool
 
 

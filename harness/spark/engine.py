@@ -39,13 +39,12 @@ from harness.spark.results import RunCheck, missing_check, write_check
 from harness.spark.session import DEFAULT_MEMORY, spark_session
 from harness.spark.shuffle import run_shuffle
 from harness.spark.slots import SlotSizes, by_layout, direct_tasks, shuffle_slot_count
+from harness.spec import SPARK_THRESHOLD  # `--engine auto` checks on Spark above it (one definition)
 
 __all__ = ["SPARK_THRESHOLD", "DEFAULT_MEMORY", "SLOT_ROWS", "DIRECT_SLOTS", "MIN_SLOT_ROWS", "RUN_MARKS",
            "RunCheck", "check_histories", "check_files", "check_inprocess", "history_files", "missing_history",
            "missing_check", "write_check"]
 
-#: `--engine auto` checks on Spark above this many events (in all the histories of one call).
-SPARK_THRESHOLD = 5_000_000
 #: Rows one slot (a Python task) replays at most, before a check uses more slots than cores.
 SLOT_ROWS = 8_000_000
 #: A file needing at most this many slots is read whole by each of its slots' tasks (no shuffle).

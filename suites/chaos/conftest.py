@@ -13,6 +13,28 @@ from __future__ import annotations
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "matrix(**axes): a scenario over the product of its axes (fault=[...], "
+                                       "workload=[...]): the whole product in the nightly profile, a covering "
+                                       "subset in ci (every value of every axis at least once)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("matrix")
+    if marker is None:
+        return
+    import itertools
+
+    from ksh_fixtures.chaos import covering
+    from ksh_fixtures.plugin import session_spec
+    axes = {name: list(values) for name, values in marker.kwargs.items()}
+    if session_spec(metafunc.config).profile == "nightly":
+        combos = list(itertools.product(*axes.values()))
+    else:
+        combos = covering(axes)
+    metafunc.parametrize(list(axes), combos, ids=["-".join(map(str, c)) for c in combos])
+
+
 @pytest.fixture
 def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
     """Run `workload` with `fault` (a catalogue name, applied once) or `faults` (a random schedule),

@@ -11,8 +11,9 @@ from harness.workloads import WORKLOADS
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
 
-@pytest.mark.parametrize("workload", list(WORKLOADS))
-@pytest.mark.parametrize("fault", ["leader-stop", "leader-kill", "leader-pause"])
+@pytest.mark.matrix(fault=["leader-stop", "leader-kill", "leader-pause"], workload=list(WORKLOADS))
 def test_leader_failover(chaos_run, fault, workload):
+    """Every fault with every workload in the nightly profile; in ci, every workload once, the three
+    faults taking turns (suites/chaos/conftest.py `covering`)."""
     outcome = chaos_run(workload, fault=fault)
     assert_chaos_verdict(outcome, fault)

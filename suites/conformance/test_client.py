@@ -113,7 +113,7 @@ def test_at_least_once_through_leader_failover_and_coordinator_loss(share_sessio
     rng = random.Random(s.spec.seed)
     ids = set(s.produce(60, partition=None))
     consumers = [s.consumer(), s.consumer()]
-    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, config=dict(s.limits), timeout=90))
+    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=90))
     limit = s.limits.get("delivery_count_limit", 5)
     accepted: set[str] = set()  # records whose ACCEPT the broker confirmed (commit result without error)
     settled: set[str] = set()  # accepted, or possibly settled: ACCEPT sent with an unknown outcome, or at the limit
