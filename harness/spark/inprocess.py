@@ -162,8 +162,9 @@ def _check_streamed(file: Path) -> RunCheck:
 
 
 def _replay(stream: _Stream):
-    """(Observation, None), or (None, the exception) if the replay crashed: `harness.checkers.replay.replay`
-    on the streamed rows."""
+    """(Observation, None), or (None, why) if the replay crashed (`crash_reason`, as `check_safe` says it):
+    `harness.checkers.replay.replay` on the streamed rows."""
+    from harness.checkers import crash_reason
     from harness.checkers.replay import Observation, Replay, config_of
     from harness.history.events import COLUMNS, EventTable
     first = next(stream.batches, None)
@@ -171,16 +172,18 @@ def _replay(stream: _Stream):
         obs = Observation()
         obs.unknown["*"] = "the history is empty"
         return obs, None
-    found, value = stream.config_row(first)
     try:
+        found, value = stream.config_row(first)
         row = {c: [None] for c in COLUMNS}
         row.update(f=["config" if found else None], value=[value])
         config = config_of(EventTable(row))
-        return Replay(config).run(stream.rows(first)), None
+        rows = stream.rows(first)
+        del first  # the batch is the rows' now: not kept for the whole replay
+        return Replay(config).run(rows), None
     except _BadInput:
         raise
     except Exception as exc:  # fail closed, as `check_safe` does for each checker
-        return None, exc
+        return None, crash_reason(exc)  # (the replay's frames are let go before the rest is drained)
 
 
 def _results(file: Path, obs, crash) -> tuple:
@@ -188,7 +191,7 @@ def _results(file: Path, obs, crash) -> tuple:
     property checkers read the one Observation (`observed_result`, as `property_result` does); a replay
     crash is each one's crash. A checker that is not the registry's own (a test's stand-in) gets the
     history loaded whole, with the replay already kept on it."""
-    from harness.checkers import Result, check_safe, crash_reason, observed_result
+    from harness.checkers import Result, check_safe, observed_result
     from harness.checkers.registry import CHECKERS, MODULES
     own = {m.NAME: m.check for m in MODULES}
     events = None
@@ -202,7 +205,7 @@ def _results(file: Path, obs, crash) -> tuple:
                     events.replayed = (len(events), obs)
             results.append(check_safe(name, fn, events))
         elif crash is not None:
-            results.append(Result(name, "unknown", reason=crash_reason(crash)))
+            results.append(Result(name, "unknown", reason=crash))
         else:
             results.append(check_safe(name, lambda _events, prop=name: observed_result(prop, obs), None))
     return tuple(results)
