@@ -115,7 +115,15 @@ class RunSpec:
         object.__setattr__(self, "kafka_version", normalize_version(self.kafka_version))
 
     def validate(self) -> "RunSpec":
-        """Reject invalid values with a one-line error naming the valid range."""
+        """Reject invalid values with a one-line error naming the valid range (the spec's only validation:
+        the CLI and the pytest plugin build a spec and call this)."""
+        self._check_cluster()
+        self._check_workload()
+        self._check_faults()
+        self._check_checking()
+        return self
+
+    def _check_cluster(self) -> None:
         if self.kafka_home is None:
             check_supported(self.kafka_version)  # unknown lines fail before anything is created
         else:
@@ -124,64 +132,70 @@ class RunSpec:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
         if not _is_int(self.seed):
             raise HarnessError(f"invalid seed {self.seed!r}: use a whole number")
-        if self.fault_seed is not None and not _is_int(self.fault_seed):
-            raise HarnessError(f"invalid fault-seed {self.fault_seed!r}: use a whole number")
         if self.bootstrap_servers is not None:
             check_bootstrap_servers(self.bootstrap_servers)
-        if self.behaviour not in BEHAVIOURS:
-            raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
         for name, most in _SIZE_LIMITS.items():
             value = getattr(self, name)
             if not _is_int(value) or not 1 <= value <= most:
                 raise HarnessError(f"invalid {name.replace('_', '-')} {value!r}: use 1..{most:,}")
-        if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
-            raise HarnessError("invalid lock-tolerance-ms/settle-ms: use 0 or more milliseconds")
         if self.controllers < 0:
             raise HarnessError(f"invalid controllers {self.controllers}: use 0 (combined) or more")
-        if self.produce_rate <= 0:
-            raise HarnessError(f"invalid produce-rate {self.produce_rate}: use a positive number of records per second")
-        if self.faults:
-            from harness.faults import parse_faults
-            parse_faults(",".join(self.faults))  # a bad name is a one-line error listing the valid ones
-        if self.fault_mode not in FAULT_MODES:
-            raise HarnessError(f"invalid fault-mode {self.fault_mode!r}: use one of {', '.join(FAULT_MODES)}")
-        if self.workload is not None:
-            from harness.workloads import WORKLOADS
-            if self.workload not in WORKLOADS:
-                raise HarnessError(f"invalid workload {self.workload!r}: use one of {', '.join(WORKLOADS)}")
-        if self.workload_events:
-            from harness.faults import parse_faults
-            parse_faults(",".join(self.workload_events))
-        if self.fault_interval is not None:
-            from harness.faults.schedule import TIMINGS as SCHEDULES
-            phase = SCHEDULES[self.profile].phase
-            interval = self.fault_interval
-            if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
-                    or interval <= 0:
-                raise HarnessError(f"invalid fault-interval {interval!r}: use a positive, finite number of seconds")
-            if interval > phase:  # the schedule would be empty: a run with no chaos that passes
-                longer = " (or the nightly profile for longer ones)" if interval <= SCHEDULES["nightly"].phase else ""
-                raise HarnessError(f"invalid fault-interval {interval:g}: the {self.profile} profile starts faults "
-                                   f"during its first {phase:g} s, so use 0 < interval <= {phase:g}{longer}")
         if self.base_port is not None:
             need = local_ports_needed(self.brokers, self.controllers)
             if not _is_int(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
                 raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
                                    f"takes {need} ports from it, so use 1024..{65536 - need}")
+
+    def _check_workload(self) -> None:
+        if self.behaviour not in BEHAVIOURS:
+            raise HarnessError(f"invalid behaviour {self.behaviour!r}: use one of {', '.join(BEHAVIOURS)}")
+        if self.produce_rate <= 0:
+            raise HarnessError(f"invalid produce-rate {self.produce_rate}: use a positive number of records per second")
+        if self.workload is not None:
+            from harness.workloads import WORKLOADS
+            if self.workload not in WORKLOADS:
+                raise HarnessError(f"invalid workload {self.workload!r}: use one of {', '.join(WORKLOADS)}")
+        from harness.clients.registry import driver_info
+        driver_info(self.client)  # a bad name or manifest is a one-line error naming the valid ones
+        if self.drain_timeout <= 0:
+            raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
+
+    def _check_faults(self) -> None:
+        if self.fault_seed is not None and not _is_int(self.fault_seed):
+            raise HarnessError(f"invalid fault-seed {self.fault_seed!r}: use a whole number")
+        if self.faults or self.workload_events:
+            from harness.faults import parse_faults
+            for names in (self.faults, self.workload_events):
+                if names:
+                    parse_faults(",".join(names))  # a bad name is a one-line error listing the valid ones
+        if self.fault_mode not in FAULT_MODES:
+            raise HarnessError(f"invalid fault-mode {self.fault_mode!r}: use one of {', '.join(FAULT_MODES)}")
+        if self.fault_interval is not None:
+            self._check_fault_interval(self.fault_interval)
+
+    def _check_fault_interval(self, interval: Any) -> None:
+        from harness.faults.schedule import TIMINGS
+        phase = TIMINGS[self.profile].phase
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
+                or interval <= 0:
+            raise HarnessError(f"invalid fault-interval {interval!r}: use a positive, finite number of seconds")
+        if interval > phase:  # the schedule would be empty: a run with no chaos that passes
+            longer = " (or the nightly profile for longer ones)" if interval <= TIMINGS["nightly"].phase else ""
+            raise HarnessError(f"invalid fault-interval {interval:g}: the {self.profile} profile starts faults "
+                               f"during its first {phase:g} s, so use 0 < interval <= {phase:g}{longer}")
+
+    def _check_checking(self) -> None:
+        if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
+            raise HarnessError("invalid lock-tolerance-ms/settle-ms: use 0 or more milliseconds")
         if self.check_engine not in CHECK_ENGINES:
             raise HarnessError(f"invalid check engine {self.check_engine!r}: use one of {', '.join(CHECK_ENGINES)}")
         if not _is_int(self.spark_threshold) or self.spark_threshold < 0:
             raise HarnessError(f"invalid spark-threshold {self.spark_threshold!r}: use a number of events, 0 or more")
-        from harness.clients.registry import driver_info
-        driver_info(self.client)  # a bad name or manifest is a one-line error naming the valid ones
         if self.rules:
             from harness.client_rules import RULES
             unknown = [r for r in self.rules if r not in RULES]
             if unknown:
                 raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
-        if self.drain_timeout <= 0:
-            raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
-        return self
 
     def with_profile(self) -> "RunSpec":
         """Apply the profile's defaults (explicit options applied afterwards win)."""

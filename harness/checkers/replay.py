@@ -189,13 +189,31 @@ class Replay:
             rec.status = OPEN  # redelivered, so the unknown acknowledgement did not land
 
     def other(self, index, time, process, type_, f, topic, partition, offset, value) -> None:
+        """Every event but the hot five (poll, acknowledge, callback, commit, produce): sessions, faults,
+        durable reads and the log changes an admin or a fault made."""
         if f not in KNOWN_F:
             self.findings.obs.unknown.setdefault("*", f"unknown event type {f!r} at index {index}")
             return
         v = json.loads(value) if value else {}
-        ledger, evidence = self.ledger, self.evidence
         if f in ("transaction", "records-compacted"):  # the log has gaps a client acknowledges itself
             self.acks.gaps_possible = True
+        if f in ("close", "crash", "start", "drain", "error"):
+            self.session_event(index, time, process, type_, f, v)
+        elif f in ("fault-start", "fault-heal"):
+            if f == "fault-start" and type_ in ("invoke", "ok"):
+                self.evidence.fault_start(v, index, time)
+            elif f == "fault-heal" and type_ == "ok":
+                self.evidence.fault_heal(v, index, time)
+        elif f in ("share-offsets", "share-state"):
+            self.durable_read(index, time, process, type_, f, topic, partition, offset, v)
+        elif type_ in ("ok", "info") and f == "transaction":
+            self.transaction(index, time, v)
+        elif type_ == "ok" and topic is not None and f in ("records-deleted", "records-compacted", "reset-offsets"):
+            self.log_changed(index, time, f, (topic, partition), offset, v)
+
+    def session_event(self, index, time, process, type_, f, v) -> None:
+        """A consumer's session began or ended (close, crash), the drain ended, a client error."""
+        ledger, evidence = self.ledger, self.evidence
         if f == "close" and type_ == "invoke":
             evidence.closing(process, index, time)
             ledger.forget_holdings(process)
@@ -213,63 +231,72 @@ class Replay:
         elif f == "error":
             if not str(v.get("message", "")).startswith("bad command"):  # the driver's, not the client's
                 evidence.client_error(process, index, time)
-        elif f == "fault-start" and type_ in ("invoke", "ok"):
-            evidence.fault_start(v, index, time)
-        elif f == "fault-heal" and type_ == "ok":
-            evidence.fault_heal(v, index, time)
-        elif f == "share-offsets":
+
+    def durable_read(self, index, time, process, type_, f, topic, partition, offset, v) -> None:
+        """A start-offset read (Admin API) or the state topic's records of a share-partition."""
+        if f == "share-offsets":
             if type_ == "invoke":
-                self.offset_reads[process] = dict(ledger.watermark)
+                self.offset_reads[process] = dict(self.ledger.watermark)
             elif type_ == "ok" and topic is not None:
                 durable_state.judge_start_read(self, index, time, process, (topic, partition), offset)
-        elif f == "share-state" and type_ == "ok" and topic is not None:
+        elif type_ == "ok" and topic is not None:  # share-state
             self.state_topic.read((topic, partition), offset, v, index)
             self.start_read(index, time, (topic, partition), offset)
-            evidence.state_read((topic, partition), v)
-        elif f == "transaction" and type_ in ("ok", "info") and v.get("outcome") == "abort" and self.read_committed:
-            # read_committed: an aborted transaction's records are never delivered nor expected
-            ids = set(v.get("ids", ()))
-            ledger.aborted_ids |= ids
-            for rid in sorted(ids & ledger.delivered_ids):  # delivered before the abort: the LSO was ignored
-                self.findings.anomaly("no-loss", "aborted-delivered", f"record {rid} was delivered before its "
-                                      f"transaction aborted, to a group reading committed records only", (index,))
-            for tp, recs in ledger.recs.items():
-                for o, rec in sorted(recs.items()):
-                    if rec.rid in ids and rec.status != GONE:
-                        ledger.gone_from_log(tp, rec, o, index, "aborted")
-                ledger.advance(tp, time)
-        elif f == "records-deleted" and type_ == "ok" and topic is not None:
-            # The log start moved to `offset` (Admin deleteRecords): what was below it and not yet
-            # terminal is archived by the group, never to be delivered; not lost.
-            tp = (topic, partition)
+            self.evidence.state_read((topic, partition), v)
+
+    def transaction(self, index, time, v) -> None:
+        """read_committed: an aborted transaction's records are never delivered nor expected."""
+        if v.get("outcome") != "abort" or not self.read_committed:
+            return
+        ledger = self.ledger
+        ids = set(v.get("ids", ()))
+        ledger.aborted_ids |= ids
+        for rid in sorted(ids & ledger.delivered_ids):  # delivered before the abort: the LSO was ignored
+            self.findings.anomaly("no-loss", "aborted-delivered", f"record {rid} was delivered before its "
+                                  f"transaction aborted, to a group reading committed records only", (index,))
+        for tp, recs in ledger.recs.items():
+            for o, rec in sorted(recs.items()):
+                if rec.rid in ids and rec.status != GONE:
+                    ledger.gone_from_log(tp, rec, o, index, "aborted")
+            ledger.advance(tp, time)
+
+    def log_changed(self, index, time, f, tp, offset, v) -> None:
+        """The log or the group's start moved under the records: deleted below `offset` (Admin
+        deleteRecords), compacted at `offset` (the log cleaner), or the start offset reset to `offset`."""
+        ledger = self.ledger
+        if f == "records-deleted":
+            # what was below the new log start and not yet terminal is archived by the group, never to
+            # be delivered; not lost
             ledger.log_start[tp] = max(ledger.log_start.get(tp, 0), offset)
             for o, rec in sorted(ledger.recs[tp].items()):
                 if o < offset and rec.status < ACCEPTED and rec.produce_index >= 0:
                     ledger.gone_from_log(tp, rec, o, index, "deleted")
             ledger.advance(tp, time)
-        elif f == "records-compacted" and type_ == "ok" and topic is not None:
-            # The log cleaner removed the record at `offset` (its key was written again later): if
-            # not yet terminal, it is gone from the log, never to be delivered again; not lost.
-            tp = (topic, partition)
+        elif f == "records-compacted":
+            # its key was written again later: if not yet terminal, gone from the log; not lost
             rec = ledger.recs[tp].get(offset)
             if rec is not None and rec.status < ACCEPTED and rec.produce_index >= 0:
                 ledger.gone_from_log(tp, rec, offset, index, "compacted")
                 ledger.advance(tp, time)
-        elif f == "reset-offsets" and type_ == "ok" and topic is not None:
-            tp = (topic, partition)
-            for o, rec in list(ledger.recs[tp].items()):
-                if o >= offset:
-                    del ledger.recs[tp][o]
-            ledger.watermark[tp] = min(ledger.watermark[tp], offset)
-            for r in v.get("records", ()):  # produced from the new start on: deliverable again
-                if r["id"] in ledger.aborted_ids or r["id"] in ledger.truncated_ids \
-                        or r["offset"] < ledger.log_start.get(tp, 0):
-                    continue  # gone for good: no reset brings it back
-                rec = ledger.rec_for(tp, r["offset"])
-                if rec is not None:
-                    rec.produce_index, rec.rid = index, r["id"]
-            self.findings.n["offset-resets"] += 1
-            ledger.reset_tps.add(tp)
+        else:
+            self.offsets_reset(index, tp, offset, v)
+
+    def offsets_reset(self, index, tp, offset, v) -> None:
+        """An admin reset the group's start offset of `tp` to `offset`: what was produced from there on
+        is deliverable again (unless gone for good)."""
+        ledger = self.ledger
+        for o in [o for o in ledger.recs[tp] if o >= offset]:
+            del ledger.recs[tp][o]
+        ledger.watermark[tp] = min(ledger.watermark[tp], offset)
+        for r in v.get("records", ()):
+            if r["id"] in ledger.aborted_ids or r["id"] in ledger.truncated_ids \
+                    or r["offset"] < ledger.log_start.get(tp, 0):
+                continue  # gone for good: no reset brings it back
+            rec = ledger.rec_for(tp, r["offset"])
+            if rec is not None:
+                rec.produce_index, rec.rid = index, r["id"]
+        self.findings.n["offset-resets"] += 1
+        ledger.reset_tps.add(tp)
 
     def start_read(self, index: int, time: int, tp: tuple, start: int) -> None:
         """A durable read (Admin API or the state topic) of the group's start offset of `tp`."""
