@@ -116,33 +116,7 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     obs = Observation(config=config)
     n: dict[str, int] = defaultdict(int)
     for part in partials:
-        for key, value in part.counts.items():
-            n[key] += value
-        for prop, found in part.anomalies.items():
-            obs.anomalies[prop].extend(found)
-        for prop, counts in part.allowances.items():
-            mine = obs.allowances[prop]
-            for name, count in counts.items():
-                mine[name] = mine.get(name, 0) + count
-        for prop, uses in part.allowance_evidence.items():
-            for name, found in uses.items():
-                kept = obs.allowance_evidence[prop].setdefault(name, [])
-                kept.extend(found)
-                kept.sort()
-                del kept[EVIDENCE_KEPT:]
-        for key, value in part.durable.items():
-            if isinstance(value, dict):
-                obs.stats["durable-state"].setdefault(key, {}).update(value)
-            elif isinstance(value, list):
-                kept = obs.stats["durable-state"].setdefault(key, [])
-                kept.extend(value)
-                kept.sort()
-                del kept[KNOWN_BUG_EVIDENCE:]
-            else:
-                obs.stats["durable-state"][key] = obs.stats["durable-state"].get(key, 0) + value
-        for prop, why in part.unknown.items():  # the earliest in the history, as one replay would keep
-            if prop not in obs.unknown or _at_index(why) < _at_index(obs.unknown[prop]):
-                obs.unknown[prop] = why
+        _merge(obs, n, part)
     if batches is not None:
         n["batches"] = batches
     for prop, found in obs.anomalies.items():
@@ -150,6 +124,46 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
         if len(found) > ANOMALY_CAP:
             n[f"{prop}:more"] += len(found) - ANOMALY_CAP
             del found[ANOMALY_CAP:]
+    _stats(obs, n, config)
+    _unknowns(obs, n, config)
+    return obs
+
+
+def _merge(obs: Observation, n: dict[str, int], part: Partial) -> None:
+    """Add one partial's counts, anomalies, allowances (and their evidence), durable-state facts and
+    unknowns to `obs` and `n`."""
+    for key, value in part.counts.items():
+        n[key] += value
+    for prop, found in part.anomalies.items():
+        obs.anomalies[prop].extend(found)
+    for prop, counts in part.allowances.items():
+        mine = obs.allowances[prop]
+        for name, count in counts.items():
+            mine[name] = mine.get(name, 0) + count
+    for prop, uses in part.allowance_evidence.items():
+        for name, found in uses.items():
+            kept = obs.allowance_evidence[prop].setdefault(name, [])
+            kept.extend(found)
+            kept.sort()
+            del kept[EVIDENCE_KEPT:]
+    durable = obs.stats["durable-state"]
+    for key, value in part.durable.items():
+        if isinstance(value, dict):
+            durable.setdefault(key, {}).update(value)
+        elif isinstance(value, list):
+            kept = durable.setdefault(key, [])
+            kept.extend(value)
+            kept.sort()
+            del kept[KNOWN_BUG_EVIDENCE:]
+        else:
+            durable[key] = durable.get(key, 0) + value
+    for prop, why in part.unknown.items():  # the earliest in the history, as one replay would keep
+        if prop not in obs.unknown or _at_index(why) < _at_index(obs.unknown[prop]):
+            obs.unknown[prop] = why
+
+
+def _stats(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
+    """Each property's stats from the merged counts."""
     profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
     limit = int(config.get("delivery_count_limit", 5))
     s = obs.stats
@@ -170,6 +184,10 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     for prop in PROPERTIES:
         if n[f"{prop}:more"]:
             s[prop]["anomalies_not_listed"] = n[f"{prop}:more"]
+
+
+def _unknowns(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
+    """Why a property cannot be decided: nothing of what it judges is in the history."""
     u = obs.unknown
     if n["unresolved-maybe"]:
         u["no-loss"] = (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
@@ -187,7 +205,6 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
         for prop in ("delivery-count", "exclusive-acquisition"):
             u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
                                "lock duration in force are unknown")
-    return obs
 
 
 def _at_index(why: str) -> int:
