@@ -1,0 +1,28 @@
+"""`share-harness certify`: run the client rules of KIP-932 against one share-consumer driver, print
+each rule's result and the verdict, and exit by the verdict (the work is `harness.certify`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness import exitcodes
+from harness.errors import HarnessError
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when UNKNOWN (the rules could not be run)."""
+    from harness.certify import RESULT_WORDS, certify
+    rules = None
+    if args.rules is not None:
+        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+        if not rules:
+            raise HarnessError(f"--rules {args.rules!r} names no rule: give rule ids, comma-separated, or leave "
+                               "--rules out for all of them")
+    cert, out = certify(args.client, kafka_version=args.kafka_version, bootstrap_servers=args.bootstrap_servers,
+                        kafka_home=args.kafka_home, seed=args.seed, rules=rules, out_root=args.out, quiet=args.quiet)
+    for r in cert["rules"]:
+        print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
+    print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "
+          f"Kafka {cert['kafka_version']}; certificate {out / 'certificate.md'}; comparison {out.parent / 'index.md'}")
+    return {"CERTIFIED": exitcodes.PASS, "NOT CERTIFIED": exitcodes.VIOLATION}.get(cert["verdict"], exitcodes.UNKNOWN)

@@ -1,0 +1,152 @@
+"""The command line of `share-harness`: every subcommand and its options, and one-line usage errors.
+
+`build_parser` makes the parser (one `_add_<command>` helper per subcommand, in the order `--help`
+lists them); every number typed goes through a `harness.parse` rule, so a bad one is one line.
+`SUITES` is which backends each `run --suite` can use. What the commands do is in `harness.cli_run`,
+`harness.cli_report`, `harness.cli_certify` and `harness.cli_upkeep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness import parse
+from harness.kafka.versions import DEFAULT_VERSION
+from harness.spec import SPARK_THRESHOLD
+from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES
+
+#: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
+#: control; "external": --bootstrap-servers). A suite is refused up front on any other.
+SUITES = {"conformance": ("local", "external"), "chaos": ("local",), "basic": ("local", "external")}
+
+
+def _argument(parse):
+    """An argparse type from a `harness.parse` parser (one set of rules for every number typed)."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = parse.__name__
+    return convert
+
+
+_whole = _argument(parse.whole)
+_positive_int = _argument(lambda text: parse.count(text, least=1))
+_non_negative_int = _argument(parse.count)
+_seconds = _argument(parse.seconds)
+
+
+def _workload_names() -> list[str]:
+    from harness.workloads import WORKLOADS
+    return list(WORKLOADS)
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the fix (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_clean, _add_setup):
+        add(sub)
+    return parser
+
+
+def _add_run(sub) -> None:
+    run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
+    run.add_argument("--suite", choices=tuple(SUITES), default=None,
+                     help="run a pytest suite of the repository instead of one workload (JUnit XML, allure "
+                          "results and, for conformance, the area report go under reports/)")
+    run.add_argument("--name", default="share-basic")
+    run.add_argument("--seed", type=_whole, default=1)
+    run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
+    run.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
+    run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
+    run.add_argument("--brokers", type=_positive_int, default=3)
+    run.add_argument("--partitions", type=_positive_int, default=3)
+    run.add_argument("--consumers", type=_positive_int, default=3)
+    run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
+    run.add_argument("--workload", default=None, help="a named consumer workload (sets behaviour, consumers, "
+                     "partitions, short locks and a low delivery limit): " + ", ".join(_workload_names()))
+    run.add_argument("--records", type=_positive_int, default=None)
+    run.add_argument("--base-port", type=_positive_int, default=None)
+    _add_run_faults(run)
+    run.add_argument("--client", default="confluent",
+                     help="the share-consumer library the consumers run: confluent, java, franz, or the path "
+                          "of a driver manifest (docs/driver.md)")
+
+
+def _add_run_faults(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
+                     "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
+    run.add_argument("--fault-seed", type=_whole, default=None, help="seed of the fault schedule (default: --seed)")
+    run.add_argument("--fault-interval", type=_seconds, default=None, help="mean seconds between fault starts")
+    run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
+                     help="random: a seeded schedule drawn from --faults; once: each of --faults once")
+
+
+def _add_check(sub) -> None:
+    check = sub.add_parser("check", help="check run directories, history files (.jsonl or .parquet) or folders "
+                                          "of runs again")
+    check.add_argument("history", type=Path, nargs="+")
+    check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    check.add_argument("--engine", choices=("auto", "inprocess", "spark"), default="auto",
+                       help="inprocess: one Python replay per history; spark: one Spark job for all (Parquet "
+                            "only); auto: spark when the histories hold more than --spark-threshold events")
+    check.add_argument("--spark-master", default=None,
+                       help="Spark master URL (default: $SPARK_MASTER, else embedded local[*])")
+    check.add_argument("--spark-threshold", type=_positive_int, default=SPARK_THRESHOLD,
+                       help=f"events above which auto picks spark (default {SPARK_THRESHOLD:,})")
+    check.add_argument("--nightly", type=Path, default=None,
+                       help="append one row per run to this nightly table (a directory of Parquet files)")
+
+
+def _add_nightly_report(sub) -> None:
+    nightly = sub.add_parser("nightly-report", help="HTML report of a nightly table: pass rate and anomalies "
+                                                    "per scenario and night")
+    nightly.add_argument("table", type=Path)
+    nightly.add_argument("--out", type=Path, default=None, help="default: <table>/report.html")
+    nightly.add_argument("--spark-master", default=None)
+
+
+def _add_tally(sub) -> None:
+    tally = sub.add_parser("tally", help="per scenario: runs passed/failed/unknown and allowances used")
+    tally.add_argument("runs", type=Path, nargs="+", help="run directories or folders of them (reports/runs)")
+    tally.add_argument("--json", action="store_true")
+
+
+def _add_certify(sub) -> None:
+    certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
+                                              "write its certificate (and the comparison page of all certificates)")
+    certify.add_argument("--client", required=True, help="confluent, java, franz, or the path of a driver "
+                                                         "manifest (docs/driver.md)")
+    certify.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
+    certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
+                                                                   "(rules needing faults are not applicable)")
+    certify.add_argument("--seed", type=_whole, default=1)
+    certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
+    certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
+    certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
+
+
+def _add_clean(sub) -> None:
+    clean = sub.add_parser("clean", help="delete old run directories, suite reports and certificates under "
+                                          "reports/ (keeps the newest --keep and, unless --all, every one that "
+                                          "did not pass)")
+    clean.add_argument("--keep", type=_non_negative_int, default=20, help="newest entries kept per kind (default 20)")
+    clean.add_argument("--all", action="store_true", help="delete failed and unknown runs too (beyond --keep)")
+    clean.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    clean.add_argument("--root", type=Path, default=None, help="reports root (default: $KSH_REPORTS_DIR or ./reports)")
+
+
+def _add_setup(sub) -> None:
+    setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
+    setup.add_argument("--kafka-version", action="append", default=None)

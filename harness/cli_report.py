@@ -1,0 +1,87 @@
+"""The commands that read runs already made: `check` (histories again), `tally` (runs per scenario)
+and `nightly-report` (HTML of a nightly table); `results_table` is `check`'s table of one history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from harness import exitcodes
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 (every property of every history holds), 1 (a violation), 3 (unknown: a property not
+    decided, a run directory without a history), 2 (bad input)."""
+    from harness.checkers import compose, verdict_word
+    from harness.spark.engine import check_histories
+    checks, engine = check_histories(args.history, args.engine, args.spark_master, args.spark_threshold)
+    if args.nightly is not None:
+        from harness.spark.nightly import append, row_for
+        append(args.nightly, [row_for(c, engine) for c in checks])
+    valid = compose([r for c in checks for r in c.results])  # no history at all: unknown
+    if args.json:
+        print(json.dumps({"engine": engine, "verdict": verdict_word(valid), "histories": [
+            {"history": str(c.path), "verdict": verdict_word(c.valid), "results": [r.to_json() for r in c.results]}
+            for c in checks]}, indent=2))
+    else:
+        for c in checks:
+            if len(checks) > 1:
+                print(f"== {c.path}")
+            print(results_table(c.results, c.valid, c.events) + f" [{engine}]")
+        if len(checks) > 1:
+            print(f"overall: {verdict_word(valid)} ({len(checks)} histories)")
+    return exitcodes.for_verdict(valid)
+
+
+def cmd_tally(args: argparse.Namespace) -> int:
+    """Exit 0 when every run passed with every fault applied and healed, 1 when a run failed, 3 when
+    a run is unknown (crashed, unfinished, a fault not applied) or there is no run at all."""
+    from harness.report.tally import render, tally, tally_exit
+    rows = tally(args.runs)
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(render(rows) if rows else "no runs found: nothing was checked")
+    return tally_exit(rows)
+
+
+def cmd_nightly_report(args: argparse.Namespace) -> int:
+    """Exit 0 when the report was written (a report is not a gate: `check` and `tally` are), 2 bad input."""
+    from harness.spark.nightly import report
+    out = report(args.table, args.out or args.table / "report.html", args.spark_master)
+    print(f"nightly report: {out}")
+    return exitcodes.PASS
+
+
+def results_table(results, valid, events: int) -> str:
+    """property | verdict | anomalies | allowances used, then the first anomalies and unknown reasons."""
+    from harness.checkers import verdict_word
+    rows = [("property", "verdict", "anomalies", "allowances used")]
+    for r in results:
+        allowances = ", ".join(f"{k}={v}" for k, v in sorted(r.allowances.items())) or "-"
+        rows.append((r.checker, verdict_word(r.valid), str(len(r.anomalies)), allowances))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    lines.insert(1, "-" * max(len(line) for line in lines))
+    for r in results:
+        lines += _result_notes(r)
+    lines.append(f"verdict: {verdict_word(valid)} ({events} events)")
+    return "\n".join(lines)
+
+
+def _result_notes(r) -> list[str]:
+    """One property's unknown reason, first anomalies and the evidence of each allowance it used."""
+    from harness.checkers import verdict_word
+    lines = []
+    if r.reason:
+        lines.append(f"{r.checker}: {verdict_word(r.valid)}: {r.reason}")
+    for a in r.anomalies[:5]:
+        lines.append(f"{r.checker}: {a.kind}: {a.message} (ops {', '.join(map(str, a.evidence))})")
+    if len(r.anomalies) > 5:
+        lines.append(f"{r.checker}: ... {len(r.anomalies) - 5} more (use --json)")
+    for name, uses in sorted(getattr(r, "allowance_evidence", {}).items()):
+        if uses:  # the first use's evidence, so a reader can audit it (all kept uses: --json)
+            lines.append(f"{r.checker}: allowance {name} x{r.allowances.get(name, len(uses))}, first "
+                         f"justified by ops {', '.join(map(str, uses[0]))}")
+    return lines

@@ -1,0 +1,117 @@
+"""`share-harness run`: one workload on a cluster, or (`--suite`) a pytest suite of the repository.
+
+`spec_from_args` turns the command line into a validated `RunSpec`; `cmd_run` runs it and prints the
+outcome; `run_suite` refuses what a suite would not apply, then runs pytest on `suites/<name>` with the
+run's options and maps pytest's exit status onto `harness.exitcodes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from harness import exitcodes
+from harness.cli_parser import SUITES, build_parser
+from harness.errors import HarnessError
+from harness.spec import RunSpec
+
+#: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
+_SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
+                  "faults", "fault_seed", "fault_interval", "client")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.suite:
+        return run_suite(args)
+    from harness.run import run
+    outcome = run(spec_from_args(args))
+    print(outcome.summary())
+    return exitcodes.for_verdict(outcome.overall)
+
+
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    """The run's spec from the command line, validated (every bad value is one line, before anything starts)."""
+    from harness.faults import parse_faults
+    spec = RunSpec(profile=args.profile).with_profile()
+    spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
+                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
+                   replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
+                   topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
+                   base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
+                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
+                   client=args.client)
+    if args.workload:
+        from harness.workloads import apply_workload
+        spec = apply_workload(spec, args.workload)
+    return spec.validate()
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
+    `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
+    refused before anything starts."""
+    from harness.pytest_child import run_pytest
+    from harness.report.rundir import new_stamped_dir, reports_root
+    _refuse_options_not_applied(args)
+    spec = spec_from_args(args)
+    _refuse_backend(args.suite, spec)
+    repo = Path(__file__).resolve().parents[1]
+    target = repo / "suites" / ("" if args.suite == "basic" else args.suite)
+    if not target.is_dir():
+        raise HarnessError(f"{target} not found: run suites from a clone of the repository (pip install -e .)")
+    out = new_stamped_dir(reports_root() / "suites", args.suite)
+    cmd = _suite_command(args.suite, spec, target, out)
+    print(f"suite {args.suite}: {' '.join(cmd)}", flush=True)
+    rc = run_pytest(cmd, cwd=repo)
+    code = exitcodes.from_pytest(rc)  # an interrupt of ours is raised by run_pytest, after the tear-down
+    print(f"suite {args.suite}: pytest exit {rc} -> {code} ({exitcodes.word(code)}); JUnit XML {out / 'junit.xml'}")
+    if rc == 5:
+        print(f"suite {args.suite}: no test passed: nothing was checked, so this is not a pass", flush=True)
+    return code
+
+
+def _refuse_options_not_applied(args: argparse.Namespace) -> None:
+    """Every option given that `--suite` would not pass on is an error naming the ones it does."""
+    defaults = vars(build_parser().parse_args(["run"]))
+    ignored = [f"--{name.replace('_', '-')}" for name, value in vars(args).items()
+               if name not in _SUITE_OPTIONS and value != defaults.get(name)]
+    if ignored:  # taken and then silently not applied would be a pass of something not asked for
+        raise HarnessError(f"{', '.join(ignored)} cannot be used with --suite (each suite sets its own workloads): "
+                           f"with --suite, give only {', '.join('--' + o.replace('_', '-') for o in _SUITE_OPTIONS[2:])}")
+
+
+def _refuse_backend(suite: str, spec: RunSpec) -> None:
+    backend = "external" if spec.bootstrap_servers else "local"
+    if backend not in SUITES[suite]:
+        raise HarnessError(f"suite {suite} cannot run on an external cluster (--bootstrap-servers): its faults "
+                           f"need process and link control; run it on the {' or '.join(SUITES[suite])} backend "
+                           "(drop --bootstrap-servers)")
+
+
+def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[str]:
+    """The pytest command line: the suite, the run's options as the plugin's, JUnit XML (and allure) in `out`."""
+    cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if suite == "basic" else str(target),
+           "-q", "-rfEsx", "--ksh-profile", spec.profile, "--ksh-seed", str(spec.seed),
+           "--kafka-version", spec.kafka_version, "--junitxml", str(out / "junit.xml")]
+    if spec.bootstrap_servers:
+        cmd += ["--bootstrap-servers", spec.bootstrap_servers]
+    if spec.kafka_home:
+        cmd += ["--kafka-home", spec.kafka_home]
+    if spec.faults:
+        cmd += ["--faults", ",".join(spec.faults)]
+    if spec.client != "confluent":  # a manifest's path as the pytest child (run from the repository) finds it
+        from harness.clients.registry import driver_info
+        builtin = driver_info(spec.client).source == "built-in"
+        cmd += ["--ksh-client", spec.client if builtin else str(Path(spec.client).resolve())]
+    if spec.fault_seed is not None:
+        cmd += ["--fault-seed", str(spec.fault_seed)]
+    if spec.fault_interval is not None:
+        cmd += ["--fault-interval", repr(spec.fault_interval)]
+    try:
+        import allure_pytest  # noqa: F401
+        cmd += ["--alluredir", str(out / "allure")]
+    except ImportError:
+        pass
+    return cmd

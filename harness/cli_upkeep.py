@@ -1,0 +1,42 @@
+"""The commands that look after the machine, not a run: `setup` fills the cache (Kafka jars, the Java
+and franz-go drivers, Toxiproxy) and `clean` deletes old entries under reports/.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness import exitcodes
+from harness.errors import HarnessError
+from harness.kafka.versions import DEFAULT_VERSION
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from harness.kafka.jars import resolve
+    from harness.paths import cache_dir
+    from harness.proxy.server import find_or_build_toxiproxy
+    from harness.clients.franz import build_franz_driver
+    from harness.cluster.java_admin import compiled
+    for version in args.kafka_version or [DEFAULT_VERSION]:
+        dist = resolve(version, cache_dir())
+        print(f"kafka {dist.version}: {dist.libs}")
+        print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")
+    print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
+    print(f"franz-go driver: {build_franz_driver(cache_dir())}")
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep."""
+    from harness.report.clean import clean
+    from harness.report.rundir import reports_root
+    root = args.root or reports_root()
+    if not root.is_dir():
+        raise HarnessError(f"{root} is not a reports directory: give --root the folder holding runs/ (or set "
+                           "KSH_REPORTS_DIR)")
+    kept, deleted, freed = clean(root, keep=args.keep, keep_failures=not args.all, dry_run=args.dry_run)
+    for path in deleted:
+        print(f"{'would delete' if args.dry_run else 'deleted'} {path}")
+    print(f"{'would free' if args.dry_run else 'freed'} {freed / 1e6:.1f} MB; kept {len(kept)} entries "
+          f"(the newest {args.keep} of each kind{'' if args.all else ', and every one that did not pass'})")
+    return exitcodes.PASS

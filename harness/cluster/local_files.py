@@ -1,0 +1,84 @@
+"""What each node of a local cluster has on disk before it starts.
+
+`write_node` makes a node's home (`nodes/n<id>/` under the run directory: logs/, data/ registered
+with the reaper, server.properties, log4j2.properties); `format_storage` runs Kafka's StorageTool
+on every node's data dir at once, under one fresh cluster id.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from harness import procs
+from harness.cluster.local_node import LocalNode
+from harness.cluster.local_spec import LocalClusterSpec, PortPlan
+from harness.errors import HarnessError
+from harness.kafka import config as kconfig
+from harness.kafka.jars import KafkaDistribution
+from harness.procs import REAPER
+from harness.proxy.links import LinkMap
+
+
+def write_node(i: int, home: Path, spec: LocalClusterSpec, plan: PortPlan, links: LinkMap,
+               dist: KafkaDistribution) -> LocalNode:
+    """Node `i`'s home, config and log config written; the node, not started."""
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    (home / "data").mkdir(parents=True, exist_ok=True)
+    REAPER.register_dir(home / "data")
+    config = home / "server.properties"
+    config.write_text(kconfig.render(node_config(i, home / "data", spec, plan, links), dist.profile))
+    (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
+    return LocalNode(i, plan.roles[i], home, config, plan.real[i])
+
+
+def node_config(i: int, data_dir: Path, spec: LocalClusterSpec, plan: PortPlan, links: LinkMap) -> kconfig.NodeConfig:
+    """Node `i`'s settings: it listens on its real ports and advertises the proxies in front of them
+    (its own listener where it would be talking to itself)."""
+    real, is_broker = plan.real, "broker" in plan.roles[i]
+    return kconfig.NodeConfig(
+        node_id=i, roles=plan.roles[i], ports=real[i], data_dir=data_dir,
+        advertised_client=links.client(i).listen_port if is_broker else None,
+        advertised_lanes={k: links.lane(k, i).listen_port for k in real[i].lanes},
+        advertised_peers={k: (real[i].peers[k] if k == i else links.broker(k, i).listen_port)
+                          for k in plan.brokers} if is_broker else {},
+        voters={j: (real[j].controller if j == i else links.controller(i, j).listen_port)
+                for j in plan.controllers},
+        replication_factor=spec.replication_factor,
+        min_insync_replicas=spec.min_insync_replicas,
+        internal_partitions=spec.internal_partitions,
+        overrides=dict(spec.broker_overrides), sasl_users=dict(spec.sasl_users))
+
+
+def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str) -> None:
+    """StorageTool `format` on every node in parallel; `tag` names these processes (an interrupt
+    kills the ones still running instead of waiting for them)."""
+    cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
+    features = [arg for f in dist.profile.format_features() for arg in ("--feature", f)]
+    pool = ThreadPoolExecutor(max_workers=len(nodes), thread_name_prefix="storage-format")
+    try:
+        list(pool.map(lambda node: _format(node, dist.classpath, cluster_id, features, tag), nodes))
+    except BaseException:  # e.g. Ctrl-C: do not wait for the formats still running
+        for proc in procs.live_processes():
+            if proc.name.startswith(tag):
+                proc.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _format(node: LocalNode, classpath: str, cluster_id: str, features: list[str], tag: str) -> None:
+    cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+           "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
+    try:
+        proc = procs.run(f"{tag} n{node.node_id}", cmd, timeout=120, env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"formatting storage of node {node.node_id} took over 120 s: "
+                           "check the machine's load") from None
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise HarnessError(f"formatting storage of node {node.node_id} failed: {tail[0]}")
