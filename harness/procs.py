@@ -13,6 +13,10 @@ The parent-death signal fires when the *thread* that forked the child exits,
 not the process. So every fork happens on one long-lived daemon thread (the
 spawner); callers on any thread (thread pools included) hand it their request
 and wait for the result. Its children die when the harness process does.
+
+Longer than most modules (about 320 lines): spawning, the spawner thread, the reaper registration
+and short-lived runs share the process-group and parent-death rules that make them safe; split,
+those rules would be written twice.
 """
 
 from __future__ import annotations

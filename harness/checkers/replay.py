@@ -27,6 +27,10 @@ an allowance.
 Public API: `replay(history)`, `replay_parquet(path)`, `Replay(config).run(rows)` /
 `.run_partial(rows)`, `config_of(table)`, `observation(partials)`, `Partial`, `Observation`,
 `PROPERTIES`.
+
+Longer than most modules (about 350 lines) on purpose: the replay loop and its per-event handlers
+share the ledger, the evidence and the judges, and the hot path (poll, acknowledge, callback, commit,
+produce) stays in one place where its cost can be read (benchmarks/checkers_throughput.py).
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 `EventTable` holds the columns as Python lists (integers missing -> `NULL`),
 which is what the in-process checkers iterate; the same columns are the
 Parquet file at rest, which PySpark reads without any conversion.
+
+Longer than most modules (about 340 lines): one table and every conversion it has (from operations,
+to and from Arrow and Parquet, streamed batch by batch, checked on the way), so the column layout is
+written down once.
 """
 
 from __future__ import annotations
