@@ -49,7 +49,7 @@ def bare_start(version: str, workdir: Path, heap_mb: int = 512) -> float:
         cfg = kconfig.NodeConfig(node_id=i, roles=("broker", "controller"), ports=real[i],
                                  advertised_client=real[i].client, advertised_peers=dict(real[i].peers),
                                  voters={j: real[j].controller for j in ids}, data_dir=home / "data")
-        (home / "server.properties").write_text(kconfig.render(cfg, dist.profile))
+        (home / "server.properties").write_text(kconfig.render(cfg, dist.release_line))
         (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
     fmt = [subprocess.Popen(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
                              "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",

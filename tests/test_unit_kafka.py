@@ -134,7 +134,7 @@ def test_from_kafka_home_reads_version_from_core_jar(tmp_path):
     assert dist.version == "4.3.1"
     assert dist.libs == libs
     assert dist.source == "KAFKA_HOME"
-    assert dist.profile.line == "4.3"
+    assert dist.release_line.line == "4.3"
     assert str(libs / "kafka-clients-4.3.1.jar") in dist.classpath
 
 

@@ -31,7 +31,7 @@ def write_node(i: int, home: Path, spec: LocalClusterSpec, plan: PortPlan, links
     (home / "data").mkdir(parents=True, exist_ok=True)
     REAPER.register_dir(home / "data")
     config = home / "server.properties"
-    config.write_text(kconfig.render(node_config(i, home / "data", spec, plan, links), dist.profile))
+    config.write_text(kconfig.render(node_config(i, home / "data", spec, plan, links), dist.release_line))
     (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
     return LocalNode(i, plan.roles[i], home, config, plan.real[i])
 
@@ -58,7 +58,7 @@ def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str) ->
     """StorageTool `format` on every node in parallel; `tag` names these processes (an interrupt
     kills the ones still running instead of waiting for them)."""
     cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
-    features = [arg for f in dist.profile.format_features() for arg in ("--feature", f)]
+    features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
     pool = ThreadPoolExecutor(max_workers=len(nodes), thread_name_prefix="storage-format")
     try:
         list(pool.map(lambda node: _format(node, dist.classpath, cluster_id, features, tag), nodes))

@@ -88,7 +88,7 @@ TEST_DEFAULTS = {
 }
 
 
-def render(node: NodeConfig, profile: ReleaseLine) -> str:
+def render(node: NodeConfig, line: ReleaseLine) -> str:
     """server.properties text for `node` (sorted keys)."""
     props: dict[str, str] = {
         "node.id": str(node.node_id),
@@ -144,7 +144,7 @@ def render(node: NodeConfig, profile: ReleaseLine) -> str:
         BROKER_CONFIGS["state_partitions"]: parts,
     })
     props.update(TEST_DEFAULTS)
-    props.update(profile.broker_share_config())
+    props.update(line.broker_share_config())
     props.update(node.overrides)
     return "".join(f"{key}={props[key]}\n" for key in sorted(props))
 

@@ -39,7 +39,7 @@ class KafkaDistribution:
         return os.pathsep.join(str(p) for p in sorted(self.libs.glob("*.jar")))
 
     @property
-    def profile(self) -> ReleaseLine:
+    def release_line(self) -> ReleaseLine:
         return release_line(self.version)
 
 
@@ -81,11 +81,11 @@ def from_kafka_home(home: Path) -> KafkaDistribution:
     return KafkaDistribution(version, libs, "KAFKA_HOME")
 
 
-def render_pom(version: str, profile: ReleaseLine) -> str:
+def render_pom(version: str, line: ReleaseLine) -> str:
     """The POM whose runtime dependencies are exactly what a broker needs."""
     exclusions = "".join(
         f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
-        for g, a in profile.maven_exclusions)
+        for g, a in line.maven_exclusions)
     deps = [("org.apache.kafka", "kafka_2.13", version, exclusions)] + [
         ("org.apache.logging.log4j", a, LOG4J_VERSION, "")
         for a in ("log4j-api", "log4j-core", "log4j-slf4j-impl")]
