@@ -121,29 +121,53 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
     any batch) and `ever_archived` (in a batch as ARCHIVED), from `writes_from` (the first write's start
     offset): the evidence the checkers ask of a record archived by acquisitions the history never saw."""
     topic_names = {_uuid_key(k): v for k, v in topic_names.items()}
-    states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
-    writes: dict[tuple[str, int], list[list]] = {}
-    max_start: dict[tuple[str, int], int] = {}
-    ever: dict[tuple[str, int], tuple[int, list, list]] = {}  # key -> (writes_from, written, archived)
+    replay = _StateReplay()
     for r in records:
+        replay.apply(r)
+    return [replay.partition_state(key, topic_names[key[0]]) for key in sorted(replay.states)
+            if key[0] in topic_names]
+
+
+class _StateReplay:
+    """`__share_group_state` records replayed in log order, per share-partition (topic id, partition)."""
+
+    def __init__(self) -> None:
+        # key -> (start offset, offset -> (state, delivery count))
+        self.states: dict[tuple[str, int], tuple[int, dict[int, tuple[int, int]]]] = {}
+        self.writes: dict[tuple[str, int], list[list]] = {}
+        self.max_start: dict[tuple[str, int], int] = {}
+        self.ever: dict[tuple[str, int], tuple[int, list, list]] = {}  # key -> (writes_from, written, archived)
+
+    def apply(self, r: dict) -> None:
         key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
-            states.pop(key, None)
-            writes.pop(key, None)
-            max_start.pop(key, None)
-            ever.pop(key, None)
-            continue
-        _, written, archived = ever.setdefault(key, (max(0, r["start_offset"]), [], []))
+            for table in (self.states, self.writes, self.max_start, self.ever):
+                table.pop(key, None)
+            return
+        self._note_ranges(key, r)
+        self._note_write(key, r)
+        self._merge(key, r)
+
+    def _note_ranges(self, key: tuple[str, int], r: dict) -> None:
+        """The offset ranges every write since the first held: in any batch, and in a batch as ARCHIVED."""
+        _, written, archived = self.ever.setdefault(key, (max(0, r["start_offset"]), [], []))
         for first, last, state, _ in r["batches"]:
             written.append((first, last))
             if state == 4:
                 archived.append((first, last))
-        max_start[key] = max(max_start.get(key, 0), r["start_offset"])
+
+    def _note_write(self, key: tuple[str, int], r: dict) -> None:
+        """The highest start offset ever written, and the writes since the last snapshot (the last 50)."""
+        self.max_start[key] = max(self.max_start.get(key, 0), r["start_offset"])
         if r["type"] != "update":
-            writes[key] = []
-        writes.setdefault(key, []).append([r["type"], r.get("leader_epoch", -1), r["start_offset"], r["batches"]])
-        del writes[key][:-50]
-        start, offsets = states.get(key, (0, {})) if r["type"] == "update" else (0, {})
+            self.writes[key] = []
+        self.writes.setdefault(key, []).append([r["type"], r.get("leader_epoch", -1), r["start_offset"], r["batches"]])
+        del self.writes[key][:-50]
+
+    def _merge(self, key: tuple[str, int], r: dict) -> None:
+        """A snapshot replaces the state; an update's batches are merged in (higher delivery count, then
+        higher state, wins), its start offset (when not -1) replaces the start; offsets below it are dropped."""
+        start, offsets = self.states.get(key, (0, {})) if r["type"] == "update" else (0, {})
         if r["start_offset"] >= 0:
             start = r["start_offset"]
         offsets = dict(offsets)
@@ -152,25 +176,28 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
                 old = offsets.get(o)
                 if old is None or (count, state) >= (old[1], old[0]):
                     offsets[o] = (state, count)
-        states[key] = (start, {o: sc for o, sc in offsets.items() if o >= start})
-    out = []
-    for (topic_id, partition), (start, offsets) in sorted(states.items()):
-        if topic_id not in topic_names:
-            continue
-        batches: list[list[int]] = []
-        for o in sorted(offsets):
-            state, count = offsets[o]
-            if batches and batches[-1][1] == o - 1 and batches[-1][2:] == [state, count]:
-                batches[-1][1] = o
-            else:
-                batches.append([o, o, state, count])
-        out.append({"topic": topic_names[topic_id], "partition": partition, "start_offset": start,
-                    "batches": batches, "max_start_offset": max(start, max_start.get((topic_id, partition), 0)),
-                    "writes": writes.get((topic_id, partition), []),
-                    "writes_from": ever[(topic_id, partition)][0],
-                    "ever_written": _merged(ever[(topic_id, partition)][1]),
-                    "ever_archived": _merged(ever[(topic_id, partition)][2])})
-    return out
+        self.states[key] = (start, {o: sc for o, sc in offsets.items() if o >= start})
+
+    def partition_state(self, key: tuple[str, int], topic: str) -> dict:
+        """One entry of `combine_share_state`'s answer."""
+        start, offsets = self.states[key]
+        batches = _as_batches(offsets)
+        writes_from, written, archived = self.ever[key]
+        return {"topic": topic, "partition": key[1], "start_offset": start, "batches": batches,
+                "max_start_offset": max(start, self.max_start.get(key, 0)), "writes": self.writes.get(key, []),
+                "writes_from": writes_from, "ever_written": _merged(written), "ever_archived": _merged(archived)}
+
+
+def _as_batches(offsets: dict[int, tuple[int, int]]) -> list[list[int]]:
+    """offset -> (state, delivery count) as `[first, last, state, count]` batches of consecutive offsets."""
+    batches: list[list[int]] = []
+    for o in sorted(offsets):
+        state, count = offsets[o]
+        if batches and batches[-1][1] == o - 1 and batches[-1][2:] == [state, count]:
+            batches[-1][1] = o
+        else:
+            batches.append([o, o, state, count])
+    return batches
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[list[int]]:

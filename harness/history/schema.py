@@ -8,7 +8,7 @@ this module is its executable form. Version 0 was the foundation's format (no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 SCHEMA_VERSION = 1
 #: Every operation name a version-1 history may hold (see docs/history.md).
@@ -150,75 +150,130 @@ def validate_state_partition(p: Any, where: str, start: Any = None) -> None:
 
 def validate_value(op: Op) -> None:
     """Check the fields the checkers read (docs/history.md); raise ValueError naming the first bad one."""
-    v, f, t = op.value, op.f, op.type
-    if f == "produce":
-        _fields(v, "value", strs=("id", "topic"), ints=("partition", "offset") if t == "ok" else ())
-    elif f == "poll" and t == "ok":
-        _fields(v, "value")
-        for i, r in enumerate(_list(v, "records", "value")):
-            _fields(r, f"value.records[{i}]", ints=("partition", "offset", "delivery_count"), strs=("id", "topic"))
-    elif f == "acknowledge" and t == "ok":
-        _fields(v, "value")
-        for i, r in enumerate(_list(v, "records", "value")):
-            _fields(r, f"value.records[{i}]", ints=("partition", "offset"), strs=("topic", "type"))
-            if r["type"] not in ACK_TYPES:
-                raise ValueError(f"field value.records[{i}].type must be one of {', '.join(ACK_TYPES)}, got {_short(r['type'])}")
-    elif f == "commit" and t == "ok":
-        _fields(v, "value")
-        for i, r in enumerate(_list(v, "results", "value")):
-            _fields(r, f"value.results[{i}]", ints=("partition",), strs=("topic",), present=("error",))
-    elif f == "callback":
-        _fields(v, "value", present=("error",))
-        for i, p in enumerate(_list(v, "partitions", "value")):
-            _fields(p, f"value.partitions[{i}]", ints=("partition",), strs=("topic",))
-            for j, o in enumerate(_list(p, "offsets", f"value.partitions[{i}]")):
-                _int(o, f"value.partitions[{i}].offsets[{j}]")
-    elif f == "share-offsets" and t == "ok":
-        _fields(v, "value")
-        for i, p in enumerate(_list(v, "partitions", "value")):
-            _fields(p, f"value.partitions[{i}]", ints=("partition", "start_offset"), strs=("topic",))
-    elif f == "reset-offsets" and t == "ok":
-        _fields(v, "value", strs=("topic",))
-        for i, p in enumerate(_list(v, "partitions", "value")):
-            _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
-    elif f == "transaction" and t == "ok":
-        _fields(v, "value", strs=("topic", "outcome"))
-        if v["outcome"] not in ("commit", "abort"):
-            raise ValueError(f"value.outcome must be commit or abort, got {_short(v['outcome'])}")
-        for i, rid in enumerate(_list(v, "ids", "value")):
-            if not isinstance(rid, str):
-                raise ValueError(f"value.ids[{i}] must be a string")
-    elif f == "records-deleted" and t == "ok":
-        _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
-    elif f == "records-compacted" and t == "ok":
-        _fields(v, "value", ints=("partition",), strs=("topic",))
-        for i, o in enumerate(_list(v, "offsets", "value")):
-            if not isinstance(o, int) or isinstance(o, bool):
-                raise ValueError(f"value.offsets[{i}] must be an integer")
-    elif f == "config":
-        _fields(v, "value", ints=("schema_version",))
-    elif f == "truncated" and t == "ok":
-        _fields(v, "value", strs=("topic",), ints=("partition",))
-        for i, r in enumerate(_list(v, "records", "value")):
-            _fields(r, f"value.records[{i}]", ints=("offset",), strs=("id",))
-    elif f == "crash":
-        _fields(v, "value", strs=("process",))
-    elif f == "share-state" and t == "ok":
-        _fields(v, "value")
-        for i, p in enumerate(_list(v, "partitions", "value") if "partitions" in v else ()):
-            validate_state_partition(p, f"value.partitions[{i}]")
-    elif f in ("fault-start", "fault-heal"):
-        _fields(v, "value")
-        for key in ("effects", "processes"):  # the replay reads them (session loss, disruption windows)
-            if v.get(key) is not None:
-                for i, item in enumerate(_list(v, key, "value")):
-                    if not isinstance(item, str):
-                        raise ValueError(f"field value.{key}[{i}] must be a string, got {_short(item)}")
-        if v.get("partitions") is not None:
-            for i, item in enumerate(_list(v, "partitions", "value")):
-                _int(item, f"value.partitions[{i}]")
-        if v.get("id") is not None and not isinstance(v["id"], (str, int)):
-            raise ValueError(f"field value.id must be a string, got {_short(v['id'])}")
+    if not isinstance(op.f, str) or op.f not in _VALUE_CHECKS:
+        return  # no checker reads this op's value
+    check, only_ok = _VALUE_CHECKS[op.f]
+    if op.type == "ok" or not only_ok:
+        check(op.value, op.type)
+
+
+def _check_produce(v: Any, t: str) -> None:
+    _fields(v, "value", strs=("id", "topic"), ints=("partition", "offset") if t == "ok" else ())
+
+
+def _check_poll(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for i, r in enumerate(_list(v, "records", "value")):
+        _fields(r, f"value.records[{i}]", ints=("partition", "offset", "delivery_count"), strs=("id", "topic"))
+
+
+def _check_acknowledge(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for i, r in enumerate(_list(v, "records", "value")):
+        _fields(r, f"value.records[{i}]", ints=("partition", "offset"), strs=("topic", "type"))
+        if r["type"] not in ACK_TYPES:
+            raise ValueError(f"field value.records[{i}].type must be one of {', '.join(ACK_TYPES)}, got {_short(r['type'])}")
+
+
+def _check_commit(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for i, r in enumerate(_list(v, "results", "value")):
+        _fields(r, f"value.results[{i}]", ints=("partition",), strs=("topic",), present=("error",))
+
+
+def _check_callback(v: Any, t: str) -> None:
+    _fields(v, "value", present=("error",))
+    for i, p in enumerate(_list(v, "partitions", "value")):
+        _fields(p, f"value.partitions[{i}]", ints=("partition",), strs=("topic",))
+        for j, o in enumerate(_list(p, "offsets", f"value.partitions[{i}]")):
+            _int(o, f"value.partitions[{i}].offsets[{j}]")
+
+
+def _check_share_offsets(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for i, p in enumerate(_list(v, "partitions", "value")):
+        _fields(p, f"value.partitions[{i}]", ints=("partition", "start_offset"), strs=("topic",))
+
+
+def _check_reset_offsets(v: Any, t: str) -> None:
+    _fields(v, "value", strs=("topic",))
+    for i, p in enumerate(_list(v, "partitions", "value")):
+        _fields(p, f"value.partitions[{i}]", ints=("partition", "offset"))
+
+
+def _check_transaction(v: Any, t: str) -> None:
+    _fields(v, "value", strs=("topic", "outcome"))
+    if v["outcome"] not in ("commit", "abort"):
+        raise ValueError(f"value.outcome must be commit or abort, got {_short(v['outcome'])}")
+    for i, rid in enumerate(_list(v, "ids", "value")):
+        if not isinstance(rid, str):
+            raise ValueError(f"value.ids[{i}] must be a string")
+
+
+def _check_records_deleted(v: Any, t: str) -> None:
+    _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
+
+
+def _check_records_compacted(v: Any, t: str) -> None:
+    _fields(v, "value", ints=("partition",), strs=("topic",))
+    for i, o in enumerate(_list(v, "offsets", "value")):
+        if not isinstance(o, int) or isinstance(o, bool):
+            raise ValueError(f"value.offsets[{i}] must be an integer")
+
+
+def _check_config(v: Any, t: str) -> None:
+    _fields(v, "value", ints=("schema_version",))
+
+
+def _check_truncated(v: Any, t: str) -> None:
+    _fields(v, "value", strs=("topic",), ints=("partition",))
+    for i, r in enumerate(_list(v, "records", "value")):
+        _fields(r, f"value.records[{i}]", ints=("offset",), strs=("id",))
+
+
+def _check_crash(v: Any, t: str) -> None:
+    _fields(v, "value", strs=("process",))
+
+
+def _check_share_state(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for i, p in enumerate(_list(v, "partitions", "value") if "partitions" in v else ()):
+        validate_state_partition(p, f"value.partitions[{i}]")
+
+
+def _check_fault(v: Any, t: str) -> None:
+    _fields(v, "value")
+    for key in ("effects", "processes"):  # the replay reads them (session loss, disruption windows)
+        if v.get(key) is not None:
+            for i, item in enumerate(_list(v, key, "value")):
+                if not isinstance(item, str):
+                    raise ValueError(f"field value.{key}[{i}] must be a string, got {_short(item)}")
+    if v.get("partitions") is not None:
+        for i, item in enumerate(_list(v, "partitions", "value")):
+            _int(item, f"value.partitions[{i}]")
+    if v.get("id") is not None and not isinstance(v["id"], (str, int)):
+        raise ValueError(f"field value.id must be a string, got {_short(v['id'])}")
+
+
+#: `f` -> (the check of an op's value, whether only `ok` ops are checked); other ops' values are not read.
+_VALUE_CHECKS: dict[str, tuple[Callable[[Any, str], None], bool]] = {
+    "produce": (_check_produce, False),
+    "poll": (_check_poll, True),
+    "acknowledge": (_check_acknowledge, True),
+    "commit": (_check_commit, True),
+    "callback": (_check_callback, False),
+    "share-offsets": (_check_share_offsets, True),
+    "reset-offsets": (_check_reset_offsets, True),
+    "transaction": (_check_transaction, True),
+    "records-deleted": (_check_records_deleted, True),
+    "records-compacted": (_check_records_compacted, True),
+    "config": (_check_config, False),
+    "truncated": (_check_truncated, True),
+    "crash": (_check_crash, False),
+    "share-state": (_check_share_state, True),
+    "fault-start": (_check_fault, False),
+    "fault-heal": (_check_fault, False),
+}
 
 
 def validate_event_value(row: dict[str, Any], flat: bool) -> None:

@@ -47,88 +47,125 @@ class SimConfig:
 def simulate(cfg: SimConfig, sink: Callable[[Op], None] | None = None) -> list[Op]:
     """Run the simulation; ops go to `sink` (streaming) or are returned as a list."""
     out: list[Op] = []
-    emit_op = sink or out.append
     rng = random.Random(cfg.seed)
     profile = model_profile(cfg.version)
-    lock_ns = cfg.lock_ms * MS
-    parts = [SharePartition(cfg.limit, lock_ns, cfg.max_record_locks, profile) for _ in range(cfg.partitions)]
+    parts = [SharePartition(cfg.limit, cfg.lock_ms * MS, cfg.max_record_locks, profile) for _ in range(cfg.partitions)]
     ids: list[dict[int, str]] = [{} for _ in parts]
-    state = {"index": 0, "t": 0}
-
-    def emit(process: str, type_: str, f: str, value: Any = None) -> None:
-        emit_op(Op(state["index"], state["t"], process, type_, f, value))
-        state["index"] += 1
-
-    def tick(low_ms: float = 0.2, high_ms: float = 5.0) -> None:
-        state["t"] += int(rng.uniform(low_ms, high_ms) * MS)
-
-    emit("harness", "ok", "config", {
-        "schema_version": SCHEMA_VERSION, "group": cfg.group, "topics": [cfg.topic],
-        "kafka_version": cfg.version, "model_profile": profile.line, "delivery_count_limit": cfg.limit,
-        "lock_duration_ms": cfg.lock_ms, "max_record_locks": cfg.max_record_locks,
-        "auto_offset_reset": "earliest", "lock_tolerance_ms": 0, "settle_ms": 0, "source": "simulation"})
+    rec = _Recorder(sink or out.append, rng)
+    _emit_config(rec.emit, cfg, profile.line)
     consumers = [f"consumer-{i}" for i in range(cfg.consumers)]
     for c in consumers:
-        emit(c, "ok", "start", {"client": "model", "client_version": "1", "behaviour": "simulated"})
+        _emit_start(rec.emit, c)
+    _run_until_drained(rec, parts, ids, consumers, rng, cfg)
+    _read_start_offsets_and_close(rec, parts, consumers, cfg)
+    return out
+
+
+class _Recorder:
+    """Numbers the ops and stamps them with the simulated clock, which `tick` moves on a random step."""
+
+    def __init__(self, emit_op: Callable[[Op], None], rng: random.Random) -> None:
+        self.emit_op, self.rng = emit_op, rng
+        self.state = {"index": 0, "t": 0}
+
+    def emit(self, process: str, type_: str, f: str, value: Any = None) -> None:
+        self.emit_op(Op(self.state["index"], self.state["t"], process, type_, f, value))
+        self.state["index"] += 1
+
+    def tick(self, low_ms: float = 0.2, high_ms: float = 5.0) -> None:
+        self.state["t"] += int(self.rng.uniform(low_ms, high_ms) * MS)
+
+
+def _emit_config(emit, cfg: SimConfig, profile_line: str) -> None:
+    emit("harness", "ok", "config", {
+        "schema_version": SCHEMA_VERSION, "group": cfg.group, "topics": [cfg.topic],
+        "kafka_version": cfg.version, "model_profile": profile_line, "delivery_count_limit": cfg.limit,
+        "lock_duration_ms": cfg.lock_ms, "max_record_locks": cfg.max_record_locks,
+        "auto_offset_reset": "earliest", "lock_tolerance_ms": 0, "settle_ms": 0, "source": "simulation"})
+
+
+def _emit_start(emit, consumer: str) -> None:
+    emit(consumer, "ok", "start", {"client": "model", "client_version": "1", "behaviour": "simulated"})
+
+
+def _run_until_drained(rec: _Recorder, parts, ids, consumers, rng, cfg) -> None:
+    """Rounds of: the producer appends a few records, then one consumer crashes, closes or polls
+    (and acknowledges what it got), until every record is produced and every partition is done."""
+    lock_ns = cfg.lock_ms * MS
     produced = 0
     fault_at = sorted(rng.randrange(1, cfg.records + 1) for _ in range(cfg.leader_changes))
-    draining = False
     idle_rounds = 0
     while True:
-        # the producer: a few records per round while there are any left
-        for _ in range(rng.randint(0, 3) if produced < cfg.records else 0):
-            p = rng.randrange(cfg.partitions)
-            rid = f"{cfg.seed}-{produced}"
-            emit("producer-0", "invoke", "produce", {"id": rid, "topic": cfg.topic, "partition": p})
-            (offset,) = parts[p].append(1)
-            ids[p][offset] = rid
-            tick(0.05, 0.3)
-            emit("producer-0", "ok", "produce", {"id": rid, "topic": cfg.topic, "partition": p, "offset": offset})
-            produced += 1
-            while fault_at and produced >= fault_at[0]:
-                fault_at.pop(0)
-                _leader_change(emit, parts, state["t"], rng, cfg)
+        produced = _produce_some(rec, parts, ids, produced, fault_at, rng, cfg)
         draining = produced >= cfg.records
         if draining and all(sp.done() for sp in parts):
-            break
+            return
         consumer = rng.choice(consumers)
-        if not draining and rng.random() < cfg.p_crash:
-            if rng.random() < 0.5:  # it had fetched records the application never saw
-                for sp in parts:
-                    sp.acquire(consumer, state["t"], rng.randint(1, 3))
-            emit("harness", "info", "crash", {"process": consumer})
-            for sp in parts:
-                sp.release_session(consumer, state["t"])
-            tick()
-            emit(consumer, "ok", "start", {"client": "model", "client_version": "1", "behaviour": "simulated"})
+        if not draining and _crash_or_close(rec, parts, consumer, rng, cfg):
             continue
-        if not draining and rng.random() < cfg.p_close:
-            emit(consumer, "invoke", "close", {})
-            for sp in parts:
-                sp.release_session(consumer, state["t"])
-            tick()
-            emit(consumer, "ok", "close", {})
-            emit(consumer, "ok", "start", {"client": "model", "client_version": "1", "behaviour": "simulated"})
-            continue
-        got = _poll(emit, parts, ids, consumer, state["t"], rng, cfg)
-        tick()
+        got = _poll(rec.emit, parts, ids, consumer, rec.state["t"], rng, cfg)
+        rec.tick()
         if not got:
             idle_rounds += 1
             if draining:  # nothing available: let the clock run to the next lock expiry
-                state["t"] += lock_ns // 4
+                rec.state["t"] += lock_ns // 4
             if idle_rounds > 100_000:
                 raise RuntimeError("simulation did not drain")
             continue
         idle_rounds = 0
-        _ack_and_commit(emit, parts, consumer, got, state, rng, cfg, draining, tick)
-    emit("admin", "invoke", "share-offsets", {"group": cfg.group})
-    tick()
-    emit("admin", "ok", "share-offsets", {"group": cfg.group, "partitions": [
+        _ack_and_commit(rec.emit, parts, consumer, got, rec.state, rng, cfg, draining, rec.tick)
+
+
+def _produce_some(rec: _Recorder, parts, ids, produced: int, fault_at: list[int], rng, cfg) -> int:
+    """The producer: a few records per round while there are any left (a leader change after the
+    record a fault is due at). Returns the number produced so far."""
+    for _ in range(rng.randint(0, 3) if produced < cfg.records else 0):
+        p = rng.randrange(cfg.partitions)
+        rid = f"{cfg.seed}-{produced}"
+        rec.emit("producer-0", "invoke", "produce", {"id": rid, "topic": cfg.topic, "partition": p})
+        (offset,) = parts[p].append(1)
+        ids[p][offset] = rid
+        rec.tick(0.05, 0.3)
+        rec.emit("producer-0", "ok", "produce", {"id": rid, "topic": cfg.topic, "partition": p, "offset": offset})
+        produced += 1
+        while fault_at and produced >= fault_at[0]:
+            fault_at.pop(0)
+            _leader_change(rec.emit, parts, rec.state["t"], rng, cfg)
+    return produced
+
+
+def _crash_or_close(rec: _Recorder, parts, consumer: str, rng, cfg) -> bool:
+    """Maybe kill `consumer` or have it close (then restart it); True if it did either."""
+    if rng.random() < cfg.p_crash:
+        if rng.random() < 0.5:  # it had fetched records the application never saw
+            for sp in parts:
+                sp.acquire(consumer, rec.state["t"], rng.randint(1, 3))
+        rec.emit("harness", "info", "crash", {"process": consumer})
+        for sp in parts:
+            sp.release_session(consumer, rec.state["t"])
+        rec.tick()
+        _emit_start(rec.emit, consumer)
+        return True
+    if rng.random() < cfg.p_close:
+        rec.emit(consumer, "invoke", "close", {})
+        for sp in parts:
+            sp.release_session(consumer, rec.state["t"])
+        rec.tick()
+        rec.emit(consumer, "ok", "close", {})
+        _emit_start(rec.emit, consumer)
+        return True
+    return False
+
+
+def _read_start_offsets_and_close(rec: _Recorder, parts, consumers: list[str], cfg) -> None:
+    """The end of the run: an admin read of the start offsets, then every consumer closes."""
+    rec.emit("admin", "invoke", "share-offsets", {"group": cfg.group})
+    rec.tick()
+    rec.emit("admin", "ok", "share-offsets", {"group": cfg.group, "partitions": [
         {"topic": cfg.topic, "partition": p, "start_offset": sp.spso} for p, sp in enumerate(parts)]})
     for c in consumers:
-        emit(c, "invoke", "close", {})
-        emit(c, "ok", "close", {})
-    return out
+        rec.emit(c, "invoke", "close", {})
+        rec.emit(c, "ok", "close", {})
 
 
 def _poll(emit, parts, ids, consumer, now, rng, cfg) -> list[tuple[int, int, int]]:
