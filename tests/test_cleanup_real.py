@@ -133,7 +133,9 @@ def _start_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     return proc, (tmp_path / "reports" / "runs" / "latest").resolve()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"])
+# Ctrl-C of a whole run is nightly: CI sends it during the start, a heal and the durable read (below)
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="ctrl-c", marks=pytest.mark.nightly),
+                                 pytest.param(signal.SIGTERM, id="sigterm"), pytest.param(signal.SIGKILL, id="sigkill")])
 def test_interrupted_run_leaves_nothing_behind(tmp_path, sig):
     before = _children(os.getpid())
     proc, run_dir = _start_run(tmp_path)

@@ -1,4 +1,6 @@
-"""A run with a seeded fault schedule on the real cluster: faults applied and healed, recorded, plotted."""
+"""A run with a seeded fault schedule on the real cluster: faults applied and healed, recorded, plotted.
+
+Nightly: in CI, suites/chaos/test_chaos_schedule.py makes the same assertions on a larger schedule."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import json
 
 import pytest
 
-pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
+pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.nightly]
 
 
 def test_run_with_a_fault_schedule_records_heals_and_plots_it(local_cluster, share_run):

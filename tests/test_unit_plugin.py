@@ -204,3 +204,37 @@ def test_the_ci_profile_covers_every_value_of_every_axis_and_nightly_runs_the_pr
     combos = covering({"fault": faults, "workload": workloads})
     assert len(combos) == 5 and {f for f, _ in combos} == set(faults) and [w for _, w in combos] == workloads
     assert covering({"x": [1]}) == [(1,)]
+
+
+NIGHTLY = """
+import pytest
+
+@pytest.mark.nightly
+def test_long():
+    pass
+
+def test_short():
+    pass
+"""
+
+
+@pytest.mark.parametrize("args, ran, deselected", [((), ["test_short"], 1),
+                                                   (("--ksh-profile=nightly",), ["test_long", "test_short"], 0),
+                                                   (("--ksh-rules=ack-accept",), ["test_long", "test_short"], 0)])
+def test_nightly_tests_are_deselected_in_the_ci_profile_only(pytester, args, ran, deselected):
+    """`pytest.mark.nightly` tests run in the nightly profile and in certificates (which name their
+    rules); the ci profile deselects them: reported as deselected, never as passed."""
+    pytester.makepyfile(test_inner=NIGHTLY)
+    result = pytester.runpytest_subprocess(*FAST, "-v", *args, timeout=60)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    passed = sorted(line.split("::")[1].split()[0] for line in result.stdout.lines if " PASSED" in line)
+    assert passed == ran
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("deselected", 0) == deselected and outcomes["passed"] == len(ran)
+
+
+def test_a_session_of_nightly_tests_only_is_not_a_pass_in_ci(pytester):
+    """Every test deselected as nightly checked nothing: "no tests ran", not 0."""
+    pytester.makepyfile(test_inner="import pytest\n\n@pytest.mark.nightly\ndef test_long():\n    pass\n")
+    result = pytester.runpytest_subprocess(*FAST, timeout=60)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()

@@ -20,7 +20,7 @@ import shutil
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.local_files import format_storage, write_node
@@ -122,8 +122,10 @@ class LocalCluster:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def start(self) -> None:
-        """Bring the cluster up; on any failure, release everything and re-raise."""
+    def start(self, steps: Callable[[str], None] | None = None) -> None:
+        """Bring the cluster up; on any failure, release everything and re-raise. `steps` (if given) is
+        called with each step's name as it completes (`benchmarks/cluster_start.py`'s breakdown)."""
+        done = steps or (lambda step: None)
         try:
             self._dist = resolve(self.spec.version, cache_dir(), self.spec.kafka_home)
             self.version = self._dist.version
@@ -131,21 +133,25 @@ class LocalCluster:
             self._proxies.start(lambda: self._claim_ports(1, self.spec.base_port)[0],
                                 self.run_dir / "logs" / "toxiproxy.log")
             self._prepare_nodes()
+            done("toxiproxy and proxies up")
             format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}")
+            done("storage formatted")
             for node_id in sorted(self._nodes):
                 self.start_node(node_id, wait=False)
-            self.wait_ready()
+            self.wait_ready(steps=steps)
         except BaseException:
             self.close()
             raise
 
-    def wait_ready(self, timeout: float | None = None) -> None:
+    def wait_ready(self, timeout: float | None = None, steps: Callable[[str], None] | None = None) -> None:
         """Every broker registered, and a share group consumes a record."""
         timeout = timeout or self.spec.start_timeout
         self._wait_serving(list(self._nodes), timeout)
+        if steps:
+            steps("nodes serving, brokers registered")
         wait_share_consumable(self.bootstrap_servers, self.inspector, timeout=timeout,
                               replication_factor=self.spec.replication_factor,
-                              fatal=self._dead_node, diagnostics=self._log_tails)
+                              fatal=self._dead_node, diagnostics=self._log_tails, steps=steps)
 
     def close(self) -> None:
         """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""

@@ -4,6 +4,14 @@ Broker registration is necessary but not sufficient: the group coordinator,
 the share coordinator and `__share_group_state` must all work. So the probe
 creates a topic, produces one record with acks=all, and polls a fresh share
 group (auto offset reset earliest) until that record is delivered.
+
+The steps overlap where Kafka allows (`benchmarks/cluster_start.py` prints each
+one): the group coordinator's topic is created lazily by the first group
+lookup, so the probe asks for its group while its topic is being created; the
+consumer joins while the record is produced. What remains is Kafka's own: the
+lazy creation of `__share_group_state` at the group's first assignment, which
+the share-state persister waits out with a fixed 1 s backoff
+(`PersisterStateManager.REQUEST_BACKOFF_MS`), and the assignment that follows.
 """
 
 from __future__ import annotations
@@ -23,34 +31,42 @@ READY_TOPIC = "__ksh_ready"
 
 def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
                           replication_factor: int, fatal: Callable[[], str | None] | None = None,
-                          diagnostics: Callable[[], str] | None = None) -> None:
-    """Block until a share consumer receives a freshly produced record; return nothing else."""
+                          diagnostics: Callable[[], str] | None = None,
+                          steps: Callable[[str], None] | None = None) -> None:
+    """Block until a share consumer receives a freshly produced record; return nothing else.
+    `steps` (if given) is called with each step's name as it completes (the benchmark's breakdown)."""
+    done = steps or (lambda step: None)
+    group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
+    # the first group lookup creates __consumer_offsets: start it now, beside the topic's creation
+    # (a warm-up only; the probe below is what proves the group coordinator works)
+    inspector.admin.describe_consumer_groups([group], request_timeout=timeout)
     wait_until(lambda: _try_create(inspector, replication_factor), timeout=timeout,
                what=f"topic {READY_TOPIC} to be created", interval=0.3, fatal=fatal, diagnostics=diagnostics)
+    wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
+               what=f"group config of {group}", interval=0.3, fatal=fatal, diagnostics=diagnostics)
     wait_until(lambda: inspector.all_led(READY_TOPIC, min_isr=replication_factor), timeout=timeout,
                what=f"{READY_TOPIC} to have a leader and a full ISR", interval=0.2, fatal=fatal,
                diagnostics=diagnostics)
-    group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
-    wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
-               what=f"group config of {group}", interval=0.3, fatal=fatal, diagnostics=diagnostics)
+    done("topic created and led, group configured")
     token = uuid.uuid4().hex.encode()
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                         **client_logging()})
-    producer.produce(READY_TOPIC, token)
-    if producer.flush(timeout) != 0:
-        raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
     consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, **client_logging()})
     try:
-        consumer.subscribe([READY_TOPIC])
+        consumer.subscribe([READY_TOPIC])  # joins in the background while the record is produced
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                             **client_logging()})
+        producer.produce(READY_TOPIC, token)
+        if producer.flush(timeout) != 0:
+            raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
+        done("record produced (acks=all)")
 
         def received() -> bool:
             return any(m.error() is None and m.value() == token for m in consumer.poll(0.5))
 
         wait_until(received, timeout=timeout, what="a share group to consume a record",
                    interval=0.0, fatal=fatal, diagnostics=diagnostics)
+        done("record share-consumed")
     finally:
         consumer.close()
-
 
 
 def _try_create(inspector: ClusterInspector, rf: int) -> bool:

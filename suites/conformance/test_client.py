@@ -97,6 +97,7 @@ def test_an_implicit_mode_consumer_refuses_explicit_acknowledgements(share_sessi
 CHAOS_FAULTS = ("leader-kill", "share-coordinator-kill", "leader-stop")
 
 
+@pytest.mark.nightly  # in CI the chaos suites take the confluent client through these faults (docs/ci.md)
 @pytest.mark.rule("chaos-at-least-once")
 def test_at_least_once_through_leader_failover_and_coordinator_loss(share_session, kafka_cluster):
     """Through a short seeded schedule of broker faults (leader killed, share coordinator killed, leader
