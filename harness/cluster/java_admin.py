@@ -4,22 +4,30 @@ Small Java programs in `harness/java` (`ShareOffsets`: a share group's start
 offsets, SPSO per partition; `Quorum`: the KRaft metadata quorum and its
 active controller; `ShareState`: a group's records in `__share_group_state`,
 decoded with the release's own serde) are compiled once per Kafka version with `javac` against
-that version's jars (cached) and run as short-lived processes. Start offsets
-go into the history as `share-offsets` invoke/ok/fail, which the
+that version's jars (cached). They run in a long-lived helper JVM per Kafka
+distribution (`harness/java/JavaHelper.java`: a call costs a request, not a JVM
+start), or as a short-lived process when a call needs its own environment. Start
+offsets go into the history as `share-offsets` invoke/ok/fail, which the
 durable-state checker compares with the model.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import Iterator
 
 from harness import procs
 from harness.errors import HarnessError
@@ -75,7 +83,22 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
 def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60,
              env: dict[str, str] | None = None) -> dict:
     """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure.
-    `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin)."""
+    `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin): such a call
+    runs in a JVM of its own; every other call of a `HELPED` program runs in the helper JVM."""
+    if env is None and program in HELPED and not any("\t" in a or "\n" in a for a in args):
+        with _helper(dist, cache) as helper:
+            printed = helper.call(program, args, timeout)
+    else:
+        printed = _run_once(dist, cache, program, args, timeout, env)
+    try:
+        return json.loads(printed.strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise RuntimeError(f"{program} printed no JSON: {exc}") from None
+
+
+def _run_once(dist: KafkaDistribution, cache: Path, program: str, args: tuple[str, ...], timeout: float,
+              env: dict[str, str] | None) -> str:
+    """`program` in a JVM of its own: what it printed."""
     classes = compiled(dist, cache, program)
     try:
         proc = procs.run(program, ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1",
@@ -85,10 +108,125 @@ def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, tim
         raise RuntimeError(f"{program} did not finish within {timeout:.0f}s") from None
     if proc.returncode != 0:
         raise RuntimeError((proc.stderr.strip().splitlines() or ["exit " + str(proc.returncode)])[-1])
+    return proc.stdout
+
+
+#: the programs the helper JVM serves (each is a class with a main(String[]) that prints JSON)
+HELPED = ("ShareOffsets", "ShareState", "Quorum", "ShareAdmin")
+HELPER_NAME = "java-helper"  # its managed process's name (tests that count processes leave it out)
+_ANSWER = b"@@ksh-helper "
+
+
+class JavaHelper:
+    """One long-lived JVM running `HELPED` programs of one Kafka distribution, a call at a time
+    (`harness/java/JavaHelper.java`). A managed process: stopped with the harness, or on a timeout."""
+
+    def __init__(self, dist: KafkaDistribution, cache: Path, start_timeout: float = 60) -> None:
+        dirs = [str(compiled(dist, cache, program)) for program in (*HELPED, "JavaHelper")]
+        self.proc = procs.spawn(HELPER_NAME, ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp",
+                                              os.pathsep.join([*dirs, dist.classpath]), "JavaHelper"],
+                                stdin_pipe=True, stdout_pipe=True)
+        self._pending = bytearray()
+        self.busy = False  # a request is out whose answer was not read (an interrupted call)
+        try:
+            self._answer(start_timeout, "the Java helper to start")
+        except BaseException:
+            self.stop()
+            raise
+
+    def alive(self) -> bool:
+        return self.proc.alive()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        for pipe in (self.proc.popen.stdin, self.proc.popen.stdout):
+            if pipe is not None:
+                pipe.close()
+
+    def call(self, program: str, args: tuple[str, ...], timeout: float) -> str:
+        """What `program args` printed; RuntimeError if it threw (the exception), or did not answer
+        within `timeout` (the helper is then stopped: it may be stuck)."""
+        stdin = self.proc.popen.stdin
+        self.busy = True
+        try:
+            stdin.write(("\t".join((program, *args)) + "\n").encode())
+            stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise RuntimeError(f"the Java helper exited (code {self.proc.exit_code()}) before {program}") from None
+        kind, payload = self._answer(timeout, program)
+        self.busy = False
+        if kind == "ERR":
+            raise RuntimeError(payload)
+        return payload
+
+    def _answer(self, timeout: float, what: str) -> tuple[str, str]:
+        """The next answer line: (OK | ERR | READY, its decoded payload); other lines are skipped."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._line(deadline, timeout, what)
+            if line.startswith(_ANSWER):
+                kind, _, payload = line[len(_ANSWER):].decode().partition(" ")
+                return kind, base64.b64decode(payload).decode(errors="replace")
+
+    def _line(self, deadline: float, timeout: float, what: str) -> bytes:
+        fd = self.proc.popen.stdout.fileno()
+        while (end := self._pending.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                self.stop()
+                raise RuntimeError(f"{what} did not finish within {timeout:.0f}s: the Java helper was stopped")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self.stop()
+                raise RuntimeError(f"the Java helper exited (code {self.proc.exit_code()}) during {what}")
+            self._pending += chunk
+        line = bytes(self._pending[:end])
+        del self._pending[:end + 1]
+        return line
+
+
+_helpers_lock = threading.Lock()
+_idle_helpers: dict[tuple[str, str], list[JavaHelper]] = {}
+
+
+@contextmanager
+def _helper(dist: KafkaDistribution, cache: Path) -> Iterator[JavaHelper]:
+    """An idle helper of `dist` (a new one if none is idle: concurrent calls get one each), returned
+    to the idle list after a call that left it alive."""
+    key = (dist.version, dist.classpath)
+    with _helpers_lock:
+        idle = _idle_helpers.setdefault(key, [])
+        helper = idle.pop() if idle else None
+    if helper is None or not helper.alive():
+        helper = JavaHelper(dist, cache)
     try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError) as exc:
-        raise RuntimeError(f"{program} printed no JSON: {exc}") from None
+        yield helper
+    finally:
+        if helper.alive() and not helper.busy:
+            with _helpers_lock:
+                _idle_helpers.setdefault(key, []).append(helper)
+        else:  # dead, or interrupted with an answer still to come: not reused
+            helper.stop()
+
+
+def stop_helpers() -> None:
+    """Stop every idle helper JVM of this process."""
+    with _helpers_lock:
+        helpers = [h for idle in _idle_helpers.values() for h in idle]
+        _idle_helpers.clear()
+    for helper in helpers:
+        helper.stop()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a driver, a pytest child) must not talk over its parent's pipes."""
+    global _helpers_lock
+    _helpers_lock = threading.Lock()
+    _idle_helpers.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def read_share_offsets(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str,
