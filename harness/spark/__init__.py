@@ -11,5 +11,7 @@
   `pruning` (the "commit returned" rows a slot may leave out) and `tables` (shared Arrow helpers).
 - `session`: a SparkSession, embedded `local[*]` with bounded memory by default, or the cluster
   `--spark-master` / the standard Spark environment (`SPARK_MASTER`, `spark-defaults.conf`) names.
+- `standalone`: a Spark standalone cluster on loopback (a master and workers started from the pyspark
+  package's own launcher), for the tests and benchmarks of `--spark-master spark://...`.
 - `nightly`: the nightly table (one row per checked run, appended as Parquet files) and its report.
 """
