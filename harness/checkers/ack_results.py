@@ -50,18 +50,21 @@ class AckBook:
         self.ledger.on_leave.append(self.record_left)
 
     def record_left(self, tp: tuple, offset: int, rec) -> None:
-        if not rec.ackers:
+        ackers = rec.ackers
+        if not ackers:
             return
         key = (tp[0], tp[1], offset)
-        for process in rec.ackers:
-            a = self.acks[process].pop(key, None)
+        acks, retired = self.acks, self.retired
+        for process in ackers:
+            a = acks[process].pop(key, None)
             if a is not None:  # kept a little longer, to catch a late duplicate result
-                self.retired[process][0][key] = a
+                retired[process][0][key] = a
 
     def acknowledge(self, index: int, time: int, process: str, tp: tuple, offset: int, ack: str) -> None:
         self.findings.n["acks"] += 1
-        if offset > self.max_acked.get((process, tp), -1):
-            self.max_acked[(process, tp)] = offset
+        mine = (process, tp)
+        if offset > self.max_acked.get(mine, -1):
+            self.max_acked[mine] = offset
         key = (tp[0], tp[1], offset)
         self.acked_tps[process].add(tp)
         ledger = self.ledger
@@ -76,7 +79,8 @@ class AckBook:
             settled.status = ACCEPTED
             self.track(process, key, Ack(ack, index, time, settled, detached=True), index, tp, offset)
             return
-        handed = rec.holders.get(process) if rec.holders else None
+        holders = rec.holders
+        handed = holders.get(process) if holders else None
         if handed is not None and (handed >= 0 or ack == "RENEW"):
             pass  # (the common case: acknowledging its current delivery)
         elif offset in ledger.truncated_at[tp] or tp in ledger.reset_tps:
@@ -89,13 +93,13 @@ class AckBook:
                                   f"since its acknowledgement at index {-handed - 2}: a client acknowledges each "
                                   f"delivery once", (-handed - 2, index), offset=offset, process=process)
         if handed is not None and ack != "RENEW":
-            rec.holders[process] = -index - 2  # acknowledged: a new delivery must come first
-        a = Ack(ack, index, time, rec)
-        self.track(process, key, a, index, tp, offset)
-        if rec.ackers is None:
+            holders[process] = -index - 2  # acknowledged: a new delivery must come first
+        self.track(process, key, Ack(ack, index, time, rec), index, tp, offset)
+        ackers = rec.ackers
+        if ackers is None:
             rec.ackers = [process]
-        elif process not in rec.ackers:
-            rec.ackers.append(process)
+        elif process not in ackers:
+            ackers.append(process)
         if ack in ("ACCEPT", "REJECT"):
             rec.ack_seen = True
         elif ack == "RELEASE" and rec.owner == process:
@@ -105,13 +109,14 @@ class AckBook:
 
     def track(self, process: str, key: tuple, a: Ack, index: int, tp: tuple, offset: int) -> None:
         """`a` awaits its result (a callback, or its commit's result for the partition)."""
-        old = self.unresolved[process].pop(key, None)
+        unresolved = self.unresolved[process]
+        old = unresolved.pop(key, None)
         if old is not None:
             self.findings.anomaly(NAME, "ack-result-missing",
                                   f"{process}'s {old.type} of {tp[0]}-{tp[1]}@{offset} got no result before it "
                                   f"acknowledged the record again", (old.index, index))
         self.acks[process][key] = a
-        self.unresolved[process][key] = a
+        unresolved[key] = a
         if self.commit_groups:
             self.commit_groups.pop(process, None)
 
@@ -121,7 +126,9 @@ class AckBook:
                               f"to {process}: a client acknowledges only records it handed to the application",
                               (index,), offset=offset, process=process)
 
-    def resolve(self, process: str, key: tuple, a: Ack, ok: bool | None, index: int, time: int, via: str) -> None:
+    def resolve(self, process: str, tp: tuple, key: tuple, a: Ack, ok: bool | None, index: int, time: int,
+                via: str) -> None:
+        """`a` (of the record at `key`, in share-partition `tp`) got a result: `ok`, refused, or unknown (None)."""
         if via == "callback":
             a.callbacks += 1
             # (a record gone from the log is acknowledged again by the client itself, as a GAP)
@@ -134,7 +141,6 @@ class AckBook:
         if a.detached:  # the record had left the ledger: judged on its first result, then done with
             if self.acks[process].get(key) is a:
                 self.retired[process][0][key] = self.acks[process].pop(key)
-            tp = (key[0], key[1])
             if not first:
                 return
             if ok and a.type in ("ACCEPT", "REJECT", "RELEASE") and key[2] not in self.ledger.gone[tp] \
@@ -142,7 +148,7 @@ class AckBook:
                 # another consumer's acknowledgement settled it before this one: the broker must refuse it
                 # (a record deleted, compacted or archived is acknowledged without error)
                 self.r.evidence.excuse("exclusive-acquisition", "acquired-lost-on-leader-change", a.time, time,
-                                       (key[0], key[1]), "ack-from-non-owner",
+                                       tp, "ack-from-non-owner",
                                        f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
                                        f"the record was settled before it was acknowledged", (a.index, index))
             elif not ok:  # refused (or unknown): the client may send that acknowledgement again
@@ -151,23 +157,21 @@ class AckBook:
         if not ok:  # it may not have landed: the client may acknowledge that delivery again
             if rec.holders and rec.holders.get(process, 0) < 0:
                 rec.holders[process] = a.index
-            if self.ledger.rec_for((key[0], key[1]), key[2]) is not rec:  # the record left the ledger
+            if self.ledger.rec_for(tp, key[2]) is not rec:  # the record left the ledger
                 self.ledger.orphans[(process, *key)] = a.index
-        if ok is None:
-            if a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
+            if ok is None and a.type in ("ACCEPT", "REJECT") and rec.status == OPEN:
                 rec.status = MAYBE
             return
-        if not ok:
-            return
-        if a.type in ("ACCEPT", "REJECT"):
+        kind = a.type
+        if kind == "ACCEPT" or kind == "REJECT":
             if rec.status < ACCEPTED:
                 exclusive.judge_settled(self.r, rec, process, a, key, index, time)
-                rec.status = ACCEPTED if a.type == "ACCEPT" else REJECTED
+                rec.status = ACCEPTED if kind == "ACCEPT" else REJECTED
                 rec.status_index = index
-                self.ledger.advance((key[0], key[1]), time)
-        elif a.type == "RELEASE" and rec.owner == process:
+                self.ledger.advance(tp, time)
+        elif kind == "RELEASE" and rec.owner == process:
             rec.release_from = min(rec.release_from, a.time)
-        elif a.type == "RENEW" and rec.owner == process:
+        elif kind == "RENEW" and rec.owner == process:
             rec.lock_end = max(rec.lock_end, a.time + self.r.lock_ns)
 
     def callback(self, index: int, time: int, process: str, tp: tuple, offset: int, error) -> None:
@@ -190,13 +194,15 @@ class AckBook:
                                       f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never "
                                       f"acknowledged", (index,))
             return
-        self.resolve(process, key, a, error is None, index, time, "callback")
+        self.resolve(process, tp, key, a, error is None, index, time, "callback")
 
-    def commit(self, index: int, time: int, process: str, type_: str, topic, partition, error) -> None:
+    def commit(self, index: int, time: int, process: str, type_: str, tp: tuple, error) -> None:
+        """A commit's invoke, or one of its results: per share-partition `tp` (an `ok` row), or its failure
+        (`fail`, `info`: `tp` is (None, ...))."""
         pending = self.unresolved[process]
-        if type_ != "ok" or topic is None:
-            self.commit_groups.pop(process, None)
         if type_ == "invoke":
+            if self.commit_groups:
+                self.commit_groups.pop(process, None)
             self.retired[process] = ({}, self.retired[process][0])
             # acks the previous commit carried must have their result by now
             for key, a in self.commit_scope.get(process, ()):
@@ -209,11 +215,9 @@ class AckBook:
             self.commit_done[process] = False
             return
         self.commit_done[process] = True
-        if type_ == "ok":
-            if topic is None:
-                return
-            if error is None and (topic, partition) not in self.acked_tps[process]:
-                self.unsolicited.append((process, topic, partition, index))
+        if type_ == "ok" and tp[0] is not None:
+            if error is None and tp not in self.acked_tps[process]:
+                self.unsolicited.append((process, tp[0], tp[1], index))
             if not pending:
                 return
             groups = self.commit_groups.get(process)
@@ -221,12 +225,15 @@ class AckBook:
                 groups = self.commit_groups[process] = defaultdict(list)
                 for key, a in pending.items():
                     groups[(key[0], key[1])].append((key, a))
-            for key, a in groups.pop((topic, partition), ()):
+            for key, a in groups.pop(tp, ()):
                 if pending.get(key) is a:  # (not resolved by a callback since)
-                    self.resolve(process, key, a, error is None, index, time, "commit")
+                    self.resolve(process, tp, key, a, error is None, index, time, "commit")
+            return
+        self.commit_groups.pop(process, None)
+        if type_ == "ok":
             return
         for key, a in list(pending.items()):  # fail / info: the outcome of every pending ack is unknown
-            self.resolve(process, key, a, None, index, time, "commit")
+            self.resolve(process, (key[0], key[1]), key, a, None, index, time, "commit")
 
     def crashed(self, process: str, index: int) -> None:
         """`process` died (or its close did not finish): its acknowledgements still awaiting a result lost

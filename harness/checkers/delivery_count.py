@@ -29,16 +29,17 @@ def check(history: Any) -> Result:
 def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,
                    session_ended: bool) -> None:
     """A new acquisition of `rec` (its previous delivery's count is `rec.count`) with count `count`."""
-    where = f"{tp[0]}-{tp[1]}@{offset}"
+    # (called on every delivery: the message text and the rest are worked out only when needed)
     prev, limit = rec.count, r.limit
     cause = SESSION if session_ended else RELEASE  # how the previous acquisition ended (at the latest)
-    # the model says what that release did to the count (4.1: a session end takes the acquisition back)
-    decreased = count_after_release(prev, cause, r.profile) < prev
     if prev and archived_after_release(prev, limit, cause, r.profile) and rec.status < ACCEPTED:
         r.evidence.excuse(NAME, "delivery-count-lag", rec.acq_time, time, tp, "delivered-after-limit",
-                          f"{where} delivered again (count {count}) after a delivery at the limit {limit}",
-                          (rec.last_index, index), offset=offset)
+                          f"{tp[0]}-{tp[1]}@{offset} delivered again (count {count}) after a delivery at the "
+                          f"limit {limit}", (rec.last_index, index), offset=offset)
     elif count >= 1 and count != next_delivery_count(prev):
+        where = f"{tp[0]}-{tp[1]}@{offset}"
+        # the model says what that release did to the count (4.1: a session end takes the acquisition back)
+        decreased = count_after_release(prev, cause, r.profile) < prev
         since = rec.acq_time if prev else rec.avail_time  # when the count could have moved
         if count > prev + 1:
             found = r.evidence.unseen_acquisitions(rec, count - prev - 1, time, index)

@@ -107,13 +107,15 @@ class Ledger:
         limit and its lock is over (archived; remembered in a small map for later deliveries).
         """
         recs, w = self.recs[tp], self.watermark[tp]
+        on_leave = self.on_leave
         while True:
             rec = recs.get(w)
             if rec is None:
                 break
-            if rec.status == GONE:
+            status = rec.status
+            if status == GONE:
                 self.n["gone-passed"] += 1
-            elif rec.status < ACCEPTED:
+            elif status < ACCEPTED:
                 if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
                     break
                 self.archived[tp][w] = rec.acq_time
@@ -123,7 +125,7 @@ class Ledger:
                     if handed >= 0:
                         self.orphans[(process, tp[0], tp[1], w)] = handed
             del recs[w]
-            for hook in self.on_leave:
+            for hook in on_leave:
                 hook(tp, w, rec)
             w += 1
         self.watermark[tp] = w
@@ -169,12 +171,12 @@ class Ledger:
             self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
             rec.reset()
             rec.produce_index, rec.rid = -1, None
-        where = f"{tp[0]}-{tp[1]}@{offset}"
         if rec.produce_index >= 0:
             if rec.rid != rid:
-                return f"{where} delivered with id {rid!r} but {rec.rid!r} was produced there", (rec.produce_index, index)
+                return (f"{tp[0]}-{tp[1]}@{offset} delivered with id {rid!r} but {rec.rid!r} was produced there",
+                        (rec.produce_index, index))
         elif rid not in self.pending_ids:
-            return f"{where} delivered id {rid!r} that no produce created", (index,)
+            return f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r} that no produce created", (index,)
         return None
 
     def hand(self, tp: tuple, offset: int, process: str, index: int) -> None:
