@@ -21,6 +21,7 @@ reported as not applied.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -172,26 +173,34 @@ def _active_controller(ctx: FaultContext) -> int | None:
         raise NotApplied(f"could not find the active controller: {exc}") from None
 
 
+#: seconds the log's end must stay where it is before an end short of the offsets asked for is believed:
+#: a leader elected a moment ago (the heal restores preferred leaders) serves its high watermark as it
+#: was, and raises it to the log's committed end once its followers fetch again
+END_SETTLE = 5.0
+
+
 def read_ids(bootstrap: str, topic: str, partition: int, first: int, last: int, timeout: float) -> dict[int, str]:
-    """offset -> record value for offsets first..last of the committed log (fewer if the log ends sooner)."""
+    """offset -> record value for offsets first..last of the committed log (fewer if the log ends sooner:
+    an end before `last` counts once it stayed put for `END_SETTLE` seconds)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ksh-truncation-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False, "enable.partition.eof": True, **client_logging()})
     found: dict[int, str] = {}
     try:
         consumer.assign([TopicPartition(topic, partition, first)])
-        done = [False]
+        end_seen = [None]  # when the log's end was last reached with nothing read after it
 
         def read() -> bool:
             for msg in consumer.consume(100, 0.5):
                 if msg.error() is not None:
-                    if msg.error().code() == -191:  # _PARTITION_EOF: the log ends here
-                        done[0] = True
+                    if msg.error().code() == -191:  # _PARTITION_EOF: the log ends here, for now
+                        end_seen[0] = end_seen[0] or time.monotonic()
                     continue
+                end_seen[0] = None
                 if first <= msg.offset() <= last:
                     found[msg.offset()] = (msg.value() or b"").decode(errors="replace")
                 if msg.offset() >= last:
-                    done[0] = True
-            return done[0]
+                    return True
+            return end_seen[0] is not None and time.monotonic() - end_seen[0] >= END_SETTLE
 
         wait_until(read, timeout=timeout, what=f"reading {topic}-{partition} offsets {first}..{last}", interval=0)
     finally:
