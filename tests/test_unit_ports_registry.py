@@ -33,10 +33,20 @@ def _outside_ephemeral(port: int) -> bool:
     return not low <= port <= high
 
 
-def test_ports_come_from_outside_the_ephemeral_range_and_are_distinct():
+def test_ports_come_from_outside_the_ephemeral_range_and_are_distinct(monkeypatch):
+    """Each port handed out was free when it was handed out (checked then: this test's registry is its
+    own, so a harness process running beside it may bind one of them a moment later)."""
+    checked: dict[int, bool] = {}
+    real_is_free = ports.is_free
+
+    def is_free(port: int, host: str = "127.0.0.1") -> bool:
+        checked[port] = real_is_free(port, host)
+        return checked[port]
+
+    monkeypatch.setattr(ports, "is_free", is_free)
     got = ports.allocate(60) + ports.allocate(60)
     assert len(set(got)) == 120
-    assert all(_outside_ephemeral(p) and ports.is_free(p) for p in got)
+    assert all(_outside_ephemeral(p) and checked.get(p) is True for p in got)
     assert ports.held_ports() >= set(got)
 
 
