@@ -4,6 +4,8 @@ a managed process that stops with the harness."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.cluster import java_admin
@@ -20,7 +22,7 @@ def _helpers() -> set[int]:
 def test_the_helper_answers_as_a_jvm_of_its_own_does(local_cluster):
     dist, bootstrap = local_cluster.distribution, local_cluster.bootstrap_servers
     once = java_admin._run_once(dist, cache_dir(), "Quorum", (bootstrap,), 60, None)
-    assert java_admin.run_java(dist, cache_dir(), "Quorum", bootstrap) == java_admin.json.loads(once)
+    assert java_admin.run_java(dist, cache_dir(), "Quorum", bootstrap) == json.loads(once.strip().splitlines()[-1])
     assert _helpers(), "the call did not go through a helper"
     assert java_admin.run_java(dist, cache_dir(), "ShareAdmin", bootstrap, "bogus") == \
         {"error": "UsageError", "message": "unknown command bogus"}
