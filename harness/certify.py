@@ -19,6 +19,7 @@ cluster or a fixture rather than of the client).
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -171,15 +172,17 @@ def write_comparison(root: Path) -> Path:
 
 
 def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = None, kafka_home: str | None = None,
+            backend: str = "local", kafka_image: str | None = None, kafka_image_classpath: str | None = None,
             seed: int = 1, rules: list[str] | None = None, out_root: Path | None = None,
             profile: str = "ci", quiet: bool = False) -> tuple[dict[str, Any], Path]:
     """Run the rules with `client`'s driver; (the certificate, its directory)."""
     from harness.clients.registry import driver_info
     from harness.report.rundir import new_stamped_dir, reports_root
-    from harness.spec import RunSpec
+    from harness.spec import RunSpec, backend_args
     info = driver_info(client)  # a bad client is a one-line error before anything starts
-    spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home,
-                   bootstrap_servers=bootstrap_servers, profile=profile).validate()  # so are the rest
+    spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home, bootstrap_servers=bootstrap_servers,
+                   profile=profile, backend=backend, kafka_image=kafka_image,
+                   kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath).validate()  # the rest too
     kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
     if info.source != "built-in":
         client = str(Path(client).resolve())  # pytest runs from the repository
@@ -199,9 +202,11 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         cmd += ["--bootstrap-servers", bootstrap_servers]
     if kafka_home:
         cmd += ["--kafka-home", kafka_home]
+    cmd += backend_args(spec)
     reproduce = f"share-harness certify --client {client} --kafka-version {kafka_version} --seed {seed}" + \
         (f" --bootstrap-servers {bootstrap_servers}" if bootstrap_servers else "") + \
         (f" --kafka-home {kafka_home}" if kafka_home else "") + \
+        "".join(f" {shlex.quote(arg)}" for arg in backend_args(spec)) + \
         (f" --rules {','.join(rules)}" if rules != list(RULES) else "")
     from harness.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:

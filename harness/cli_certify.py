@@ -20,7 +20,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
             raise HarnessError(f"--rules {args.rules!r} names no rule: give rule ids, comma-separated, or leave "
                                "--rules out for all of them")
     cert, out = certify(args.client, kafka_version=args.kafka_version, bootstrap_servers=args.bootstrap_servers,
-                        kafka_home=args.kafka_home, seed=args.seed, rules=rules, out_root=args.out, quiet=args.quiet)
+                        kafka_home=args.kafka_home, backend=args.backend, kafka_image=args.kafka_image,
+                        kafka_image_classpath=args.kafka_image_classpath, seed=args.seed, rules=rules,
+                        out_root=args.out, quiet=args.quiet)
     for r in cert["rules"]:
         print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
     print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "

@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import parse
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spec import SPARK_THRESHOLD
-from harness.spec import BEHAVIOURS, FAULT_MODES, PROFILES
+from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, PROFILES
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
 #: control; "external": --bootstrap-servers). A suite is refused up front on any other.
@@ -69,6 +69,7 @@ def _add_run(sub) -> None:
     run.add_argument("--kafka-version", default=DEFAULT_VERSION)
     run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
+    _add_backend(run)
     run.add_argument("--brokers", type=_positive_int, default=3)
     run.add_argument("--partitions", type=_positive_int, default=3)
     run.add_argument("--consumers", type=_positive_int, default=3)
@@ -122,6 +123,15 @@ def _add_tally(sub) -> None:
     tally.add_argument("--json", action="store_true")
 
 
+def _add_backend(parser) -> None:
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="start the cluster as local java processes (default) or as containers (docker)")
+    parser.add_argument("--kafka-image", default=None, help="docker backend: the Kafka image under test "
+                                                            "(default apache/kafka:<--kafka-version>)")
+    parser.add_argument("--kafka-image-classpath", default="/opt/kafka/libs/*",
+                        help="docker backend: where the image keeps Kafka's jars (default /opt/kafka/libs/*)")
+
+
 def _add_certify(sub) -> None:
     certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
                                               "write its certificate (and the comparison page of all certificates)")
@@ -131,6 +141,7 @@ def _add_certify(sub) -> None:
     certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
                                                                    "(rules needing faults are not applicable)")
+    _add_backend(certify)
     certify.add_argument("--seed", type=_whole, default=1)
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
     certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")

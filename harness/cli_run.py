@@ -15,11 +15,11 @@ from pathlib import Path
 from harness import exitcodes
 from harness.cli_parser import SUITES, build_parser
 from harness.errors import HarnessError
-from harness.spec import RunSpec
+from harness.spec import RunSpec, backend_args
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
 _SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
-                  "faults", "fault_seed", "fault_interval", "client")
+                  "backend", "kafka_image", "kafka_image_classpath", "faults", "fault_seed", "fault_interval", "client")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -41,7 +41,8 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
                    fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
-                   client=args.client)
+                   client=args.client, backend=args.backend, kafka_image=args.kafka_image,
+                   kafka_image_classpath=args.kafka_image_classpath)
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)
@@ -99,6 +100,7 @@ def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[s
         cmd += ["--bootstrap-servers", spec.bootstrap_servers]
     if spec.kafka_home:
         cmd += ["--kafka-home", spec.kafka_home]
+    cmd += backend_args(spec)
     if spec.faults:
         cmd += ["--faults", ",".join(spec.faults)]
     if spec.client != "confluent":  # a manifest's path as the pytest child (run from the repository) finds it

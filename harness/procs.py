@@ -131,6 +131,12 @@ class _Reaper:
     def forget_group(self, pgid: int) -> None:
         self._send(f"forget-pgid {pgid}")
 
+    def register_container(self, container_id: str) -> None:
+        self._send(f"container {container_id}")
+
+    def forget_container(self, container_id: str) -> None:
+        self._send(f"forget-container {container_id}")
+
     def register_dir(self, path: Path) -> None:
         self._send(f"dir {path}")
 

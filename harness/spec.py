@@ -22,6 +22,8 @@ FAULT_MODES = ("random", "once")
 CHECK_ENGINES = ("auto", "inprocess", "spark")
 #: Events above which the `auto` engine checks a history on Spark rather than in-process.
 SPARK_THRESHOLD = 5_000_000
+#: Backends of clusters the harness starts (`harness.run.context.make_cluster`).
+BACKENDS = ("local", "docker")
 PROFILES: dict[str, dict[str, Any]] = {
     "ci": {"records": 300, "drain_timeout": 90.0},
     "nightly": {"records": 20000, "drain_timeout": 600.0},
@@ -80,6 +82,10 @@ class RunSpec:
     bootstrap_servers: str | None = None  # external cluster: no process or link faults
     kafka_home: str | None = None
     base_port: int | None = None
+    # backend of a cluster the harness starts: local (java processes) or docker (containers of an image)
+    backend: str = "local"
+    kafka_image: str | None = None  # docker: the image under test (default apache/kafka:<kafka_version>)
+    kafka_image_classpath: str = "/opt/kafka/libs/*"  # docker: where the image keeps Kafka's jars
     # workload
     topic_partitions: int = 3
     consumers: int = 3
@@ -134,6 +140,7 @@ class RunSpec:
             raise HarnessError(f"invalid seed {self.seed!r}: use a whole number")
         if self.bootstrap_servers is not None:
             check_bootstrap_servers(self.bootstrap_servers)
+        self._check_backend()
         for name, most in _SIZE_LIMITS.items():
             value = getattr(self, name)
             if not _is_int(value) or not 1 <= value <= most:
@@ -145,6 +152,23 @@ class RunSpec:
             if not _is_int(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
                 raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
                                    f"takes {need} ports from it, so use 1024..{65536 - need}")
+
+    def _check_backend(self) -> None:
+        if self.backend not in BACKENDS:
+            raise HarnessError(f"invalid backend {self.backend!r}: use one of {', '.join(BACKENDS)}")
+        if self.backend == "docker" and self.bootstrap_servers is not None:
+            raise HarnessError("backend docker starts its own cluster: leave out bootstrap-servers "
+                               "(an external cluster needs no backend)")
+        if self.backend == "docker" and self.kafka_home is not None:
+            raise HarnessError("backend docker runs the image's jars: leave out kafka-home and name the image "
+                               "(kafka-image)")
+        if self.backend != "docker" and self.kafka_image is not None:
+            raise HarnessError(f"kafka-image {self.kafka_image!r} needs the docker backend (backend docker)")
+        if not self.kafka_image_classpath.startswith("/"):
+            raise HarnessError(f"invalid kafka-image-classpath {self.kafka_image_classpath!r}: an absolute path "
+                               "inside the image, e.g. /opt/kafka/libs/*")
+        if self.kafka_image is not None and not self.kafka_image.strip():
+            raise HarnessError("empty kafka-image: name an image, e.g. apache/kafka:4.3.1")
 
     def _check_workload(self) -> None:
         if self.behaviour not in BEHAVIOURS:
@@ -233,3 +257,16 @@ class RunSpec:
             if self.fault_interval is not None:
                 args += ["--fault-interval", f"{self.fault_interval:g}"]
         return shlex.join(args)
+
+
+def backend_args(spec: RunSpec) -> list[str]:
+    """The command-line options (the CLI's and the pytest plugin's: the same spelling) that choose
+    `spec`'s backend, image and image classpath; none for the local default."""
+    if spec.backend == "local":
+        return []
+    args = ["--backend", spec.backend]
+    if spec.kafka_image is not None:
+        args += ["--kafka-image", spec.kafka_image]
+    if spec.kafka_image_classpath != RunSpec.kafka_image_classpath:
+        args += ["--kafka-image-classpath", spec.kafka_image_classpath]
+    return args

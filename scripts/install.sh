@@ -9,6 +9,6 @@ need python3 "install Python 3.10+"
 need java "install a Java 17+ JDK (apt-get install openjdk-17-jdk-headless)"
 need mvn "install Maven 3.8+ (apt-get install maven)"
 need go "install Go 1.26+ (it builds Toxiproxy and the franz-go driver; https://go.dev/dl)"
-python3 -m pip install --quiet --disable-pip-version-check -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
-python3 -c "import harness, confluent_kafka, pytest" || { echo "install.sh: error: Python dependencies did not install" >&2; exit 2; }
+python3 -m pip install --quiet --disable-pip-version-check -e '.[docker]' 2>&1 | grep -v "Running pip as the 'root' user" || true
+python3 -c "import harness, confluent_kafka, pytest, testcontainers, docker" || { echo "install.sh: error: Python dependencies did not install" >&2; exit 2; }
 share-harness setup

@@ -17,7 +17,6 @@ Toxiproxy links (`local_links`) and the server logs (`local_logs`). `LocalCluste
 from __future__ import annotations
 
 import shutil
-import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -134,7 +133,7 @@ class LocalCluster:
                                 self.run_dir / "logs" / "toxiproxy.log")
             self._prepare_nodes()
             done("toxiproxy and proxies up")
-            format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}")
+            self._format_storage()
             done("storage formatted")
             for node_id in sorted(self._nodes):
                 self.start_node(node_id, wait=False)
@@ -155,12 +154,11 @@ class LocalCluster:
 
     def close(self) -> None:
         """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""
-        running = [n.proc for n in self._nodes.values() if n.proc is not None]
-        for proc in running:
-            proc.signal(signal.SIGCONT)
-            proc.signal(signal.SIGTERM)
-        with ThreadPoolExecutor(max_workers=max(1, len(running))) as pool:
-            list(pool.map(lambda p: p.stop(timeout=10), running))
+        nodes = list(self._nodes.values())
+        for node in nodes:  # every node asked at once, then each waited for
+            node.terminate()
+        with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
+            list(pool.map(lambda node: node.stop(timeout=10), nodes))
         self._proxies.stop()
         for node in self._nodes.values():
             data = node.home / "data"
@@ -259,6 +257,9 @@ class LocalCluster:
         for i in plan.roles:
             self._nodes[i] = write_node(i, self.run_dir / "nodes" / f"n{i}", self.spec, plan, self.links,
                                         self.distribution)
+
+    def _format_storage(self) -> None:
+        format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}")
 
     def _dead_node(self) -> str | None:
         for node in self._nodes.values():

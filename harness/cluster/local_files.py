@@ -13,6 +13,7 @@ import random
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 from harness import procs
 from harness.cluster.local_node import LocalNode
@@ -54,14 +55,31 @@ def node_config(i: int, data_dir: Path, spec: LocalClusterSpec, plan: PortPlan, 
         overrides=dict(spec.broker_overrides), sasl_users=dict(spec.sasl_users))
 
 
-def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str) -> None:
+Runner = Callable[[LocalNode, list[str], str], "tuple[int, str]"]
+"""Runs one node's StorageTool command (named `tag`) to its end: (exit code, its output)."""
+
+
+def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str, runner: Runner | None = None,
+                   classpath: str | None = None) -> None:
     """StorageTool `format` on every node in parallel; `tag` names these processes (an interrupt
-    kills the ones still running instead of waiting for them)."""
+    kills the ones still running instead of waiting for them). `runner` runs each command (default:
+    a local process) over `classpath` (default: the distribution's)."""
     cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
     features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
+    run_one = runner or _run_local
+    cp = classpath or dist.classpath
+
+    def format_node(node: LocalNode) -> None:
+        cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", cp, "kafka.tools.StorageTool", "format",
+               f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
+        code, output = run_one(node, cmd, f"{tag} n{node.node_id}")
+        if code != 0:
+            tail = output.strip().splitlines()[-1:] or ["no output"]
+            raise HarnessError(f"formatting storage of node {node.node_id} failed: {tail[0]}")
+
     pool = ThreadPoolExecutor(max_workers=len(nodes), thread_name_prefix="storage-format")
     try:
-        list(pool.map(lambda node: _format(node, dist.classpath, cluster_id, features, tag), nodes))
+        list(pool.map(format_node, nodes))
     except BaseException:  # e.g. Ctrl-C: do not wait for the formats still running
         for proc in procs.live_processes():
             if proc.name.startswith(tag):
@@ -71,14 +89,10 @@ def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str) ->
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _format(node: LocalNode, classpath: str, cluster_id: str, features: list[str], tag: str) -> None:
-    cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-           "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
+def _run_local(node: LocalNode, cmd: list[str], name: str) -> tuple[int, str]:
     try:
-        proc = procs.run(f"{tag} n{node.node_id}", cmd, timeout=120, env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+        proc = procs.run(name, cmd, timeout=120, env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
     except subprocess.TimeoutExpired:
         raise HarnessError(f"formatting storage of node {node.node_id} took over 120 s: "
                            "check the machine's load") from None
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise HarnessError(f"formatting storage of node {node.node_id} failed: {tail[0]}")
+    return proc.returncode, proc.stderr or proc.stdout

@@ -60,6 +60,12 @@ class LocalNode:
         if self.proc is not None:
             self.proc.stop(timeout=timeout)
 
+    def terminate(self) -> None:
+        """SIGTERM (after SIGCONT, in case it is paused) without waiting: `stop` waits."""
+        if self.proc is not None and self.proc.alive():
+            self.proc.signal(signal.SIGCONT)
+            self.proc.signal(signal.SIGTERM)
+
     def kill(self) -> None:
         if self.proc is not None:
             self.proc.kill()

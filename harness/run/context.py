@@ -35,15 +35,20 @@ from harness.wait import wait_until
 
 
 def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
-    """The backend the spec asks for: external if bootstrap servers are given, else local processes."""
+    """The backend the spec asks for: external if bootstrap servers are given, else local processes
+    or (backend docker) containers of the spec's image."""
     if spec.bootstrap_servers:
         from harness.cluster.external import ExternalCluster
         return ExternalCluster(spec.bootstrap_servers)
     from harness.cluster.local import LocalCluster, LocalClusterSpec
-    return LocalCluster(LocalClusterSpec(
+    local = LocalClusterSpec(
         version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, heap_mb=spec.heap_mb,
         replication_factor=spec.replication_factor, min_insync_replicas=spec.min_insync_replicas,
-        base_port=spec.base_port, kafka_home=spec.kafka_home), run_dir)
+        base_port=spec.base_port, kafka_home=spec.kafka_home)
+    if spec.backend == "docker":
+        from harness.cluster.docker import DockerCluster
+        return DockerCluster(local, run_dir, image=spec.kafka_image, classpath=spec.kafka_image_classpath)
+    return LocalCluster(local, run_dir)
 
 
 def kafka_version_of(cluster: Cluster, spec: RunSpec) -> str:

@@ -1,0 +1,92 @@
+"""The Docker engine as the docker backend sees it: reachable or not, images present or not, and the
+containers the harness labelled.
+
+Every check fails with one line naming the fix (`HarnessError`), at the first moment it can be
+known: `engine()` before anything starts, `require_image` before the first container. Every
+container the harness creates carries `LABEL` (and `RUN_LABEL`: which harness process made it), so
+`sweep` can remove what a dead harness left behind even where testcontainers' own reaper (Ryuk)
+has no image.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    import docker
+
+#: Every container of the harness carries this label; its value is the pid of the harness that made it.
+LABEL = "org.kafka-share-harness"
+#: Where the images are built (`.ci/run` and the README call it when an image is missing).
+BUILD_COMMAND = "bash scripts/docker_images.sh"
+
+
+def engine() -> "docker.DockerClient":
+    """A client of the engine `DOCKER_HOST` (or the local socket) names, answering a ping."""
+    try:
+        import docker
+    except ImportError:
+        raise HarnessError("the docker backend needs the Python packages testcontainers and docker: "
+                           "pip install -e '.[docker]' (scripts/install.sh does)") from None
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:  # docker.errors.DockerException, requests' errors: the engine does not answer
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        raise HarnessError(f"no Docker engine answers at {where} ({type(exc).__name__}): start one "
+                           "(dockerd --bridge=none --iptables=false, as scripts/docker_engine.sh does) "
+                           "or set DOCKER_HOST") from None
+    return client
+
+
+def require_image(client: "docker.DockerClient", image: str) -> None:
+    """The image is present locally (the harness never pulls during a run: a pull is a setup step)."""
+    import docker
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        raise HarnessError(f"image {image} is not on this Docker engine: pull it (docker pull {image}) or "
+                           f"build the harness's images ({BUILD_COMMAND})") from None
+
+
+def check_layout(client: "docker.DockerClient", image: str, classpath: str) -> None:
+    """The image runs `java` and has Kafka's jars where `classpath` says (one short container)."""
+    import docker
+    folder = classpath.rstrip("*").rstrip("/") or "/"
+    script = f'command -v java >/dev/null || exit 3; ls "{folder}"/kafka_*.jar >/dev/null 2>&1 || exit 4'
+    try:
+        client.containers.run(image, ["sh", "-c", script], remove=True, network_mode="none",
+                              labels={LABEL: str(os.getpid())}, entrypoint=[])
+    except docker.errors.ContainerError as exc:
+        missing = {3: "no `java` on its PATH", 4: f"no Kafka jars (kafka_*.jar) in {folder}"}.get(
+            exc.exit_status, f"its layout check exited with {exc.exit_status}")
+        raise HarnessError(f"image {image} does not fit the docker backend: {missing}; it needs java on the "
+                           "PATH and Kafka's jars at --kafka-image-classpath (default /opt/kafka/libs/*)") from None
+
+
+def sweep(client: "docker.DockerClient", owner: int | None = None) -> list[str]:
+    """Remove the harness's containers (of the harness process `owner`, or of any harness process
+    that no longer runs); the names removed."""
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        made_by = container.labels.get(LABEL, "")
+        if owner is not None and made_by != str(owner):
+            continue
+        if owner is None and made_by.isdigit() and _alive(int(made_by)):
+            continue
+        container.remove(force=True)
+        removed.append(container.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
