@@ -250,6 +250,7 @@ class RunSpec:
             args += ["--client", self.client]
         if self.bootstrap_servers:
             args += ["--bootstrap-servers", self.bootstrap_servers]
+        args += backend_args(self)
         if self.faults:
             args += ["--faults", ",".join(self.faults), "--fault-seed", str(self.effective_fault_seed)]
             if self.fault_mode != "random":

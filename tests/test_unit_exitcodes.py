@@ -179,10 +179,13 @@ def test_clean_keeps_the_newest_and_every_failure(tmp_path, capsys):
 
 # --- the compose file publishes on loopback only ---
 
-def test_compose_publishes_brokers_on_loopback_only():
-    text = (ROOT / "compose" / "docker-compose.yml").read_text()
-    published = re.findall(r'ports:\s*\[([^\]]*)\]', text)
-    assert published and all(p.strip().strip('"').startswith("127.0.0.1:") for p in published), published
+def test_compose_uses_the_host_network_and_its_bridge_variant_publishes_on_loopback_only():
+    host = (ROOT / "compose" / "docker-compose.yml").read_text()
+    assert "network_mode: host" in host and not re.search(r"^\s*ports:", host, re.M)
+    assert "HOST: 127.0.0.1" in host  # every listener bound on loopback
+    bridge = (ROOT / "compose" / "docker-compose.bridge.yml").read_text()
+    published = re.findall(r'ports:\s*\[([^\]]*)\]', bridge)
+    assert len(published) == 3 and all(p.strip().strip('"').startswith("127.0.0.1:") for p in published), published
 
 
 # --- run directories: two runs of one name in one second ---

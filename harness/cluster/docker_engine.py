@@ -37,7 +37,7 @@ def engine() -> "docker.DockerClient":
     except Exception as exc:  # docker.errors.DockerException, requests' errors: the engine does not answer
         where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
         raise HarnessError(f"no Docker engine answers at {where} ({type(exc).__name__}): start one "
-                           "(dockerd --bridge=none --iptables=false, as scripts/docker_engine.sh does) "
+                           "(bash scripts/docker_engine.sh start: dockerd --bridge=none --iptables=false) "
                            "or set DOCKER_HOST") from None
     return client
 
@@ -48,8 +48,9 @@ def require_image(client: "docker.DockerClient", image: str) -> None:
     try:
         client.images.get(image)
     except docker.errors.ImageNotFound:
+        version = image.split(":", 1)[1] if image.startswith("apache/kafka:") else ""
         raise HarnessError(f"image {image} is not on this Docker engine: pull it (docker pull {image}) or "
-                           f"build the harness's images ({BUILD_COMMAND})") from None
+                           f"build the harness's images ({BUILD_COMMAND}{' ' + version if version else ''})") from None
 
 
 def check_layout(client: "docker.DockerClient", image: str, classpath: str) -> None:

@@ -22,7 +22,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.checkers import Result, check_safe, compose, verdict_word
 from harness.checkers.registry import CHECKERS
@@ -33,6 +33,9 @@ from harness.report.rundir import new_run_dir, write_json
 from harness.spec import RunSpec
 from harness.wait import wait_until
 
+if TYPE_CHECKING:
+    from harness.cluster.local import LocalCluster, LocalClusterSpec
+
 
 def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
     """The backend the spec asks for: external if bootstrap servers are given, else local processes
@@ -40,11 +43,18 @@ def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
     if spec.bootstrap_servers:
         from harness.cluster.external import ExternalCluster
         return ExternalCluster(spec.bootstrap_servers)
-    from harness.cluster.local import LocalCluster, LocalClusterSpec
+    from harness.cluster.local import LocalClusterSpec
     local = LocalClusterSpec(
         version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, heap_mb=spec.heap_mb,
         replication_factor=spec.replication_factor, min_insync_replicas=spec.min_insync_replicas,
         base_port=spec.base_port, kafka_home=spec.kafka_home)
+    return backend_cluster(spec, local, run_dir)
+
+
+def backend_cluster(spec: RunSpec, local: LocalClusterSpec, run_dir: Path) -> LocalCluster:
+    """A cluster laid out as `local` says, on the backend (and image) `spec` names: local processes, or
+    containers (a `DockerCluster` is a `LocalCluster`)."""
+    from harness.cluster.local import LocalCluster
     if spec.backend == "docker":
         from harness.cluster.docker import DockerCluster
         return DockerCluster(local, run_dir, image=spec.kafka_image, classpath=spec.kafka_image_classpath)

@@ -102,9 +102,10 @@ def own_cluster(ksh_spec):
         pytest.skip("needs a local cluster with broker settings of the harness's choosing (SASL users, ACLs, "
                     "group size limit); an external cluster's are not the harness's to set")
     from ksh_fixtures.plugin import started
-    from harness.cluster.local import LocalCluster, LocalClusterSpec
+    from harness.cluster.local import LocalClusterSpec
     from harness.report.rundir import new_run_dir
-    cluster = LocalCluster(LocalClusterSpec(
+    from harness.run.context import backend_cluster
+    cluster = backend_cluster(ksh_spec, LocalClusterSpec(
         version=ksh_spec.kafka_version, brokers=1, replication_factor=1, min_insync_replicas=1,
         internal_partitions=1, consumer_lanes=0, heap_mb=ksh_spec.heap_mb, kafka_home=ksh_spec.kafka_home,
         sasl_users=SASL_USERS, broker_overrides=OWN_CLUSTER_OVERRIDES), new_run_dir("cluster-own"))

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install everything and run the tests: the README's second command, and what `.ci/run` calls.
+# pytest's "no tests ran" (exit 5) is a failure here. Extra arguments go to pytest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+bash scripts/install.sh || exit $?
+echo "test.sh: installation took $((SECONDS - start)) s"
+# The docker backend's tests need an engine and the harness's images: a dockerd of our own (no
+# bridge, no iptables) when none answers, stopped again however this script ends; images built
+# locally (no registry here), cached.
+docker_start=$SECONDS
+bash scripts/docker_engine.sh start || exit $?
+trap 'bash scripts/docker_engine.sh stop' EXIT
+bash scripts/docker_images.sh || exit $?
+echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
+# Two pytest-xdist workers, a test file each at a time (each worker starts its own session cluster;
+# the real tests mostly wait on Kafka, so two share the 2 cores well). JUnit XML and the slowest
+# tests: where the time goes (benchmarks/ci_times.py reads the XML).
+# A worker that crashes (a native abort in a client library) fails the run at once: xdist's
+# replacement worker under --dist loadfile can wait forever for work that never comes
+# (pytest-xdist#1378), which once spent CI's whole 90 minutes. And the whole pytest session has a
+# deadline well inside CI's limit (SIGINT first: pytest's own teardown stops clusters), so a hang
+# fails with one line naming it instead of timing CI out.
+limit=${KSH_CI_PYTEST_LIMIT_S:-3000}
+timeout --signal=INT --kill-after=120 "$limit" \
+  python3 -m pytest tests suites -q -rfEsx --ksh-profile ci -n 2 --dist loadfile --max-worker-restart=0 \
+  --junitxml=reports/ci/junit.xml --durations=25 "$@"
+rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  echo "test.sh: pytest did not finish within ${limit} s (KSH_CI_PYTEST_LIMIT_S): failing; see the last test above" >&2
+  exit 1
+fi
+if [ "$rc" -eq 5 ]; then
+  echo "test.sh: pytest collected no tests: failing, a run that checks nothing must not pass" >&2
+  exit 1
+fi
+echo "test.sh: $((SECONDS - start)) s in all"
+exit "$rc"
