@@ -8,7 +8,7 @@ import argparse
 
 from harness import exitcodes
 from harness.errors import HarnessError
-from harness.kafka.versions import DEFAULT_VERSION
+from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
@@ -17,7 +17,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from harness.proxy.server import find_or_build_toxiproxy
     from harness.clients.franz import build_franz_driver
     from harness.cluster.java_admin import compiled
-    for version in args.kafka_version or [DEFAULT_VERSION]:
+    for version in args.kafka_version or [DEFAULT_VERSION, OLDEST_SUPPORTED]:
         dist = resolve(version, cache_dir())
         print(f"kafka {dist.version}: {dist.libs}")
         print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")

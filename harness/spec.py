@@ -168,7 +168,7 @@ class RunSpec:
             raise HarnessError(f"invalid kafka-image-classpath {self.kafka_image_classpath!r}: an absolute path "
                                "inside the image, e.g. /opt/kafka/libs/*")
         if self.kafka_image is not None and not self.kafka_image.strip():
-            raise HarnessError("empty kafka-image: name an image, e.g. apache/kafka:4.3.1")
+            raise HarnessError("empty kafka-image: name an image, e.g. apache/kafka:4.4.0")
 
     def _check_workload(self) -> None:
         if self.behaviour not in BEHAVIOURS:

@@ -53,6 +53,7 @@ print(resolve(sys.argv[1], cache_dir()).libs)' "$version") || die "Kafka $versio
   cp -r "$libs" "$work/$version/libs"
   printf 'FROM %s\nCOPY libs /opt/kafka/libs\nLABEL org.kafka-share-harness.built="%s"\nWORKDIR /opt/kafka\n' \
     "$base" "$version" > "$work/$version/Dockerfile"
-  docker build -q -t "$image" "$work/$version" >/dev/null
+  docker build -q -t "$image" "$work/$version" > "$work/build.log" 2>&1 \
+    || { tail -5 "$work/build.log" >&2; die "docker build of $image failed (log above)"; }
   echo "docker_images.sh: $image built from $libs"
 done

@@ -97,10 +97,10 @@ def test_delivery_count_limit_group_config_only_from_4_3():
 # ----------------------------------------------------------------------- pom
 
 
-def test_render_pom_4_4_excludes_kafka_tools_api():
+def test_render_pom_4_4_excludes_nothing_now_that_it_is_complete():
+    """4.4.0's kafka-tools-api is on Maven Central since November 2026: nothing is excluded."""
     pom = render_pom("4.4.0", release_line("4.4.0"))
-    assert ("<exclusion><groupId>org.apache.kafka</groupId><artifactId>kafka-tools-api</artifactId></exclusion>"
-            in pom)
+    assert "<exclusion>" not in pom
     assert "<artifactId>kafka_2.13</artifactId><version>4.4.0</version>" in pom
 
 

@@ -177,7 +177,7 @@ def test_every_selected_test_local_only_after_k_is_refused(pytester):
     ("--ksh-spark-threshold=-5", ("--ksh-spark-threshold", "'-5'")),
     ("--kafka-version=", ("--kafka-version", "empty value")),
     ("--bootstrap-servers=", ("--bootstrap-servers", "empty value")),
-    ("--kafka-version=4.0.0", ("--kafka-version", "4.0.0", "not supported", "4.3.1")),
+    ("--kafka-version=4.0.0", ("--kafka-version", "4.0.0", "not supported", "4.4.0")),
     ("--kafka-version=9.9.9", ("--kafka-version", "9.9.9", "supported release lines")),
     ("--kafka-version=4.3.1.0", ("--kafka-version", "MAJOR.MINOR.PATCH")),
     ("--kafka-version=٤.٣.١", ("--kafka-version", "MAJOR.MINOR.PATCH")),

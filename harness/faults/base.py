@@ -83,6 +83,15 @@ class FaultContext:
     consumers: ConsumerPool | None = None
     config: dict[str, Any] = field(default_factory=dict)  # limits in force (lock_duration_ms...)
     timeout: float = 60.0  # for each observed effect or recovery
+    #: fault id -> the targets of each fault in place now (kept by the nemesis): a fault that needs a
+    #: node it can observe picks one no other fault holds (`nodes_held`)
+    active_targets: dict[str, list[str]] = field(default_factory=dict)
+
+    def nodes_held(self) -> set[int]:
+        """The nodes other faults in place now name as targets (`n<id>`: stopped, killed, paused,
+        truncated); links are not nodes."""
+        return {int(t[1:]) for targets in self.active_targets.values() for t in targets
+                if t[:1] == "n" and t[1:].isdigit()}
 
     @property
     def inspector(self) -> ClusterInspector:

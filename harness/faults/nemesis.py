@@ -81,6 +81,7 @@ class Nemesis:
         record.started = self._now()
         self._append("invoke", "fault-start", intent)
         self._active[record.id] = (record, plan)
+        self.ctx.active_targets[record.id] = list(plan.targets)
         try:
             record.evidence = fault.apply(self.ctx, plan)
             record.applied = True
@@ -94,6 +95,7 @@ class Nemesis:
     def heal(self, record: FaultRecord) -> None:
         """Undo `record`'s fault and prove the recovery; a failed heal is recorded, not raised."""
         entry = self._active.pop(record.id, None)
+        self.ctx.active_targets.pop(record.id, None)
         if entry is None:
             return
         _, plan = entry

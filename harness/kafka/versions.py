@@ -11,9 +11,10 @@ Every entry was checked against the release's own jars/sources on Maven Central
 | 4.3  | on by default                                              | + `share.delivery.count.limit`, `share.partition.max.record.locks`, `share.renew.acknowledge.enable` |
 | 4.4  | on by default                                              | as 4.3                                    |
 
-4.4.0 on Maven Central is incomplete: its POM depends on `kafka-tools-api:4.4.0`,
-which is not published (and it has no sources jar). The broker does not load that
-jar, so the profile excludes it; 4.4 is supported but is not the default.
+4.4.0 is complete on Maven Central since November 2026 (`kafka-tools-api:4.4.0`, which its POM
+names, was missing before; the harness excluded it then): it resolves with every dependency and is
+the default. A version whose artifacts are missing still fails resolution with one line naming the
+artifact (`harness.kafka.jars`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from dataclasses import dataclass, field
 
 from harness.errors import HarnessError
 
-#: The default Kafka version: the newest 4.x release whose full artifact set
-#: resolves from Maven Central (see the module docstring for 4.4.0).
-DEFAULT_VERSION = "4.3.1"
+#: The default Kafka version: the newest release, whose full artifact set resolves from Maven Central.
+DEFAULT_VERSION = "4.4.0"
 
 #: Release lines the harness supports (tested): the two newest complete lines plus 4.4.
 SUPPORTED_LINES = ("4.2", "4.3", "4.4")
@@ -33,7 +33,17 @@ SUPPORTED_LINES = ("4.2", "4.3", "4.4")
 #: Versions known to exist on Maven Central (checked 2026-11). Others are accepted
 #: if their line is supported; resolution then tells whether they exist.
 KNOWN_VERSIONS = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2",
-                  "4.2.0", "4.2.1", "4.3.0", "4.3.1", "4.4.0")
+                  "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1", "4.4.0")
+
+
+
+def newest_known(line: str) -> str:
+    """The newest known release of `line` ("4.2" -> "4.2.2")."""
+    versions = [v for v in KNOWN_VERSIONS if v.rsplit(".", 1)[0] == line]
+    if not versions:
+        raise HarnessError(f"no known release of line {line}: known are {', '.join(KNOWN_VERSIONS)}")
+    return max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+
 
 #: ASCII digits only (`\d` and str.isdigit() also take "²" or "٤").
 _VERSION_RE = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
@@ -83,8 +93,7 @@ RELEASE_LINES: dict[str, ReleaseLine] = {
     "4.1": ReleaseLine("4.1", "feature", _GROUP_41, python_share_consumer=False),
     "4.2": ReleaseLine("4.2", "default", _GROUP_41),
     "4.3": ReleaseLine("4.3", "default", _GROUP_43),
-    "4.4": ReleaseLine("4.4", "default", _GROUP_43,
-                          maven_exclusions=(("org.apache.kafka", "kafka-tools-api"),)),
+    "4.4": ReleaseLine("4.4", "default", _GROUP_43),
 }
 
 #: Broker-level share-group config names (identical in 4.0-4.4).
@@ -137,3 +146,8 @@ def check_supported(version: str) -> ReleaseLine:
             f"Kafka {version} is not supported: share consumers need a {'/'.join(SUPPORTED_LINES)} "
             f"release (e.g. --kafka-version {DEFAULT_VERSION})")
     return profile
+
+
+#: The release CI's smoke of the oldest supported line runs (`tests/test_oldest_release_real.py`); `share-harness
+#: setup` installs it beside the default.
+OLDEST_SUPPORTED = newest_known(SUPPORTED_LINES[0])

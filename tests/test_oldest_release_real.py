@@ -1,0 +1,27 @@
+"""A short smoke on the oldest supported release line (CI covers the default release everywhere else):
+a cluster of its newest known patch starts with that line's own settings, and a workload on it passes
+every checker. The whole suite on every release is the version matrix's work (nightly)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED, SUPPORTED_LINES
+from harness.run import run
+
+pytestmark = [pytest.mark.real, pytest.mark.local_only]
+
+
+def test_the_oldest_line_is_not_the_default():
+    assert OLDEST_SUPPORTED.startswith(SUPPORTED_LINES[0] + ".") and OLDEST_SUPPORTED != DEFAULT_VERSION
+
+
+def test_oldest_supported_release_passes_a_checked_workload(ksh_spec):
+    spec = replace(ksh_spec, name="oldest-release", kafka_version=OLDEST_SUPPORTED, records=200,
+                   bootstrap_servers=None, kafka_home=None).validate()
+    outcome = run(spec)  # starts (and stops) its own cluster of that release
+    assert outcome.overall is True, outcome.summary()
+    assert len(outcome.results) == 7 and all(r.valid is True for r in outcome.results)
+    assert outcome.spec.kafka_version == OLDEST_SUPPORTED
