@@ -22,10 +22,13 @@ echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
 # (pytest-xdist#1378), which once spent CI's whole 90 minutes. And the whole pytest session has a
 # deadline well inside CI's limit (SIGINT first: pytest's own teardown stops clusters), so a hang
 # fails with one line naming it instead of timing CI out.
+# --capture=sys: Python's output is captured per test as usual, but what native code writes to fd 2
+# reaches this log. A native abort (librdkafka's `*** file:line: assert ***`) is printed just before
+# the process dies, which fd-level capture would swallow with it.
 limit=${KSH_CI_PYTEST_LIMIT_S:-3000}
 timeout --signal=INT --kill-after=120 "$limit" \
   python3 -m pytest tests suites -q -rfEsx --ksh-profile ci -n 2 --dist loadfile --max-worker-restart=0 \
-  --junitxml=reports/ci/junit.xml --durations=25 "$@"
+  --capture=sys --junitxml=reports/ci/junit.xml --durations=25 "$@"
 rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
   echo "test.sh: pytest did not finish within ${limit} s (KSH_CI_PYTEST_LIMIT_S): failing; see the last test above" >&2

@@ -154,6 +154,10 @@ class LocalCluster:
 
     def close(self) -> None:
         """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""
+        # The inspector's AdminClient goes first, while the brokers still answer: one left alive keeps
+        # reconnecting to stopped brokers, and twice in CI a worker that held such clients was aborted
+        # inside librdkafka (the message lost to pytest's capture), taking the worker's tests with it.
+        self._inspector = None
         nodes = list(self._nodes.values())
         for node in nodes:  # every node asked at once, then each waited for
             node.terminate()
