@@ -19,7 +19,7 @@ from dataclasses import replace
 import pytest
 
 from harness.cluster.base import Killable, Partitionable, Pausable
-from harness.cluster.docker_engine import LABEL, engine
+from harness.cluster.docker_engine import LABEL, engine, owner
 from harness.errors import HarnessError
 from harness.faults import CATALOGUE
 from harness.procs import python_env
@@ -34,9 +34,9 @@ ONE_OF_EACH_GROUP = ("leader-kill", "share-coordinator-kill", "isolate-node", "t
                      "consumer-kill", "cold-restart")
 
 
-def _ours(owner: int | None = None) -> list:
+def _ours(pid: int | None = None) -> list:
     containers = engine().containers.list(all=True, filters={"label": LABEL})
-    return [c for c in containers if owner is None or c.labels.get(LABEL) == str(owner)]
+    return [c for c in containers if pid is None or c.labels.get(LABEL) == owner(pid)]
 
 
 @pytest.fixture(scope="module")

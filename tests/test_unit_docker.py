@@ -68,3 +68,35 @@ def test_a_container_runs_the_local_command_over_the_images_jars(tmp_path: Path)
     assert command == local.java_command(512, "/opt/kafka/libs/*")
     assert command[-3:] == ["/opt/kafka/libs/*", "kafka.Kafka", str(tmp_path / "server.properties")]
     assert not node.alive() and node.pid() is None and node.death() is None  # never started
+
+
+class _Container:
+    def __init__(self, name: str, label: str) -> None:
+        self.name, self.labels, self.removed = name, {"org.kafka-share-harness": label}, False
+
+    def remove(self, force: bool) -> None:
+        self.removed = force
+
+
+class _Engine:
+    def __init__(self, containers: list[_Container]) -> None:
+        self.containers = self
+        self._all = containers
+
+    def list(self, all: bool, filters: dict) -> list[_Container]:
+        return self._all
+
+
+def test_sweep_removes_only_this_hosts_containers_of_dead_harnesses():
+    import os
+    import socket
+
+    from harness.cluster.docker_engine import owner, sweep
+    host = socket.gethostname()
+    dead = 2 ** 22 + 12345  # above pid_max's default: no such process
+    mine, gone = _Container("mine", owner()), _Container("gone", f"{host}/{dead}")
+    elsewhere, odd = _Container("elsewhere", f"another-host/{dead}"), _Container("odd", "not-ours")
+    engine = _Engine([mine, gone, elsewhere, odd])
+    assert sweep(engine) == ["gone"]
+    assert sweep(engine, pid=os.getpid()) == ["mine"]
+    assert not elsewhere.removed and not odd.removed

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.cluster.docker_engine import LABEL, check_layout, engine, require_image, sweep
+from harness.cluster.docker_engine import LABEL, check_layout, engine, owner, require_image, sweep
 from harness.cluster.docker_node import ContainerNode
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.cluster.local_files import format_storage
@@ -69,7 +69,7 @@ class DockerCluster(LocalCluster):
         try:
             output = self._client.containers.run(
                 self.image, cmd, remove=True, network_mode="host", user=f"{os.getuid()}:{os.getgid()}",
-                entrypoint=[], volumes={home: {"bind": home, "mode": "rw"}}, labels={LABEL: str(os.getpid())},
+                entrypoint=[], volumes={home: {"bind": home, "mode": "rw"}}, labels={LABEL: owner()},
                 environment={"KAFKA_LOG4J_OPTS": ""}, stderr=True)
         except docker.errors.ContainerError as exc:
             return exc.exit_status, (exc.stderr or b"").decode(errors="replace")
@@ -82,7 +82,7 @@ class DockerCluster(LocalCluster):
             super().close()
         finally:
             try:
-                sweep(self._client, owner=None)  # containers of harness processes that are gone
+                sweep(self._client)  # containers of harness processes that are gone
             except Exception:  # the engine went away: the reaper has them registered
                 pass
 

@@ -3,14 +3,15 @@ containers the harness labelled.
 
 Every check fails with one line naming the fix (`HarnessError`), at the first moment it can be
 known: `engine()` before anything starts, `require_image` before the first container. Every
-container the harness creates carries `LABEL` (and `RUN_LABEL`: which harness process made it), so
-`sweep` can remove what a dead harness left behind even where testcontainers' own reaper (Ryuk)
-has no image.
+container the harness creates carries `LABEL`, whose value names the harness process that made it
+(`owner`: host and pid), so `sweep` can remove what a dead harness of this host left behind even
+where testcontainers' own reaper (Ryuk) has no image, and never touches another host's.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
@@ -18,8 +19,14 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     import docker
 
-#: Every container of the harness carries this label; its value is the pid of the harness that made it.
+#: Every container of the harness carries this label; its value is `owner()` of the harness that made it.
 LABEL = "org.kafka-share-harness"
+
+
+def owner(pid: int | None = None) -> str:
+    """The label value of containers made by harness process `pid` (default: this one) on this host."""
+    return f"{socket.gethostname()}/{os.getpid() if pid is None else pid}"
+
 #: Where the images are built (`.ci/run` and the README call it when an image is missing).
 BUILD_COMMAND = "bash scripts/docker_images.sh"
 
@@ -60,7 +67,7 @@ def check_layout(client: "docker.DockerClient", image: str, classpath: str) -> N
     script = f'command -v java >/dev/null || exit 3; ls "{folder}"/kafka_*.jar >/dev/null 2>&1 || exit 4'
     try:
         client.containers.run(image, ["sh", "-c", script], remove=True, network_mode="none",
-                              labels={LABEL: str(os.getpid())}, entrypoint=[])
+                              labels={LABEL: owner()}, entrypoint=[])
     except docker.errors.ContainerError as exc:
         missing = {3: "no `java` on its PATH", 4: f"no Kafka jars (kafka_*.jar) in {folder}"}.get(
             exc.exit_status, f"its layout check exited with {exc.exit_status}")
@@ -68,15 +75,16 @@ def check_layout(client: "docker.DockerClient", image: str, classpath: str) -> N
                            "PATH and Kafka's jars at --kafka-image-classpath (default /opt/kafka/libs/*)") from None
 
 
-def sweep(client: "docker.DockerClient", owner: int | None = None) -> list[str]:
-    """Remove the harness's containers (of the harness process `owner`, or of any harness process
-    that no longer runs); the names removed."""
+def sweep(client: "docker.DockerClient", pid: int | None = None) -> list[str]:
+    """Remove the harness's containers of this host: those of harness process `pid`, or (None) those
+    of every harness process of this host that no longer runs; the names removed."""
     removed = []
+    host = socket.gethostname()
     for container in client.containers.list(all=True, filters={"label": LABEL}):
-        made_by = container.labels.get(LABEL, "")
-        if owner is not None and made_by != str(owner):
+        made_on, _, made_by = container.labels.get(LABEL, "").rpartition("/")
+        if made_on != host or not made_by.isdigit():
             continue
-        if owner is None and made_by.isdigit() and _alive(int(made_by)):
+        if (pid is not None and int(made_by) != pid) or (pid is None and _alive(int(made_by))):
             continue
         container.remove(force=True)
         removed.append(container.name)

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.cluster.docker_engine import LABEL
+from harness.cluster.docker_engine import LABEL, owner
 from harness.cluster.local_node import LocalNode
 from harness.procs import REAPER
 
@@ -41,7 +41,7 @@ def host_network_container(image: str, command: list[str], name: str, mounts: li
     for path in mounts:
         container = container.with_volume_mapping(path, path, "rw")
     return container.with_kwargs(network_mode="host", user=f"{os.getuid()}:{os.getgid()}", entrypoint=[],
-                                 labels={LABEL: str(os.getpid())}, init=False)
+                                 labels={LABEL: owner()}, init=False)
 
 
 def _image_present(image: str) -> bool:
