@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # A Docker engine for the docker backend, on machines that have none running (as on our CI machines).
-#   start: if no engine answers, install docker.io and debootstrap from Debian when missing (root only),
-#          start `dockerd --bridge=none --iptables=false` (no networks: the harness's containers use the
-#          host network and loopback listeners only) and wait until it answers. An engine that already
-#          answers (Docker Desktop, a system service) is used as it is and never stopped by this script.
+#   start: install docker-compose and debootstrap from Debian when missing (root only); if no engine
+#          answers, install docker.io the same way, start `dockerd --bridge=none --iptables=false`
+#          (no networks: the harness's containers use the host network and loopback listeners only)
+#          and wait until it answers. An engine that already answers (Docker Desktop, a system
+#          service) is used as it is and never stopped by this script.
 #   stop:  stop the engine `start` started (nothing otherwise).
 set -euo pipefail
 state="${XDG_RUNTIME_DIR:-/tmp}/ksh-dockerd"
 die() { echo "docker_engine.sh: error: $*" >&2; exit 2; }
 
+# install_missing PACKAGE:COMMAND... : install from Debian the packages whose command is missing
+# (root only; otherwise say which install command would, and return 1).
 install_missing() {
-  local missing=()
-  command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-  command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+  local missing=() spec
+  for spec in "$@"; do
+    command -v "${spec#*:}" >/dev/null 2>&1 || missing+=("${spec%%:*}")
+  done
   [ ${#missing[@]} -eq 0 ] && return 0
-  [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: install them (sudo apt-get install ${missing[*]}) or start an engine"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "docker_engine.sh: missing ${missing[*]}: install them (sudo apt-get install ${missing[*]})" >&2
+    return 1
+  fi
   echo "docker_engine.sh: installing ${missing[*]} from Debian"
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
@@ -23,11 +29,14 @@ install_missing() {
 
 case "${1:-}" in
   start)
-    install_missing
+    # what the harness's docker tests use beside the engine: docker-compose (the compose smoke) and
+    # debootstrap (scripts/docker_images.sh, where no image can be pulled)
+    install_missing docker-compose:docker-compose debootstrap:debootstrap || true  # their users name them again
     if docker info >/dev/null 2>&1; then
       echo "docker_engine.sh: an engine answers already; using it"
       exit 0
     fi
+    install_missing docker.io:dockerd || die "no Docker engine answers and dockerd is not installed"
     mkdir -p "$state"
     nohup dockerd --bridge=none --iptables=false --ip6tables=false --pidfile "$state/dockerd.pid" \
       > "$state/dockerd.log" 2>&1 &

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +39,9 @@ def _compose(project: str, env: dict[str, str], *args: str, timeout: float = 180
 
 @pytest.fixture(scope="module")
 def compose_cluster(ksh_spec):
+    if shutil.which("docker-compose") is None:
+        pytest.fail("docker-compose not found: apt-get install docker-compose (bash scripts/docker_engine.sh start "
+                    "installs it)", pytrace=False)
     image = f"apache/kafka:{ksh_spec.kafka_version}"
     require_image(engine(), image)  # one line naming the build when it is missing
     ports = allocate(6)
