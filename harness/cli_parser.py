@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import parse
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spec import SPARK_THRESHOLD
-from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, PROFILES
+from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, PROFILES
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
 #: control; "external": --bootstrap-servers). A suite is refused up front on any other.
@@ -128,7 +128,7 @@ def _add_backend(parser) -> None:
                         help="start the cluster as local java processes (default) or as containers (docker)")
     parser.add_argument("--kafka-image", default=None, help="docker backend: the Kafka image under test "
                                                             "(default apache/kafka:<--kafka-version>)")
-    parser.add_argument("--kafka-image-classpath", default="/opt/kafka/libs/*",
+    parser.add_argument("--kafka-image-classpath", default=IMAGE_CLASSPATH,
                         help="docker backend: where the image keeps Kafka's jars (default /opt/kafka/libs/*)")
 
 

@@ -24,6 +24,8 @@ CHECK_ENGINES = ("auto", "inprocess", "spark")
 SPARK_THRESHOLD = 5_000_000
 #: Backends of clusters the harness starts (`harness.run.context.make_cluster`).
 BACKENDS = ("local", "docker")
+#: Where a Kafka image keeps its jars unless `--kafka-image-classpath` says otherwise (the apache/kafka layout).
+IMAGE_CLASSPATH = "/opt/kafka/libs/*"
 PROFILES: dict[str, dict[str, Any]] = {
     "ci": {"records": 300, "drain_timeout": 90.0},
     "nightly": {"records": 20000, "drain_timeout": 600.0},
@@ -85,7 +87,7 @@ class RunSpec:
     # backend of a cluster the harness starts: local (java processes) or docker (containers of an image)
     backend: str = "local"
     kafka_image: str | None = None  # docker: the image under test (default apache/kafka:<kafka_version>)
-    kafka_image_classpath: str = "/opt/kafka/libs/*"  # docker: where the image keeps Kafka's jars
+    kafka_image_classpath: str = IMAGE_CLASSPATH  # docker: where the image keeps Kafka's jars
     # workload
     topic_partitions: int = 3
     consumers: int = 3

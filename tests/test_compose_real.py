@@ -50,6 +50,7 @@ def compose_cluster(ksh_spec):
         env[f"KSH_N{i + 1}_PORT"], env[f"KSH_N{i + 1}_CONTROLLER"] = str(ports[2 * i]), str(ports[2 * i + 1])
     project = f"ksh-compose-{os.getpid()}"
     bootstrap = ",".join(f"127.0.0.1:{env[f'KSH_N{i}_PORT']}" for i in (1, 2, 3))
+    ids: list[str] = []
     try:
         _compose(project, env, "up", "-d")
         ids = _compose(project, env, "ps", "-q").split()
@@ -61,7 +62,7 @@ def compose_cluster(ksh_spec):
         yield bootstrap, project, ids
     finally:
         _compose(project, env, "down", "--timeout", "10")
-        for container_id in locals().get("ids", []):
+        for container_id in ids:
             REAPER.forget_container(container_id)
         release(ports)
 

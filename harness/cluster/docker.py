@@ -25,8 +25,7 @@ from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.cluster.local_files import format_storage
 from harness.cluster.local_node import LocalNode
 from harness.errors import HarnessError
-
-DEFAULT_CLASSPATH = "/opt/kafka/libs/*"
+from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
 
 
 def default_image(version: str) -> str:

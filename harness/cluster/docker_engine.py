@@ -27,6 +27,7 @@ def owner(pid: int | None = None) -> str:
     """The label value of containers made by harness process `pid` (default: this one) on this host."""
     return f"{socket.gethostname()}/{os.getpid() if pid is None else pid}"
 
+
 #: Where the images are built (`.ci/run` and the README call it when an image is missing).
 BUILD_COMMAND = "bash scripts/docker_images.sh"
 

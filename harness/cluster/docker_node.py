@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.docker_engine import LABEL, owner
 from harness.cluster.local_node import LocalNode
 from harness.procs import REAPER
+from harness.spec import IMAGE_CLASSPATH
 
 if TYPE_CHECKING:
     import docker
@@ -56,8 +56,8 @@ def _image_present(image: str) -> bool:
 @dataclass
 class ContainerNode(LocalNode):
     image: str = ""
-    image_classpath: str = "/opt/kafka/libs/*"
-    name_prefix: str = field(default_factory=lambda: f"ksh-{os.getpid()}-{uuid.uuid4().hex[:6]}")
+    image_classpath: str = IMAGE_CLASSPATH
+    name_prefix: str = "ksh"  # DockerCluster gives each cluster its own
     _container: "docker.models.containers.Container | None" = field(default=None, repr=False)
     _exit: int | None = field(default=None, repr=False)
     _starts: int = field(default=0, repr=False)

@@ -206,8 +206,8 @@ class Degrade:
         lm = ctx.cluster_as(Partitionable).links
         # a node another fault holds (down, paused) answers nothing, so the toxic's effect could not be
         # observed through it: one that no fault holds, where there is one
-        brokers = sorted(ctx.cluster.broker_ids)
-        node = choose([b for b in brokers if b not in ctx.nodes_held()] or brokers, pick, "broker")
+        brokers, held = sorted(ctx.cluster.broker_ids), ctx.nodes_held()
+        node = choose([b for b in brokers if b not in held] or brokers, pick, "broker")
         links = sorted((link for link in lm if link.dst == f"n{node}" or link.src == f"n{node}"),
                        key=lambda link: link.name)
         return Plan([link.name for link in links], ctx.topic, None, processes=_lane_processes(ctx, links),
