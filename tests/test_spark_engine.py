@@ -79,10 +79,15 @@ def _model_histories(tmp: Path) -> list[Path]:
     return files
 
 
-@pytest.mark.parametrize("layout", ["direct", "shuffle"])
-def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_histories(tmp_path, layout):
-    """Both layouts: each slot reading its file (direct), and the rows shuffled to their slots."""
+@pytest.mark.parametrize("layout, share", [("direct", 1), ("shuffle", 2),
+                                           pytest.param("shuffle", 1, marks=pytest.mark.nightly, id="shuffle-all")])
+def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_histories(tmp_path, layout, share):
+    """Both layouts: each slot reading its file (direct), and the rows shuffled to their slots. In CI the
+    shuffle takes the first half of the seeds (each with its mutant) and the empty and config-less files
+    (it costs twice the direct layout per file); nightly, all of them."""
     files = _model_histories(tmp_path)
+    if share > 1:
+        files = files[:(len(files) - 2) // share] + files[-2:]
     checks = check_files(files, layout=layout)
     assert [c.path for c in checks] == files
     failing = sum(1 for c in checks if c.valid is False)
@@ -91,11 +96,13 @@ def test_spark_engine_equals_the_in_process_engine_on_model_and_mutated_historie
         _same(check, file)
 
 
-def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_path, monkeypatch):
+@pytest.mark.parametrize("layouts", [("auto",), pytest.param(("direct", "shuffle"), marks=pytest.mark.nightly,
+                                                            id="direct-shuffle")])
+def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_path, monkeypatch, layouts):
     """Histories too big for one slot per core are spread over more slots (each replays its
     share-partitions with the run's global rows): the same results, with many runs in one slot
     (shuffle) and a file read by several slots (direct); "auto" sends the biggest files through
-    the shuffle and the rest direct, in one call."""
+    the shuffle and the rest direct, in one call (CI); each layout alone for every file (nightly)."""
     import harness.spark.engine as engine
     files = _model_histories(tmp_path)[::3]
     sizes = [engine._events([f]) for f in files]
@@ -103,7 +110,7 @@ def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_pa
     monkeypatch.setattr(engine, "MIN_SLOT_ROWS", 1)
     assert any(-(-n // engine.SLOT_ROWS) > engine.DIRECT_SLOTS for n in sizes), "no file takes the shuffle"
     assert any(1 < -(-n // engine.SLOT_ROWS) <= engine.DIRECT_SLOTS for n in sizes), "no file is read by many slots"
-    for layout in ("auto", "direct", "shuffle"):
+    for layout in layouts:
         for check, file in zip(check_files(files, layout=layout), files):
             _same(check, file)
 

@@ -30,6 +30,30 @@ class AdminOperations:
         """The group's start offset per partition of the topic (see `read_share_offsets`)."""
         return {p: found["start_offset"] for p, found in self.read_share_offsets().items()}
 
+    def all_settled(self) -> bool:
+        """Whether every record written to the topic is settled for the group: for each partition a
+        produce wrote to, the group's lag (`read_share_offsets`, where the release reports it) is 0,
+        or its start offset has passed the last offset written there. Once it holds, the group has
+        nothing left to deliver: a poll loop waiting for more stops (`poll_until`'s `settled`), e.g.
+        when the client acknowledged records it never handed to the application. (4.4.0 reports lag 0
+        with the start offset still at 0 once every record is acknowledged: the lag is read first.)"""
+        ends: dict[int, int] = {}
+        for op in self.history.ops():
+            offset = op.value.get("offset") if op.f == "produce" and op.type == "ok" else None
+            if offset is not None and offset >= 0 and op.value.get("topic") == self.topic:
+                partition = op.value["partition"]
+                ends[partition] = max(ends.get(partition, 0), offset + 1)
+        if not ends:
+            return False
+        found = self.read_share_offsets()
+
+        def settled(partition: int, end: int) -> bool:
+            read = found.get(partition)
+            if read is None:  # not initialized yet: nothing was delivered from it
+                return False
+            return read["lag"] == 0 if read.get("lag") is not None else read["start_offset"] >= end
+        return all(settled(partition, end) for partition, end in ends.items())
+
     def admin(self, command: str, *args: str, user: tuple[str, str] | None = None) -> dict[str, Any]:
         """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON
         result, or {"error": ExceptionName, "message"} when the broker refused it. `user`: (name,

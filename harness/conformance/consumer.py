@@ -4,7 +4,7 @@ command at a time (poll, ack, commit, close; `docs/driver.md`), and the records 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from harness.conformance.kafka_errors import error_is
 from harness.errors import HarnessError
@@ -47,14 +47,19 @@ class StepConsumer:
         return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
                 for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
 
-    def poll_until(self, count: int, timeout: float = 30.0, ack: str | None = None) -> list[Record]:
+    def poll_until(self, count: int, timeout: float = 30.0, ack: str | None = None,
+                   settled: Callable[[], bool] | None = None) -> list[Record]:
         """Batches until `count` records came or `timeout` passed (all of them, in order). In explicit
         mode a batch must be acknowledged before the next poll: `ack` names the type each batch gets
-        (without it, a short first batch is an error rather than a refused poll)."""
+        (without it, a short first batch is an error rather than a refused poll). `settled`: asked
+        after a poll that returned nothing, it says that no more records can come (e.g. the session's
+        `all_settled`: the group settled every record written), so the wait ends there."""
         import time
         deadline, got = time.monotonic() + timeout, []
         while len(got) < count and (left := deadline - time.monotonic()) > 0:
             batch = self.poll(min(left, 5.0))
+            if not batch and settled is not None and settled():
+                break
             got.extend(batch)
             if batch and ack is not None:
                 self.ack(batch, ack)

@@ -21,7 +21,7 @@ def test_every_acquired_record_is_handed_to_the_application(share_session):
     s = share_session(topic_partitions=2)
     ids = s.produce(40, partition=None)
     c = s.consumer(mode="implicit")
-    got = c.poll_until(40, timeout=40)
+    got = c.poll_until(40, timeout=40, settled=s.all_settled)  # (ends once the group settled all)
     c.commit_sync()
     assert sorted(r.id for r in got) == sorted(ids), \
         f"the application was not given {sorted(set(ids) - {r.id for r in got})[:10]}"
@@ -37,7 +37,7 @@ def test_the_client_acknowledges_only_records_it_handed_over(share_session):
     s = share_session(topic_partitions=1)
     s.produce(12)
     c = s.consumer()
-    got = c.poll_until(12, timeout=40, ack="ACCEPT")
+    got = c.poll_until(12, timeout=40, ack="ACCEPT", settled=s.all_settled)
     assert all(r["error"] is None for r in c.commit_sync())
     given = {r.key for r in got}
     acked = {(r["topic"], r["partition"], r["offset"]) for op in s.ops(c.name, "acknowledge") if op.type == "ok"
