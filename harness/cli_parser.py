@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from harness import parse
+from harness.kafka.dead_letter import MODES as DEAD_LETTER_MODES
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spec import SPARK_THRESHOLD
 from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, PROFILES
@@ -79,6 +80,9 @@ def _add_run(sub) -> None:
     run.add_argument("--records", type=_positive_int, default=None)
     run.add_argument("--base-port", type=_positive_int, default=None)
     _add_run_faults(run)
+    run.add_argument("--dead-letter", choices=DEAD_LETTER_MODES, default="off",
+                     help="the share group's dead-letter queue (KIP-1191, Kafka 4.4+): off, headers (DLQ records "
+                          "carry the context headers only) or copy (and the record); checked by no-loss")
     run.add_argument("--client", default="confluent",
                      help="the share-consumer library the consumers run: confluent, java, franz, or the path "
                           "of a driver manifest (docs/driver.md)")

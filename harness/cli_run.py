@@ -42,7 +42,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
                    fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
                    client=args.client, backend=args.backend, kafka_image=args.kafka_image,
-                   kafka_image_classpath=args.kafka_image_classpath)
+                   kafka_image_classpath=args.kafka_image_classpath, dead_letter=args.dead_letter)
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)

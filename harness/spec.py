@@ -101,6 +101,9 @@ class RunSpec:
     workload_events: tuple[str, ...] = ()  # consumer faults scheduled beside `faults` (crashes, joins)
     lock_duration_ms: int | None = None  # the group's acquisition lock (None: the broker's)
     delivery_count_limit: int | None = None  # the group's delivery-count limit, where the release has it
+    #: the group's dead-letter queue (KIP-1191, 4.4+): off, headers (DLQ records carry the context headers
+    #: only) or copy (and the record's key and value); its topic is `dlq.<topic>` (harness.kafka.dead_letter)
+    dead_letter: str = "off"
     # faults (harness.faults): catalogue names, a seed for the schedule (default: `seed`), mean seconds apart
     faults: tuple[str, ...] = ()
     fault_seed: int | None = None
@@ -185,6 +188,17 @@ class RunSpec:
         driver_info(self.client)  # a bad name or manifest is a one-line error naming the valid ones
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
+        self._check_dead_letter()
+
+    def _check_dead_letter(self) -> None:
+        from harness.kafka.dead_letter import MODES
+        from harness.kafka.versions import release_line
+        if self.dead_letter not in MODES:
+            raise HarnessError(f"invalid dead-letter {self.dead_letter!r}: use one of {', '.join(MODES)}")
+        if self.dead_letter != "off" and release_line(self.kafka_version).group_config("dead_letter_topic") is None:
+            raise HarnessError(f"dead-letter {self.dead_letter} needs Kafka 4.4.0 or newer (KIP-1191: the share-group "
+                               f"dead-letter queue); {self.kafka_version} has none: use --kafka-version 4.4.0 or "
+                               f"dead-letter off")
 
     def _check_faults(self) -> None:
         if self.fault_seed is not None and not _is_int(self.fault_seed):
@@ -248,6 +262,8 @@ class RunSpec:
             "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
             "--behaviour", self.behaviour]
         args += ["--records", str(self.records)]
+        if self.dead_letter != "off":
+            args += ["--dead-letter", self.dead_letter]
         if self.client != "confluent":
             args += ["--client", self.client]
         if self.bootstrap_servers:

@@ -228,6 +228,17 @@ def _run_shaped_histories(tmp: Path) -> list[Path]:
     return files
 
 
+def _dead_letter_histories(tmp: Path) -> list[Path]:
+    """The committed real run with a dead-letter queue (tests/histories: its `dead-letters` read is
+    flattened to a row every slot replays and one row per share-partition), and its two DLQ mutants."""
+    from harness.mutants import MUTANTS, read_ops
+    ops = read_ops(REPO / "tests" / "histories" / "dlq-poison-leader.jsonl.gz")
+    files = [_write(ops, tmp / "dlq" / "history.parquet")]
+    for name in ("dead-letter-dropped", "accepted-dead-lettered"):
+        files.append(_write(MUTANTS[name](ops, random.Random(1)).ops, tmp / name / "history.parquet"))
+    return files
+
+
 def test_spark_engine_equals_the_in_process_engine_on_run_shaped_histories(tmp_path):
     """Every history the real-cluster tests and suites wrote (reports/runs), the newest 60, and always
     the run-shaped ones built here, so the test never passes on nothing (an empty reports/runs, as
@@ -241,7 +252,7 @@ def test_spark_engine_equals_the_in_process_engine_on_run_shaped_histories(tmp_p
     assert kinds >= {"produce", "poll", "acknowledge", "commit", "callback", "hold", "error", "fault-start",
                      "fault-heal", "truncated", "records-deleted", "records-compacted", "transaction",
                      "reset-offsets", "drain", "produce-flush", "recover", "share-offsets", "share-state"}, kinds
-    files = runs + built
+    files = runs + built + _dead_letter_histories(tmp_path)
     verdicts = set()
     for layout in ("direct", "shuffle"):
         checks = check_files(files, layout=layout)

@@ -139,10 +139,12 @@ def test_model_histories_survive_the_parquet_round_trip(tmp_path):
 # ------------------------------------------------------------------ mutations
 
 #: The shared mutant classes (harness/mutants.py) a model history can hold a spot for: the simulator writes
-#: no state-topic read (state-not-terminal), no truncation (unclean-flag-dropped) and resets to earliest
-#: (latest-skip-after-start).
+#: no state-topic read (state-not-terminal), no truncation (unclean-flag-dropped), no dead-letter queue
+#: (dead-letter-dropped, accepted-dead-lettered: on the committed real history instead) and resets to
+#: earliest (latest-skip-after-start).
 MODEL_MUTANTS = tuple(n for n in MUTANTS if n not in ("state-not-terminal", "unclean-flag-dropped",
-                                                       "latest-skip-after-start"))
+                                                       "latest-skip-after-start", "dead-letter-dropped",
+                                                       "accepted-dead-lettered"))
 
 
 def assert_killed(m, results) -> None:

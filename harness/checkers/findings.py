@@ -121,6 +121,9 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
         n["batches"] = batches
     for prop, found in obs.anomalies.items():
         found.sort(key=lambda a: (a.evidence, a.kind, a.message))
+        if len(partials) > 1:  # a judgement of a global row (every slot replays it) is listed once
+            seen: set = set()
+            found[:] = [a for a in found if (key := (a.kind, a.message, a.evidence)) not in seen and not seen.add(key)]
         if len(found) > ANOMALY_CAP:
             n[f"{prop}:more"] += len(found) - ANOMALY_CAP
             del found[ANOMALY_CAP:]
@@ -168,10 +171,14 @@ def _stats(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
     limit = int(config.get("delivery_count_limit", 5))
     s = obs.stats
     s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
-                    "archived_at_limit": n["archived-at-limit"], "unknown_outcome": n["unresolved-maybe"],
+                    "archived_at_limit": n["archived-at-limit"] + n["archived"], "unknown_outcome": n["unresolved-maybe"],
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
                     "truncated": n["truncated"], "deleted": n["deleted"], "compacted": n["compacted"],
                     "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"]}
+    if config.get("dead_letter_topic"):  # KIP-1191 (harness.checkers.dead_letter)
+        s["no-loss"]["dead_letter_queue"] = {
+            "topic": config["dead_letter_topic"], "accounted": n["dead-letters-accounted"],
+            "duplicates": n["dead-letter-duplicates"], "of_unsettled_records": n["dead-letters-unsettled"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}
     s["batch-order"] = {"batches": n["batches"]}

@@ -97,5 +97,6 @@ def judge_end(r) -> None:
                          f"record {rid} at {topic}-{partition}@{offset} was acknowledged by the broker, but another "
                          f"record was later acknowledged at the same offset and the history shows no truncation",
                          (produce_index,), offset=offset)
-    # below the watermark: settled; those settled as GONE (deleted, aborted) were not accepted
-    n["accepted"] += max(0, sum(ledger.watermark.values()) - n["gone-passed"])
+    # below the watermark: settled; those settled as GONE (deleted, aborted) or archived at the limit
+    # (`Ledger.advance`) were not accepted
+    n["accepted"] += max(0, sum(ledger.watermark.values()) - n["gone-passed"] - n["archived"])

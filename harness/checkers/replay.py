@@ -39,7 +39,7 @@ import gc
 import json
 from typing import Any, Sequence
 
-from harness.checkers import ack_results, batch_order, delivery_count, durable_state, exclusive, no_loss
+from harness.checkers import ack_results, batch_order, dead_letter, delivery_count, durable_state, exclusive, no_loss
 from harness.checkers.evidence import Evidence
 from harness.checkers.findings import PROPERTIES, Findings, Observation, Partial, observation
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, MS, NEVER, OPEN, Ledger, Rec
@@ -74,6 +74,8 @@ class Replay:
         self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic)
         self.acks = ack_results.AckBook(self)
         self.batches = batch_order.Judge(self.findings)
+        self.config_group: str | None = config.get("group")
+        self.dead_letters = dead_letter.DeadLetters(self, config)
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
@@ -245,6 +247,8 @@ class Replay:
                 self.evidence.fault_heal(v, index, time)
         elif f in ("share-offsets", "share-state"):
             self.durable_read(index, time, process, type_, f, topic, partition, offset, v)
+        elif f == "dead-letters":
+            self.dead_letters.row(index, type_, None if topic is None else (topic, partition), v)
         elif type_ in ("ok", "info") and f == "transaction":
             self.transaction(index, time, v)
         elif type_ == "ok" and topic is not None and f in ("records-deleted", "records-compacted", "reset-offsets"):
@@ -349,6 +353,7 @@ class Replay:
         self.state_topic.check()
         self.after_terminal.resolve()
         no_loss.judge_end(self)
+        self.dead_letters.judge_end()
         self.acks.end()
         self.findings.n["durable-reads"] += self.durable_reads
         return self.findings.partial()

@@ -33,6 +33,7 @@ from harness import procs
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.jars import KafkaDistribution, require_tool
+from harness.model.share_partition import ARCHIVED, ARCHIVING, STATE_IDS
 
 
 def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets") -> Path:
@@ -112,7 +113,9 @@ def _run_once(dist: KafkaDistribution, cache: Path, program: str, args: tuple[st
 
 
 #: the programs the helper JVM serves (each is a class with a main(String[]) that prints JSON)
-HELPED = ("ShareOffsets", "ShareState", "Quorum", "ShareAdmin")
+#: batch states of a record archived, or being archived (its DLQ write under way: KIP-1191, 4.4)
+ARCHIVED_IDS = (STATE_IDS[ARCHIVED], STATE_IDS[ARCHIVING])
+HELPED = ("ShareOffsets", "ShareState", "Quorum", "ShareAdmin", "DeadLetters")
 HELPER_NAME = "java-helper"  # its managed process's name (tests that count processes leave it out)
 _ANSWER = b"@@ksh-helper "
 
@@ -291,7 +294,7 @@ class _StateReplay:
         _, written, archived = self.ever.setdefault(key, (max(0, r["start_offset"]), [], []))
         for first, last, state, _ in r["batches"]:
             written.append((first, last))
-            if state == 4:
+            if state in ARCHIVED_IDS:
                 archived.append((first, last))
 
     def _note_write(self, key: tuple[str, int], r: dict) -> None:
@@ -367,6 +370,23 @@ def read_share_state(dist: KafkaDistribution, cache: Path, bootstrap: str, group
         return None
     history.append(process, "ok", "share-state", {"group": group, "partitions": partitions})
     return partitions
+
+
+def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str, dlq_topic: str,
+                      history: HistoryWriter, process: str = "admin-dlq") -> list[dict] | None:
+    """Record one read of `group`'s dead-letter queue topic `dlq_topic` (KIP-1191) in `history`: each DLQ
+    record's source record (from its context headers), key and value (`harness.kafka.dead_letter`);
+    None (and a `fail` naming why) if it did not work."""
+    from harness.kafka.dead_letter import parse_dead_letter
+    history.append(process, "invoke", "dead-letters", {"group": group, "dlq_topic": dlq_topic})
+    try:
+        records = [parse_dead_letter(r) for r in run_java(dist, cache, "DeadLetters", bootstrap, dlq_topic)["records"]]
+    except (HarnessError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+        history.append(process, "fail", "dead-letters", {"group": group, "dlq_topic": dlq_topic,
+                                                        "error": str(exc)[:300]})
+        return None
+    history.append(process, "ok", "dead-letters", {"group": group, "dlq_topic": dlq_topic, "records": records})
+    return records
 
 
 def active_controller(dist: KafkaDistribution, cache: Path, bootstrap: str) -> int | None:

@@ -30,6 +30,22 @@ class AdminOperations:
         """The group's start offset per partition of the topic (see `read_share_offsets`)."""
         return {p: found["start_offset"] for p, found in self.read_share_offsets().items()}
 
+    @property
+    def dead_letter_topic(self) -> str | None:
+        """The group's dead-letter queue topic (KIP-1191), when the session's spec turned it on."""
+        return self.ctx.dead_letter_topic
+
+    def read_dead_letters(self) -> list[dict]:
+        """The group's DLQ records (`harness.kafka.dead_letter.parse_dead_letter`: the source record each
+        names, its delivery count and message, key and value), read to the topic's end once no record
+        is ARCHIVING, and recorded in the history (`dead-letters`: the checker accounts for them)."""
+        if self.ctx.dead_letter_topic is None:
+            raise HarnessError("this session's group has no dead-letter queue: open it with dead_letter='headers'")
+        found = self.ctx.read_dead_letters()
+        if found is None:
+            raise HarnessError(f"reading {self.ctx.dead_letter_topic} failed (see the history's dead-letters op)")
+        return found
+
     def all_settled(self) -> bool:
         """Whether every record written to the topic is settled for the group: for each partition a
         produce wrote to, the group's lag (`read_share_offsets`, where the release reports it) is 0,

@@ -18,6 +18,7 @@ AREAS = {
     "partitions-added": "Partitions added",
     "authorization": "Authorization",
     "newer-features": "Newer features",
+    "dead-letter": "Dead-letter queue (KIP-1191)",
     "client": "Client rules",
     "model": "Model-based (stateful)",
 }

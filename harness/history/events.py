@@ -206,9 +206,9 @@ def check_arrow_schema(schema, path: Path) -> None:
 
 #: Operations whose value (JSON in an event row) the replay reads: checked when a Parquet history loads.
 VALUE_FS = ("config", "crash", "fault-start", "fault-heal", "transaction", "share-state", "truncated",
-            "reset-offsets")
+            "reset-offsets", "dead-letters")
 #: Of those, the ones whose `ok` rows carry one share-partition's part of the op (the op is flattened).
-_FLAT_VALUE = ("share-state", "truncated", "reset-offsets")
+FLAT_VALUE = ("share-state", "truncated", "reset-offsets", "dead-letters")
 
 
 def check_event_values(batches, path: Path) -> None:
@@ -233,7 +233,7 @@ def check_event_values(batches, path: Path) -> None:
             ["index", "time", "process", "type", "f", "topic", "offset", "value"]).to_pylist()
         for row in rows:
             try:
-                validate_event_value(row, flat=row["f"] in _FLAT_VALUE and row["type"] == "ok"
+                validate_event_value(row, flat=row["f"] in FLAT_VALUE and row["type"] == "ok"
                                      and row["topic"] is not None)
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 raise HarnessError(f"malformed Parquet history {path} op {row['index']} ({row['f']}): "
@@ -250,6 +250,25 @@ def _strings(col) -> list[Any]:
     words = col.dictionary.to_pylist() + [None]
     codes = pc.fill_null(col.indices, len(words) - 1).to_numpy().tolist()
     return list(map(words.__getitem__, codes))
+
+
+def _flatten_dead_letters(add, base: tuple, v: dict) -> None:
+    """A read of the dead-letter queue: one row for the read itself (every replay slot learns that it
+    happened, and how many DLQ records had no source headers), then one row per source share-partition
+    with its entries [offset, delivery count, message, group] (each slot judges its own)."""
+    by_tp: dict[tuple, list] = {}
+    malformed = 0
+    for r in v["records"]:
+        topic, partition, offset = r.get("topic"), r.get("partition"), r.get("offset")
+        if isinstance(topic, str) and isinstance(partition, int) and isinstance(offset, int):
+            by_tp.setdefault((topic, partition), []).append(
+                [offset, r.get("delivery_count"), r.get("message"), r.get("group")])
+        else:
+            malformed += 1
+    add(*base, value=json.dumps({"dlq_topic": v.get("dlq_topic"), "read": len(v["records"]),
+                                 "malformed": malformed}, separators=(",", ":")))
+    for (topic, partition), entries in by_tp.items():
+        add(*base, topic, partition, value=json.dumps({"entries": entries}, separators=(",", ":")))
 
 
 def _flatten(table: EventTable, op: Op) -> None:
@@ -292,6 +311,9 @@ def _flatten(table: EventTable, op: Op) -> None:
                                       **{k: p[k] for k in ("writes_from", "ever_written", "ever_archived")
                                          if k in p}},
                                      separators=(",", ":")))
+            return
+        if f == "dead-letters" and isinstance(v.get("records"), list):
+            _flatten_dead_letters(add, base, v)
             return
         if f == "truncated" and v.get("records"):
             extra = json.dumps({"id": v.get("id"), "unclean": bool(v.get("unclean"))}, separators=(",", ":"))

@@ -16,7 +16,7 @@ KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
     "recover", "hold", "share-state", "records-deleted", "transaction",
-    "records-compacted",
+    "records-compacted", "dead-letters",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -255,6 +255,36 @@ def _check_fault(v: Any, t: str) -> None:
         raise ValueError(f"field value.id must be a string, got {_short(v['id'])}")
 
 
+def _check_dead_letters(v: Any, t: str) -> None:
+    """A read of the group's dead-letter queue (KIP-1191): each DLQ record's source, from its headers
+    (None where a header was missing: the checker reports it), and its delivery count and message."""
+    _fields(v, "value", strs=("dlq_topic",))
+    for i, r in enumerate(_list(v, "records", "value")):
+        _fields(r, f"value.records[{i}]", present=("topic", "partition", "offset", "delivery_count", "message"))
+        for key in ("partition", "offset", "delivery_count"):
+            if r[key] is not None:
+                _int(r[key], f"value.records[{i}].{key}")
+        for key in ("topic", "message", "group"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                raise ValueError(f"field value.records[{i}].{key} must be a string, got {_short(r[key])}")
+
+
+def validate_dead_letter_entries(v: Any, where: str) -> None:
+    """The value of one share-partition's row of a `dead-letters` read: {"entries": [[offset, delivery
+    count or null, message or null, group or null], ...]}, or the read's own row (no entries)."""
+    if not isinstance(v, dict):
+        raise ValueError(f"field {where} must be an object, got {_short(v)}")
+    for j, entry in enumerate(v.get("entries", [])):
+        at = f"{where}.entries[{j}]"
+        if not isinstance(entry, list) or len(entry) != 4:
+            raise ValueError(f"field {at} must be [offset, delivery_count, message, group], got {_short(entry)}")
+        _int(entry[0], f"{at}.offset")
+        if entry[1] is not None:
+            _int(entry[1], f"{at}.delivery_count")
+        if any(x is not None and not isinstance(x, str) for x in entry[2:]):
+            raise ValueError(f"field {at} must carry its message and group as strings, got {_short(entry)}")
+
+
 #: `f` -> (the check of an op's value, whether only `ok` ops are checked); other ops' values are not read.
 _VALUE_CHECKS: dict[str, tuple[Callable[[Any, str], None], bool]] = {
     "produce": (_check_produce, False),
@@ -273,6 +303,7 @@ _VALUE_CHECKS: dict[str, tuple[Callable[[Any, str], None], bool]] = {
     "share-state": (_check_share_state, True),
     "fault-start": (_check_fault, False),
     "fault-heal": (_check_fault, False),
+    "dead-letters": (_check_dead_letters, True),
 }
 
 
@@ -288,6 +319,9 @@ def validate_event_value(row: dict[str, Any], flat: bool) -> None:
     except (ValueError, RecursionError):
         raise ValueError(f"field value is not JSON: {_short(value)}") from None
     f = row["f"]
+    if f == "dead-letters" and row["type"] == "ok":  # the read's own row, or a share-partition's entries
+        validate_dead_letter_entries(v, "value")
+        return
     if not flat:
         validate_value(Op(_int(row["index"], "index"), _int(row["time"], "time"), str(row["process"]),
                           str(row["type"]), f, v))

@@ -87,13 +87,16 @@ _GROUP_41 = {**_BASE_GROUP, "isolation_level": "share.isolation.level"}
 _GROUP_43 = {**_GROUP_41, "delivery_count_limit": "share.delivery.count.limit",
              "max_record_locks": "share.partition.max.record.locks",
              "renew_acknowledge": "share.renew.acknowledge.enable"}
+#: 4.4: the share-group dead-letter queue (KIP-1191; `harness.kafka.dead_letter`)
+_GROUP_44 = {**_GROUP_43, "dead_letter_topic": "errors.deadletterqueue.topic.name",
+             "dead_letter_copy": "errors.deadletterqueue.copy.record.enable"}
 
 RELEASE_LINES: dict[str, ReleaseLine] = {
     "4.0": ReleaseLine("4.0", "unstable", _BASE_GROUP, python_share_consumer=False),
     "4.1": ReleaseLine("4.1", "feature", _GROUP_41, python_share_consumer=False),
     "4.2": ReleaseLine("4.2", "default", _GROUP_41),
     "4.3": ReleaseLine("4.3", "default", _GROUP_43),
-    "4.4": ReleaseLine("4.4", "default", _GROUP_43),
+    "4.4": ReleaseLine("4.4", "default", _GROUP_44),
 }
 
 #: Broker-level share-group config names (identical in 4.0-4.4).

@@ -26,11 +26,15 @@ from __future__ import annotations
 from harness.model.profiles import ModelProfile
 
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "Available", "Acquired", "Acknowledged", "Archived"
+#: KIP-1191 (4.4, a group with a dead-letter queue): a rejected or limit-archived record while its DLQ
+#: write is under way; never delivered again, ARCHIVED once the write is done (or failed)
+ARCHIVING = "Archiving"
 TERMINAL = (ACKNOWLEDGED, ARCHIVED)
 #: KIP-932 RecordState ids, as `__share_group_state` batches write them (Acquired is never persisted)
-STATE_IDS = {AVAILABLE: 0, ACQUIRED: 1, ACKNOWLEDGED: 2, ARCHIVED: 4}
+STATE_IDS = {AVAILABLE: 0, ACQUIRED: 1, ACKNOWLEDGED: 2, ARCHIVING: 3, ARCHIVED: 4}
 STATE_NAMES = {i: name.upper() for name, i in STATE_IDS.items()}
-TERMINAL_IDS = (STATE_IDS[ACKNOWLEDGED], STATE_IDS[ARCHIVED])
+#: what the state topic may hold for a record the history settled (ARCHIVING: on its way to ARCHIVED)
+TERMINAL_IDS = (STATE_IDS[ACKNOWLEDGED], STATE_IDS[ARCHIVING], STATE_IDS[ARCHIVED])
 #: what ends an acquisition: the consumer's RELEASE or its lock timing out ("release"), or its share
 #: session ending (close, connection lost: "session")
 RELEASE, SESSION = "release", "session"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.checkers import Result, check_safe, compose, verdict_word
+from harness.errors import HarnessError
 from harness.checkers.registry import CHECKERS
 from harness.cluster.base import Cluster
 from harness.history.schema import SCHEMA_VERSION
@@ -100,6 +101,7 @@ class RunContext:
     #: the share group's limits in force (lock_duration_ms, delivery_count_limit, session_timeout_ms, ...):
     #: the broker's values, or the group configs this run set once the cluster shows them
     limits: dict[str, int] = field(default_factory=dict)
+    dead_letter_topic: str | None = None  # the group's DLQ topic (KIP-1191), when the spec turns it on
     _client_log: logging.Handler | None = None
     _closed: bool = False
 
@@ -143,7 +145,7 @@ class RunContext:
         version = self.version
         settings = limit_settings(spec, version)
         configs = {"share.auto.offset.reset": "earliest", **{name: str(value) for _, name, value in settings},
-                   **spec.group_configs}
+                   **self._dead_letter_queue(inspector, rf, version), **spec.group_configs}
         set_group_configs(inspector.admin, self.group, configs)
         # Group configs reach the brokers through the metadata log: a describe right after the change may
         # still show the old values (seen in CI: limit 5 recorded while the broker archived at 3).
@@ -156,8 +158,29 @@ class RunContext:
             "model_profile": ".".join(version.split(".")[:2]),
             "auto_offset_reset": configs.get("share.auto.offset.reset", "earliest"),
             "isolation_level": configs.get("share.isolation.level", "read_uncommitted"),
-            "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits})
+            "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits,
+            **({"dead_letter_topic": self.dead_letter_topic, "dead_letter_copy": spec.dead_letter == "copy"}
+               if self.dead_letter_topic else {})})
         return limits
+
+    def _dead_letter_queue(self, inspector, rf: int, version: str) -> dict[str, str]:
+        """With the spec's dead-letter on: create the group's DLQ topic (`dlq.<topic>`, as many partitions
+        as the topic, marked as a DLQ topic: the brokers do not create it by default) and return the group
+        configs that name it (KIP-1191; `harness.kafka.dead_letter`)."""
+        from harness.cluster.admin import create_topic
+        from harness.kafka.dead_letter import TOPIC_ENABLE_CONFIG, dead_letter_topic
+        from harness.kafka.versions import release_line
+        if self.spec.dead_letter == "off":
+            return {}
+        profile = release_line(version)
+        name_config, copy_config = profile.group_config("dead_letter_topic"), profile.group_config("dead_letter_copy")
+        if name_config is None or copy_config is None:
+            raise HarnessError(f"dead-letter {self.spec.dead_letter} needs Kafka 4.4.0 or newer (KIP-1191); the "
+                               f"cluster runs {version}")
+        self.dead_letter_topic = dead_letter_topic(self.topic)
+        create_topic(inspector.admin, self.dead_letter_topic, self.spec.topic_partitions, rf,
+                     {"min.insync.replicas": str(min(self.spec.min_insync_replicas, rf)), TOPIC_ENABLE_CONFIG: "true"})
+        return {name_config: self.dead_letter_topic, copy_config: str(self.spec.dead_letter == "copy").lower()}
 
     @property
     def version(self) -> str:
@@ -186,6 +209,32 @@ class RunContext:
                                  "admin-state")]
             for read in reads:
                 read.result()  # each read records its own failure (compiling included); a bug is raised here
+        if self.dead_letter_topic is not None:
+            self.read_dead_letters(reads[1].result())
+
+    def read_dead_letters(self, state: list[dict] | None = None) -> list[dict] | None:
+        """Read the group's DLQ topic to its end and record it (`dead-letters`), once the share coordinator
+        has no record left ARCHIVING (its DLQ write still under way; `state`: a `share-state` read just
+        made, else one is made); the DLQ records, or None if the read failed (recorded)."""
+        from harness.cluster.java_admin import read_dead_letters, read_share_state
+        from harness.cluster.inspect import ClusterInspector
+        from harness.kafka.dead_letter import writes_pending
+        from harness.paths import cache_dir
+        from harness.wait import WaitTimeout
+        cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
+        names = {ClusterInspector(bootstrap).topic_id(self.topic): self.topic}
+
+        def settled() -> bool:
+            nonlocal state
+            if state is None or writes_pending(state):
+                state = read_share_state(dist, cache, bootstrap, self.group, names, self.history, "admin-state")
+            return state is not None and not writes_pending(state)
+        try:
+            wait_until(settled, timeout=60, interval=0.5,
+                       what=f"group {self.group}'s records ARCHIVING to be written to {self.dead_letter_topic}")
+        except WaitTimeout:
+            pass  # read what is there: the checker reports what is missing
+        return read_dead_letters(dist, cache, bootstrap, self.group, self.dead_letter_topic, self.history)
 
     def close(self) -> None:
         """Collect the node logs, stop the cluster if this run started it, close the history. Whatever

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import crash_reason
-from harness.history.events import COLUMNS
+from harness.history.events import COLUMNS, FLAT_VALUE
 from harness.spark.merge import SlotOutput
 from harness.spark.pruning import without_idle_commit_returns
 from harness.spark.slots import slot_values
@@ -61,7 +61,7 @@ def _history_frame(spark, files: list[Path], runs: list[int]):
         spark.read.parquet(str(files[i].resolve())).select(*COLUMNS).withColumn("run", F.lit(i))
         .withColumn("seq", F.monotonically_increasing_id()) for i in runs])
     return (df.withColumn("member", F.lit(None).cast("string"))
-            .withColumn("value", F.when(~_keyed() | F.col("f").isin("truncated", "share-state", "reset-offsets"),
+            .withColumn("value", F.when(~_keyed() | F.col("f").isin(*FLAT_VALUE),
                                         F.col("value"))))
 
 

@@ -1,0 +1,158 @@
+"""The dead-letter queue's accounting (KIP-1191), judged under no-loss: nothing archived is lost.
+
+A group with a DLQ topic (the `config` op's `dead_letter_topic`) has every record a client REJECTed
+and every record archived at the delivery-count limit written to that topic, one DLQ record per offset
+carrying the source's topic, partition, offset, group, delivery count and the cause
+(`harness.kafka.dead_letter`). The history's `dead-letters` reads (the DLQ read to its end, after the
+consumers closed) are checked against what the history proves:
+- `dlq-missing`: a record rejected (its REJECT's result was success) or archived at the limit before
+  the read is not in the DLQ (Kafka 4.4 logs a failed DLQ write and archives the record anyway);
+- `dlq-accepted`: a record the history proves ACCEPTed is in the DLQ;
+- `dlq-wrong-context`: a DLQ record whose headers do not name its source, this group, a delivery count
+  within 1..limit, or the cause its record had (a rejected record below the limit is "rejected by
+  client"; one archived at the limit without a REJECT "delivery count exceeded").
+Duplicates are allowed (the DLQ write is at least once: a failover while a record is ARCHIVING writes
+it again) and counted. A group with a DLQ topic and no successful read is unknown for no-loss, never a
+pass. Memory: only rejected records' offsets are kept beyond the ledger (when the group has a DLQ).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from harness.checkers.ledger import ACCEPTED, MAYBE, REJECTED
+from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
+
+NAME = "no-loss"
+_CAUSE = {MESSAGE_REJECTED: "rejected", MESSAGE_LIMIT: "limit"}
+
+
+class DeadLetters:
+    """What the history holds of the group's DLQ: its reads and the records rejected (see the module)."""
+
+    def __init__(self, r, config: dict) -> None:
+        self.r = r
+        self.topic: str | None = config.get("dead_letter_topic") or None
+        self.read_index = -1  # the last successful read
+        self.failed: str | None = None  # why the last read failed, if none succeeded
+        self.malformed = 0  # DLQ records without the source headers
+        #: share-partition -> offset -> [(delivery count, message, group)] of the last read
+        self.found: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+        #: share-partition -> offset -> (index of the REJECT's result, count of the delivery it rejected)
+        self.rejected: dict[tuple, dict[int, tuple[int, int]]] = defaultdict(dict)
+        #: share-partition -> offsets archived at the limit after a REJECT of unknown outcome was sent
+        #: (the DLQ may name either cause)
+        self.maybe_rejected: dict[tuple, set] = defaultdict(set)
+        if self.topic is not None:
+            r.ledger.on_leave.append(self.record_left)
+
+    def record_left(self, tp: tuple, offset: int, rec) -> None:
+        if rec.status == REJECTED:
+            self.rejected[tp][offset] = (rec.status_index, rec.count)
+        elif rec.status < ACCEPTED and rec.ack_seen:
+            self.maybe_rejected[tp].add(offset)
+
+    def row(self, index: int, type_: str, tp: tuple | None, v: dict) -> None:
+        """A row of a `dead-letters` read: the read's own (tp None), or one share-partition's entries."""
+        if type_ == "fail":
+            self.failed = str(v.get("error") or "the read failed")
+            return
+        if type_ != "ok":
+            return
+        if tp is None:
+            if index != self.read_index:  # a new read: it replaces what an earlier one found
+                self.read_index, self.failed = index, None
+                self.found.clear()
+                self.malformed = int(v.get("malformed") or 0)
+            return
+        for offset, count, message, group in v.get("entries", ()):
+            self.found[tp][offset].append((count, message, group))
+
+    def judge_end(self) -> None:
+        r = self.r
+        findings = r.findings
+        if self.topic is None:
+            return
+        if self.read_index < 0:
+            why = f" ({self.failed})" if self.failed else ""
+            findings.obs.unknown.setdefault(NAME, f"the group has a dead-letter queue ({self.topic}) but the "
+                                                  f"history holds no successful read of it{why}: the KIP-1191 "
+                                                  f"accounting of archived records was not done")
+            return
+        if self.malformed:  # (every replay slot sees the read's own row: listed once in the merge)
+            findings.anomaly(NAME, "dlq-wrong-context",
+                             f"{self.malformed} records of the dead-letter queue {self.topic} lack the headers that "
+                             f"name their source record (__dlq.errors.topic, .partition, .offset)", (self.read_index,))
+        ledger = r.ledger
+        for tp in set(ledger.watermark) | set(self.found) | set(ledger.recs):
+            self._judge(tp, ledger)
+
+    def _judge(self, tp: tuple, ledger) -> None:
+        r, findings, n = self.r, self.r.findings, self.r.findings.n
+        found, rejected, archived = self.found.get(tp, {}), self.rejected.get(tp, {}), ledger.archived.get(tp, {})
+        recs, watermark = ledger.recs.get(tp, {}), ledger.watermark.get(tp, 0)
+        where = f"{tp[0]}-{tp[1]}"
+        expected: dict[int, str] = {}  # offset -> the cause the history proves
+        for offset, (index, _count) in rejected.items():
+            if index < self.read_index:
+                expected[offset] = "rejected"
+        either = self.maybe_rejected.get(tp, ())
+        for offset in archived:
+            if offset not in expected:
+                expected[offset] = "either" if offset in either else "limit"
+        for offset, rec in recs.items():  # still in the ledger at the end: rejected, or at the limit
+            if rec.produce_index < 0:
+                continue
+            if rec.status == REJECTED and 0 <= rec.status_index < self.read_index:
+                expected[offset] = "rejected"
+            elif rec.status < ACCEPTED and rec.status != MAYBE and rec.count >= r.limit:
+                expected[offset] = "either" if rec.ack_seen else "limit"
+        for offset, cause in sorted(expected.items()):
+            entries = found.get(offset)
+            if not entries:
+                what = "rejected" if cause == "rejected" else f"archived at the delivery-count limit {r.limit}"
+                findings.anomaly(NAME, "dlq-missing",
+                                 f"{where}@{offset} was {what}, but the dead-letter queue {self.topic} holds no "
+                                 f"record of it: KIP-1191 writes every record a group rejects or archives at the "
+                                 f"limit to the group's DLQ topic", (self.read_index,), offset=offset)
+                continue
+            n["dead-letters-accounted"] += 1
+            n["dead-letter-duplicates"] += len(entries) - 1
+            self._judge_context(tp, offset, cause, entries)
+        gone = ledger.gone.get(tp, ()), ledger.truncated_at.get(tp, ())
+        for offset, entries in sorted(found.items()):
+            if offset in expected or offset in gone[0] or offset in gone[1]:
+                continue
+            rec = recs.get(offset)
+            accepted = rec.status == ACCEPTED if rec is not None else offset < watermark
+            if accepted:
+                findings.anomaly(NAME, "dlq-accepted",
+                                 f"{where}@{offset} is in the dead-letter queue {self.topic}, but the history shows it "
+                                 f"accepted: only rejected records and records archived at the delivery-count limit "
+                                 f"go to a share group's DLQ (KIP-1191)", (self.read_index,), offset=offset)
+            else:  # not settled in the history (an acknowledgement of unknown outcome, acquisitions unseen)
+                n["dead-letters-unsettled"] += 1
+                self._judge_context(tp, offset, None, entries)
+
+    def _judge_context(self, tp: tuple, offset: int, cause: str | None, entries: list) -> None:
+        """`cause`: what the history proves ("rejected", "limit"), or None / "either" (not proven)."""
+        r, group = self.r, self.r.config_group
+        for count, message, entry_group in entries:
+            wrong = []
+            if group is not None and entry_group != group:
+                wrong.append(f"group {entry_group!r}, not {group!r}")
+            if count is None or not 1 <= count <= r.limit:
+                wrong.append(f"delivery count {count}, outside 1..{r.limit}")
+            said = _CAUSE.get(message)
+            if said is None:
+                wrong.append(f"message {message!r}, neither {MESSAGE_REJECTED!r} nor {MESSAGE_LIMIT!r}")
+            elif cause == "limit" and said == "rejected":
+                wrong.append(f"message {message!r} for a record archived at the limit that no client rejected")
+            elif cause == "rejected" and said == "limit" and (count or 0) < r.limit:
+                wrong.append(f"message {message!r} for a record rejected below the limit")
+            if wrong:
+                r.findings.anomaly(NAME, "dlq-wrong-context",
+                                   f"the dead-letter record of {tp[0]}-{tp[1]}@{offset} in {self.topic} carries "
+                                   f"{'; '.join(wrong)} (KIP-1191's context headers)", (self.read_index,),
+                                   offset=offset)
+                return

@@ -1,0 +1,139 @@
+"""The dead-letter queue's accounting under no-loss (KIP-1191, `harness.checkers.dead_letter`) on
+hand-written histories: every rejected and limit-archived record is in the DLQ read with the context
+its cause gives, no accepted record is there, and a group with a DLQ but no read of it is unknown.
+Also the `dead-letters` op through the Parquet event rows and the spec's release check."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checkers import no_loss
+from harness.errors import HarnessError
+from harness.history.events import EventTable
+from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED, parse_dead_letter, writes_pending
+from harness.spec import RunSpec
+from tests.test_unit_checkers import H, T, kinds
+
+DLQ = "dlq." + T
+
+
+def dlq_history(limit: int = 2) -> H:
+    """a accepted, b rejected, c released until archived at the limit (lock 1000 ms, then a later event)."""
+    h = H(limit=limit)
+    h.ops[0].value["dead_letter_topic"] = DLQ
+    for rid, o in (("a", 0), ("b", 1), ("c", 2)):
+        h.produce(rid, 0, o)
+    h.consume("consumer-0", [("a", 0, 0)])
+    h.consume("consumer-0", [("b", 0, 1)], ack="REJECT")
+    for count in range(1, limit + 1):
+        h.consume("consumer-0", [("c", 0, 2, count)], ack="RELEASE")
+    h.add("consumer-0", "invoke", "close", {}, dt_ms=1500)
+    h.add("consumer-0", "ok", "close", {})
+    return h
+
+
+def read(h: H, entries: list[tuple[int, int, str]], group: str = "g") -> None:
+    h.add("admin-dlq", "invoke", "dead-letters", {"group": "g", "dlq_topic": DLQ})
+    h.add("admin-dlq", "ok", "dead-letters", {"group": "g", "dlq_topic": DLQ, "records": [
+        {"topic": T, "partition": 0, "offset": o, "group": group, "delivery_count": c, "message": m,
+         "key": None, "value": None, "dlq_partition": 0, "dlq_offset": i} for i, (o, c, m) in enumerate(entries)]})
+
+
+def test_every_rejected_and_limit_archived_record_accounted_passes():
+    h = dlq_history()
+    read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
+    r = no_loss.check(h.ops)
+    assert r.valid is True, r
+    assert r.stats["dead_letter_queue"]["accounted"] == 2
+
+
+def test_a_duplicate_dead_letter_is_allowed_and_counted():
+    h = dlq_history()
+    read(h, [(1, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.stats["dead_letter_queue"]["duplicates"] == 1, r
+
+
+@pytest.mark.parametrize("entries, missing", [([(2, 2, MESSAGE_LIMIT)], 1), ([(1, 1, MESSAGE_REJECTED)], 2), ([], 1)])
+def test_a_rejected_or_archived_record_missing_from_the_dlq_fails(entries, missing):
+    h = dlq_history()
+    read(h, entries)
+    r = no_loss.check(h.ops)
+    assert r.valid is False and "dlq-missing" in kinds(r), r
+    assert any(a.detail.get("offset") == missing for a in r.anomalies if a.kind == "dlq-missing")
+
+
+def test_an_accepted_record_in_the_dlq_fails():
+    h = dlq_history()
+    read(h, [(0, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
+    assert kinds(no_loss.check(h.ops)) == ["dlq-accepted"]
+
+
+@pytest.mark.parametrize("entry, group", [((1, 1, MESSAGE_LIMIT), "g"), ((1, 0, MESSAGE_REJECTED), "g"),
+                                          ((1, 1, MESSAGE_REJECTED), "other"), ((1, 1, "gone"), "g")])
+def test_a_dead_letter_with_the_wrong_context_fails(entry, group):
+    h = dlq_history()
+    read(h, [entry, (2, 2, MESSAGE_LIMIT)], group=group)
+    found = kinds(no_loss.check(h.ops))
+    assert set(found) == {"dlq-wrong-context"} and len(found) == (2 if group != "g" else 1), found
+
+
+def test_a_limit_archived_record_named_rejected_fails():
+    h = dlq_history()
+    read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_REJECTED)])
+    assert kinds(no_loss.check(h.ops)) == ["dlq-wrong-context"]
+
+
+def test_a_group_with_a_dlq_and_no_read_is_unknown_never_a_pass():
+    h = dlq_history()
+    r = no_loss.check(h.ops)
+    assert r.valid == "unknown" and DLQ in r.reason, r
+    h.add("admin-dlq", "invoke", "dead-letters", {"group": "g", "dlq_topic": DLQ})
+    h.add("admin-dlq", "fail", "dead-letters", {"group": "g", "dlq_topic": DLQ, "error": "no topic"})
+    r = no_loss.check(h.ops)
+    assert r.valid == "unknown" and "no topic" in r.reason, r
+
+
+def test_a_history_without_a_dlq_ignores_the_accounting():
+    h = dlq_history()
+    del h.ops[0].value["dead_letter_topic"]
+    r = no_loss.check(h.ops)
+    assert r.valid is True and "dead_letter_queue" not in r.stats
+
+
+def test_the_parquet_rows_of_a_read_give_the_same_verdicts(tmp_path):
+    """The read is flattened to its own row and one row per share-partition (each replay slot judges
+    its own); the streamed Parquet replay agrees with the operations' replay, also on a failure."""
+    from harness.checkers.replay import PROPERTIES, replay_parquet
+    for entries, valid in (([(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)], True), ([(2, 2, MESSAGE_LIMIT)], False)):
+        h = dlq_history()
+        read(h, entries)
+        path = EventTable.from_ops(h.ops).write_parquet(tmp_path / f"h-{valid}.parquet")
+        obs = replay_parquet(path)
+        assert (not obs.anomalies["no-loss"]) is valid, obs.anomalies["no-loss"]
+        assert [a.kind for a in obs.anomalies["no-loss"]] == kinds(no_loss.check(h.ops))
+        assert set(PROPERTIES) >= set(obs.anomalies)
+
+
+def test_parse_dead_letter_reads_the_context_headers():
+    record = {"partition": 1, "offset": 7, "key": None, "value": "v", "headers": {
+        "__dlq.errors.topic": "t", "__dlq.errors.partition": "2", "__dlq.errors.offset": "40",
+        "__dlq.errors.group": "g", "__dlq.errors.delivery.count": "3", "__dlq.errors.message": MESSAGE_LIMIT}}
+    parsed = parse_dead_letter(record)
+    assert (parsed["topic"], parsed["partition"], parsed["offset"], parsed["delivery_count"]) == ("t", 2, 40, 3)
+    assert (parsed["dlq_partition"], parsed["dlq_offset"], parsed["value"]) == (1, 7, "v")
+    assert parse_dead_letter({"headers": {"__dlq.errors.offset": "x"}})["offset"] is None
+
+
+def test_writes_pending_sees_a_record_archiving():
+    assert writes_pending([{"batches": [[0, 3, 4, 1], [4, 4, 3, 2]]}])
+    assert not writes_pending([{"batches": [[0, 3, 4, 1]]}, {"batches": []}])
+
+
+def test_dead_letter_needs_a_release_with_a_dlq():
+    RunSpec(kafka_version="4.4.0", dead_letter="copy").validate()
+    with pytest.raises(HarnessError, match="needs Kafka 4.4.0 or newer"):
+        RunSpec(kafka_version="4.3.1", dead_letter="headers").validate()
+    with pytest.raises(HarnessError, match="invalid dead-letter"):
+        RunSpec(dead_letter="on").validate()
+    assert "--dead-letter headers" in RunSpec(dead_letter="headers").reproduce_command()
