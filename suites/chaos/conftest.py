@@ -1,7 +1,8 @@
 """Chaos scenarios: one fault (or a seeded schedule) under one consumer workload, checked record by record.
 
 `chaos_run(fault=..., workload=...)` runs the workload on the session cluster
-with short locks and a low delivery-count limit, applies the fault once at a
+with short locks and a low delivery-count limit (and, for the workloads that reject or archive
+records, a dead-letter queue on releases that have them: 4.4+), applies the fault once at a
 seeded time (`--ksh-seed`), heals it, drains, and returns the outcome. Every
 scenario asserts, through `ksh_fixtures.chaos.assert_chaos_verdict`, that the fault was applied
 and healed as scheduled and that the composed verdict of all checkers is a
@@ -35,6 +36,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(list(axes), combos, ids=["-".join(map(str, c)) for c in combos])
 
 
+#: workloads that send records to a dead-letter queue (REJECTs, records archived at the limit): on a
+#: release with DLQs (KIP-1191, 4.4+) their scenarios run with one, and no-loss accounts for it
+DEAD_LETTER_WORKLOADS = ("poison", "mix")
+
+
+def dead_letter_for(workload: str, version: str) -> str:
+    """The `RunSpec.dead_letter` of a scenario: "headers" for a DLQ workload on a release with DLQs."""
+    from harness.kafka.versions import release_line
+    if workload in DEAD_LETTER_WORKLOADS and release_line(version).group_config("dead_letter_topic"):
+        return "headers"
+    return "off"
+
+
 @pytest.fixture
 def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
     """Run `workload` with `fault` (a catalogue name, applied once) or `faults` (a random schedule),
@@ -50,7 +64,8 @@ def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
         fields = {"behaviour": spec.behaviour, "consumers": spec.consumers, "topic_partitions": spec.topic_partitions,
                   "workload": workload, "workload_events": spec.workload_events,
                   "lock_duration_ms": spec.lock_duration_ms, "delivery_count_limit": spec.delivery_count_limit,
-                  "faults": chosen, "fault_mode": "once" if fault else "random", "seed": scenario_seed}
+                  "faults": chosen, "fault_mode": "once" if fault else "random", "seed": scenario_seed,
+                  "dead_letter": dead_letter_for(workload, ksh_spec.kafka_version)}
         return share_run(**{**fields, **overrides})
 
     return _run
