@@ -1,5 +1,7 @@
 """`share-harness certify`: run the client rules of KIP-932 against one share-consumer driver, print
 each rule's result and the verdict, and exit by the verdict (the work is `harness.certify`).
+`share-harness matrix`: the conformance suite and a short chaos set over releases x clients, one page
+(the work is `harness.matrix`).
 """
 
 from __future__ import annotations
@@ -28,3 +30,21 @@ def cmd_certify(args: argparse.Namespace) -> int:
     print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "
           f"Kafka {cert['kafka_version']}; certificate {out / 'certificate.md'}; comparison {out.parent / 'index.md'}")
     return {"CERTIFIED": exitcodes.PASS, "NOT CERTIFIED": exitcodes.VIOLATION}.get(cert["verdict"], exitcodes.UNKNOWN)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    """Exit 0 when no cell failed or is unknown, 1 when one failed, 3 when one is unknown."""
+    from harness.matrix import default_versions, overall, run_matrix
+
+    def names(text: str | None, what: str) -> list[str] | None:
+        if text is None:
+            return None
+        found = [n.strip() for n in text.split(",") if n.strip()]
+        if not found:
+            raise HarnessError(f"--{what} {text!r} names none: give them comma-separated")
+        return found
+    versions = names(args.versions, "versions") or default_versions()
+    cells, page = run_matrix(versions, names(args.clients, "clients"), args.out, args.seed, args.select)
+    word = overall(cells)
+    print(f"matrix {word}: {len(cells)} cells; page {page}")
+    return {"PASS": exitcodes.PASS, "FAIL": exitcodes.VIOLATION}.get(word, exitcodes.UNKNOWN)

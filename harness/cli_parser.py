@@ -54,7 +54,8 @@ class _OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_clean, _add_setup):
+    for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_clean,
+                _add_setup):
         add(sub)
     return parser
 
@@ -150,6 +151,17 @@ def _add_certify(sub) -> None:
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
     certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
+
+
+def _add_matrix(sub) -> None:
+    matrix = sub.add_parser("matrix", help="run the conformance suite and a short chaos set over releases x "
+                                            "clients and write one page (nightly: hours)")
+    matrix.add_argument("--versions", default=None, help="comma-separated releases (default: the newest of "
+                                                         "each supported line)")
+    matrix.add_argument("--clients", default="confluent,java,franz", help="comma-separated clients")
+    matrix.add_argument("--seed", type=_whole, default=1)
+    matrix.add_argument("-k", dest="select", default=None, help="a pytest -k expression: only these tests")
+    matrix.add_argument("--out", type=Path, default=None, help="matrix root (default: reports/matrix)")
 
 
 def _add_clean(sub) -> None:

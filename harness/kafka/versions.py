@@ -9,7 +9,7 @@ Every entry was checked against the release's own jars/sources on Maven Central
 | 4.1  | `share.version=1` feature at format time (preview)         | + isolation level                         |
 | 4.2  | on by default (`ShareVersion.LATEST_PRODUCTION = SV_1`)    | same as 4.1                               |
 | 4.3  | on by default                                              | + `share.delivery.count.limit`, `share.partition.max.record.locks`, `share.renew.acknowledge.enable` |
-| 4.4  | on by default                                              | as 4.3                                    |
+| 4.4  | on by default (`share.version=2`: dead-letter queues)       | + `errors.deadletterqueue.topic.name`, `errors.deadletterqueue.copy.record.enable` (KIP-1191) |
 
 4.4.0 is complete on Maven Central since November 2026 (`kafka-tools-api:4.4.0`, which its POM
 names, was missing before; the harness excluded it then): it resolves with every dependency and is

@@ -1,0 +1,201 @@
+"""The version matrix: the conformance suite and a short chaos set over releases x clients, on one page.
+
+`share-harness matrix` (nightly: `tox -e matrix`) runs, for every release (default: the newest of
+each supported line) and every client (default: confluent, java, franz), one pytest child with
+`suites/conformance` and the short chaos set (`suites/chaos/test_chaos_leader.py`, the ci profile's
+covering subset) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
+KIP area x (release, client), each cell one of
+
+- PASS: every applicable test of the area passed;
+- FAIL: a test failed (its evidence, the failure's last line and run directory, listed under the table);
+- KNOWN BUG: a known deviation of that release was met (an expected failure with its evidence);
+- NOT SUPPORTED: every test of the area was skipped, with the reasons (a release without the feature,
+  a client without it);
+- UNKNOWN: the cell's pytest did not finish cleanly or wrote no report (never a pass).
+
+Each cell keeps its own conformance report, JUnit XML and log under `<out>/<release>/<client>/`, and
+the page gives the command that reproduces a cell. The work of a cell is `certify`'s (a pytest child
+torn down on Ctrl-C: `harness.pytest_child`); the areas and their results are the conformance
+report's (`harness.conformance.report`).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+CLIENTS = ("confluent", "java", "franz")
+#: the chaos row: one line of the page for the short chaos set
+CHAOS_AREA, CHAOS_TITLE = "chaos", "Chaos: leader failover under every workload (short set)"
+CHAOS_SUITE = "suites/chaos/test_chaos_leader.py"
+#: conformance report area result -> the matrix's word
+_WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
+          "NOT RUN": "NOT RUN"}
+
+
+def default_versions() -> list[str]:
+    """The newest known release of every supported line, oldest first."""
+    from harness.kafka.versions import SUPPORTED_LINES, newest_known
+    return [newest_known(line) for line in SUPPORTED_LINES]
+
+
+def check_matrix_args(versions: list[str], clients: list[str]) -> None:
+    """Bad input is one line, before any cluster starts: every release supported, every client known."""
+    from harness.clients.registry import driver_info
+    from harness.kafka.versions import check_supported
+    if not versions or not clients:
+        raise HarnessError("the matrix needs at least one release and one client (--versions, --clients)")
+    for version in versions:
+        check_supported(version)
+    for client in clients:
+        driver_info(client)
+
+
+@dataclass
+class Cell:
+    """One (release, client) of the matrix: its areas' words, the evidence of what failed, its files."""
+
+    version: str
+    client: str
+    out: Path
+    rc: int | None = None
+    areas: dict[str, str] = field(default_factory=dict)  # area -> matrix word
+    evidence: list[str] = field(default_factory=list)  # one line per failed or known-bug test
+    reproduce: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "client": self.client, "out": str(self.out), "rc": self.rc,
+                "areas": self.areas, "evidence": self.evidence, "reproduce": self.reproduce}
+
+
+def cell_command(version: str, client: str, out: Path, seed: int, select: str | None) -> list[str]:
+    from harness.certify import repo_root
+    root = repo_root()
+    cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), str(root / CHAOS_SUITE),
+           "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
+           "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
+           "--ksh-conformance-out", str(out / "conformance")]
+    return cmd + (["-k", select] if select else [])
+
+
+def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None) -> Cell:
+    """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
+    from harness.certify import repo_root
+    from harness.pytest_child import run_pytest
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = cell_command(version, client, out, seed, select)
+    cell = Cell(version, client, out, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
+                                                            "--clients", client, "--seed", str(seed)]
+                                                           + (["-k", select] if select else [])))
+    with open(out / "pytest.log", "w") as log:
+        cell.rc = run_pytest(cmd, cwd=repo_root(), stdout=log)
+    read_cell(cell)
+    return cell
+
+
+def read_cell(cell: Cell) -> None:
+    """Fill `cell`'s areas and evidence from its conformance report and JUnit XML. A pytest that did not
+    finish cleanly (exit other than 0, 1 or 5) or wrote no report leaves every area UNKNOWN."""
+    from harness.conformance.report import AREAS
+    report = cell.out / "conformance" / "conformance.json"
+    if cell.rc not in (0, 1, 5) or not report.is_file():
+        why = f"pytest exit {cell.rc}" if cell.rc not in (0, 1, 5) else "no conformance report"
+        cell.areas = {area: "UNKNOWN" for area in (*AREAS, CHAOS_AREA)}
+        cell.evidence = [f"{why}: see {cell.out / 'pytest.log'}"]
+        return
+    conformance = json.loads(report.read_text())
+    cell.areas = {area: _WORDS.get(word, "UNKNOWN") for area, word in conformance.get("areas", {}).items()}
+    for test in conformance.get("tests", ()):
+        if test["result"] in ("fail", "error", "xfail"):
+            kind = "known bug" if test["result"] == "xfail" else test["result"]
+            where = f" ({test['run_dir']})" if test.get("run_dir") else ""
+            cell.evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")
+    cell.areas[CHAOS_AREA], chaos_evidence = chaos_result(cell.out / "junit.xml")
+    cell.evidence += chaos_evidence
+
+
+def chaos_result(junit: Path) -> tuple[str, list[str]]:
+    """The short chaos set's word from the cell's JUnit XML: FAIL if a scenario failed or errored, KNOWN
+    BUG if one passed only by a release's known bug (xfail), PASS if at least one passed, NOT SUPPORTED
+    if all were skipped, UNKNOWN without the XML or a scenario."""
+    if not junit.is_file():
+        return "UNKNOWN", [f"chaos: no JUnit XML at {junit}"]
+    results, evidence = [], []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        if "suites.chaos" not in (case.get("classname") or ""):
+            continue
+        name = case.get("name")
+        failed = case.find("failure") if case.find("failure") is not None else case.find("error")
+        skipped = case.find("skipped")
+        if failed is not None:
+            results.append("fail")
+            evidence.append(f"fail: chaos `{name}`: {(failed.get('message') or '').splitlines()[0][:200]}")
+        elif skipped is not None and (skipped.get("type") or "").endswith("xfail"):
+            results.append("xfail")
+            evidence.append(f"known bug: chaos `{name}`: {(skipped.get('message') or '')[:200]}")
+        elif skipped is not None:
+            results.append("skipped")
+        else:
+            results.append("pass")
+    if not results:
+        return "UNKNOWN", ["chaos: no scenario ran"]
+    word = ("FAIL" if "fail" in results else "KNOWN BUG" if "xfail" in results else
+            "PASS" if "pass" in results else "NOT SUPPORTED")
+    return word, evidence
+
+
+def render(cells: list[Cell]) -> str:
+    """The page: KIP area x (release, client), then each cell's evidence and reproduce command."""
+    from harness.conformance.report import AREAS
+    titles = {**AREAS, CHAOS_AREA: CHAOS_TITLE}
+    heads = [f"{c.version} / {c.client}" for c in cells]
+    lines = ["# Version matrix: KIP-932 conformance and chaos by release and client", "",
+             "PASS, FAIL (evidence below), KNOWN BUG (a known deviation of the release, evidence below), "
+             "NOT SUPPORTED (every test skipped: the release or client lacks the feature), UNKNOWN (the cell "
+             "did not finish: never a pass).", "",
+             "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
+    for area, title in titles.items():
+        lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
+    for c in cells:
+        lines += ["", f"## Kafka {c.version}, client {c.client}", "",
+                  f"Report: `{c.out / 'conformance' / 'conformance.md'}`; log: `{c.out / 'pytest.log'}`; "
+                  f"reproduce: `{c.reproduce}`", ""]
+        lines += [f"- {e}" for e in c.evidence] or ["- nothing failed"]
+    return "\n".join(lines) + "\n"
+
+
+def overall(cells: list[Cell]) -> str:
+    """FAIL if any cell failed, UNKNOWN if any cell is unknown, else PASS (known bugs and features a
+    release or client does not have are results, not failures of the matrix)."""
+    words = {w for c in cells for w in c.areas.values()}
+    return "FAIL" if "FAIL" in words else "UNKNOWN" if "UNKNOWN" in words or not cells else "PASS"
+
+
+def write_matrix(cells: list[Cell], out: Path) -> Path:
+    (out / "matrix.json").write_text(json.dumps({"overall": overall(cells), "cells": [c.to_json() for c in cells]},
+                                                indent=1))
+    page = out / "matrix.md"
+    page.write_text(render(cells))
+    return page
+
+
+def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = None, seed: int = 1,
+               select: str | None = None) -> tuple[list[Cell], Path]:
+    """Every (release, client) cell in turn; the page rewritten after each (a long run shows progress)."""
+    from harness.report.rundir import new_stamped_dir, reports_root
+    check_matrix_args(versions, clients)
+    out = new_stamped_dir(out_root or reports_root() / "matrix", "matrix")
+    cells: list[Cell] = []
+    for version in versions:
+        for client in clients:
+            print(f"matrix: Kafka {version} with {client} ...", flush=True)
+            cells.append(run_cell(version, client, out / version / client, seed, select))
+            write_matrix(cells, out)
+    return cells, out / "matrix.md"

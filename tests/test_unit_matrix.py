@@ -1,0 +1,70 @@
+"""The version matrix's page from its cells (harness.matrix), without a cluster: each cell's words from
+its conformance report and JUnit XML, UNKNOWN for a cell that did not finish, bad input in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.matrix import CHAOS_AREA, Cell, check_matrix_args, default_versions, overall, read_cell, render
+
+JUNIT = """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="suites.chaos.test_chaos_leader" name="test_leader_failover[leader-kill-poison-s1]"/>
+{extra}
+<testcase classname="suites.conformance.test_locks" name="test_x"/>
+</testsuite></testsuites>"""
+
+
+def cell(tmp_path: Path, rc: int, areas: dict | None, tests: list | None = None, extra: str = "") -> Cell:
+    c = Cell("4.4.0", "confluent", tmp_path / "4.4.0" / "confluent", rc=rc)
+    (c.out / "conformance").mkdir(parents=True)
+    if areas is not None:
+        (c.out / "conformance" / "conformance.json").write_text(json.dumps({"areas": areas, "tests": tests or []}))
+    (c.out / "junit.xml").write_text(JUNIT.format(extra=extra))
+    read_cell(c)
+    return c
+
+
+def test_a_cell_reads_its_areas_and_the_evidence_of_what_failed(tmp_path):
+    tests = [{"test": "suites/conformance/test_locks.py::test_a", "result": "fail", "reason": "lock held 3 s",
+              "run_dir": "reports/runs/x"},
+             {"test": "suites/conformance/test_partitions_added.py::test_b", "result": "xfail", "reason": "latest"}]
+    c = cell(tmp_path, 1, {"locks": "FAIL", "partitions-added": "KNOWN DEVIATION", "dead-letter": "SKIPPED",
+                           "ordering": "PASS"}, tests)
+    assert c.areas["locks"] == "FAIL" and c.areas["partitions-added"] == "KNOWN BUG"
+    assert c.areas["dead-letter"] == "NOT SUPPORTED" and c.areas["ordering"] == "PASS"
+    assert c.areas[CHAOS_AREA] == "PASS"
+    assert any("lock held 3 s" in e and "reports/runs/x" in e for e in c.evidence)
+    assert any(e.startswith("known bug") for e in c.evidence)
+    page = render([c])
+    assert "| 4.4.0 / confluent |" in page and "| Acquisition locks | FAIL |" in page and "lock held 3 s" in page
+    assert overall([c]) == "FAIL"
+
+
+def test_a_failed_or_known_bug_chaos_scenario_is_its_row(tmp_path):
+    failed = '<testcase classname="suites.chaos.test_chaos_leader" name="s2"><failure message="lost 3"/></testcase>'
+    assert cell(tmp_path / "a", 1, {"ordering": "PASS"}, extra=failed).areas[CHAOS_AREA] == "FAIL"
+    xfail = ('<testcase classname="suites.chaos.test_chaos_leader" name="s3">'
+             '<skipped type="pytest.xfail" message="start offset regressed"/></testcase>')
+    c = cell(tmp_path / "b", 0, {"ordering": "PASS"}, extra=xfail)
+    assert c.areas[CHAOS_AREA] == "KNOWN BUG" and overall([c]) == "PASS"
+
+
+@pytest.mark.parametrize("rc, areas", [(2, {"ordering": "PASS"}), (0, None), (-9, {"ordering": "PASS"})])
+def test_a_cell_that_did_not_finish_is_unknown_never_a_pass(tmp_path, rc, areas):
+    c = cell(tmp_path, rc, areas)
+    assert set(c.areas.values()) == {"UNKNOWN"} and overall([c]) == "UNKNOWN"
+    assert overall([]) == "UNKNOWN"
+
+
+def test_bad_input_is_one_line_before_anything_starts():
+    with pytest.raises(HarnessError, match="3.9.0"):
+        check_matrix_args(["3.9.0"], ["confluent"])
+    with pytest.raises(HarnessError, match="unknown client"):
+        check_matrix_args(["4.4.0"], ["nope"])
+    with pytest.raises(HarnessError, match="at least one"):
+        check_matrix_args([], ["confluent"])
+    assert default_versions()[-1] == "4.4.0" and len(default_versions()) == 3
