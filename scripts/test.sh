@@ -10,8 +10,11 @@ echo "test.sh: installation took $((SECONDS - start)) s"
 # bridge, no iptables) when none answers, stopped again however this script ends; images built
 # locally (no registry here), cached.
 docker_start=$SECONDS
+# stopped at the end only if this run started it: an engine that answered before (a system service, or
+# a dockerd another `docker_engine.sh start` left running for its own user) is not ours to stop
+if docker info >/dev/null 2>&1; then ours=0; else ours=1; fi
 bash scripts/docker_engine.sh start || exit $?
-trap 'bash scripts/docker_engine.sh stop' EXIT
+[ "$ours" -eq 1 ] && trap 'bash scripts/docker_engine.sh stop' EXIT
 bash scripts/docker_images.sh || exit $?
 echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
 # Two pytest-xdist workers, a test file each at a time (each worker starts its own session cluster;

@@ -110,7 +110,8 @@ sim_configs = st.builds(
     records=st.integers(5, 80), limit=st.integers(2, 4), max_poll=st.integers(1, 8),
     version=st.sampled_from(["4.1", "4.2", "4.3"]), p_release=st.sampled_from([0.0, 0.1]),
     p_reject=st.sampled_from([0.0, 0.05]), p_ignore=st.sampled_from([0.0, 0.05]),
-    p_close=st.sampled_from([0.0, 0.03]), p_crash=st.sampled_from([0.0, 0.03]), leader_changes=st.integers(0, 2))
+    p_close=st.sampled_from([0.0, 0.03]), p_crash=st.sampled_from([0.0, 0.03]), leader_changes=st.integers(0, 2),
+    dead_letter=st.booleans())
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -139,12 +140,10 @@ def test_model_histories_survive_the_parquet_round_trip(tmp_path):
 # ------------------------------------------------------------------ mutations
 
 #: The shared mutant classes (harness/mutants.py) a model history can hold a spot for: the simulator writes
-#: no state-topic read (state-not-terminal), no truncation (unclean-flag-dropped), no dead-letter queue
-#: (dead-letter-dropped, accepted-dead-lettered: on the committed real history instead) and resets to
-#: earliest (latest-skip-after-start).
+#: no state-topic read (state-not-terminal), no truncation (unclean-flag-dropped) and resets to earliest
+#: (latest-skip-after-start).
 MODEL_MUTANTS = tuple(n for n in MUTANTS if n not in ("state-not-terminal", "unclean-flag-dropped",
-                                                       "latest-skip-after-start", "dead-letter-dropped",
-                                                       "accepted-dead-lettered"))
+                                                       "latest-skip-after-start"))
 
 
 def assert_killed(m, results) -> None:
@@ -170,7 +169,7 @@ def test_one_mutation_fails_with_the_matching_anomaly(cfg, mutation, data):
 def test_every_mutation_applies_to_a_typical_history(mutation):
     """Guards the property above against vacuity: each mutation really fires on a normal history."""
     cfg = SimConfig(seed=7, records=60, partitions=2, consumers=2, max_poll=6, p_close=0.0, p_crash=0.0,
-                    p_release=0.2, limit=4)
+                    p_release=0.2, limit=4, dead_letter=True)
     m = MUTANTS[mutation](simulate(cfg), random.Random(0))
     assert m is not None
     assert_killed(m, verdicts(m.ops))

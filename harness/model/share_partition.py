@@ -76,9 +76,13 @@ class InFlight:
 class SharePartition:
     """One (group, topic, partition). Times are integers (ns); errors are returned, never raised."""
 
-    def __init__(self, limit: int, lock_ns: int, max_record_locks: int, profile: ModelProfile) -> None:
+    def __init__(self, limit: int, lock_ns: int, max_record_locks: int, profile: ModelProfile,
+                 dead_letter: bool = False) -> None:
         if limit < 1 or lock_ns < 1 or max_record_locks < 1:
             raise ValueError("limit, lock duration and max record locks must be positive")
+        #: KIP-1191: with a dead-letter queue, every record archived by a REJECT or at the delivery-count
+        #: limit is written to it: (offset, delivery count, cause "rejected" / "limit"), in that order
+        self.dead_letters: list[tuple[int, int, str]] | None = [] if dead_letter else None
         self.limit = limit
         self.lock_ns = lock_ns
         self.max_record_locks = max_record_locks
@@ -128,6 +132,7 @@ class SharePartition:
         if ack == "ACCEPT":
             self._finish(offset, rec, ACKNOWLEDGED)
         elif ack == "REJECT":
+            self._dead_letter(offset, rec, "rejected")
             self._finish(offset, rec, ARCHIVED)
         elif ack == "RELEASE":
             self._release(offset, rec, RELEASE)
@@ -165,9 +170,14 @@ class SharePartition:
         archive = archived_after_release(rec.count, self.limit, cause, self.profile)
         rec.count = count_after_release(rec.count, cause, self.profile)
         if archive:
+            self._dead_letter(offset, rec, "limit")
             self._finish(offset, rec, ARCHIVED)
         else:
             rec.state = AVAILABLE
+
+    def _dead_letter(self, offset: int, rec: InFlight, cause: str) -> None:
+        if self.dead_letters is not None:
+            self.dead_letters.append((offset, rec.count, cause))
 
     def _finish(self, offset: int, rec: InFlight, state: str) -> None:
         rec.state, rec.owner = state, None

@@ -40,6 +40,7 @@ class SimConfig:
     p_close: float = 0.01
     p_crash: float = 0.005
     leader_changes: int = 0
+    dead_letter: bool = False  # the group has a dead-letter queue (KIP-1191): read at the end
     topic: str = "t"
     group: str = "g"
 
@@ -49,7 +50,8 @@ def simulate(cfg: SimConfig, sink: Callable[[Op], None] | None = None) -> list[O
     out: list[Op] = []
     rng = random.Random(cfg.seed)
     profile = model_profile(cfg.version)
-    parts = [SharePartition(cfg.limit, cfg.lock_ms * MS, cfg.max_record_locks, profile) for _ in range(cfg.partitions)]
+    parts = [SharePartition(cfg.limit, cfg.lock_ms * MS, cfg.max_record_locks, profile, cfg.dead_letter)
+             for _ in range(cfg.partitions)]
     ids: list[dict[int, str]] = [{} for _ in parts]
     rec = _Recorder(sink or out.append, rng)
     _emit_config(rec.emit, cfg, profile.line)
@@ -81,7 +83,8 @@ def _emit_config(emit, cfg: SimConfig, profile_line: str) -> None:
         "schema_version": SCHEMA_VERSION, "group": cfg.group, "topics": [cfg.topic],
         "kafka_version": cfg.version, "model_profile": profile_line, "delivery_count_limit": cfg.limit,
         "lock_duration_ms": cfg.lock_ms, "max_record_locks": cfg.max_record_locks,
-        "auto_offset_reset": "earliest", "lock_tolerance_ms": 0, "settle_ms": 0, "source": "simulation"})
+        "auto_offset_reset": "earliest", "lock_tolerance_ms": 0, "settle_ms": 0, "source": "simulation",
+        **({"dead_letter_topic": f"dlq.{cfg.topic}", "dead_letter_copy": False} if cfg.dead_letter else {})})
 
 
 def _emit_start(emit, consumer: str) -> None:
@@ -158,7 +161,8 @@ def _crash_or_close(rec: _Recorder, parts, consumer: str, rng, cfg) -> bool:
 
 
 def _read_start_offsets_and_close(rec: _Recorder, parts, consumers: list[str], cfg) -> None:
-    """The end of the run: an admin read of the start offsets, then every consumer closes."""
+    """The end of the run: an admin read of the start offsets, then every consumer closes (then, with a
+    dead-letter queue, its read)."""
     rec.emit("admin", "invoke", "share-offsets", {"group": cfg.group})
     rec.tick()
     rec.emit("admin", "ok", "share-offsets", {"group": cfg.group, "partitions": [
@@ -166,6 +170,16 @@ def _read_start_offsets_and_close(rec: _Recorder, parts, consumers: list[str], c
     for c in consumers:
         rec.emit(c, "invoke", "close", {})
         rec.emit(c, "ok", "close", {})
+    if cfg.dead_letter:  # the DLQ read to its end, after the consumers closed
+        from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
+        dlq = f"dlq.{cfg.topic}"
+        rec.emit("admin-dlq", "invoke", "dead-letters", {"group": cfg.group, "dlq_topic": dlq})
+        rec.tick()
+        records = [{"topic": cfg.topic, "partition": p, "offset": o, "group": cfg.group, "delivery_count": count,
+                    "message": MESSAGE_REJECTED if cause == "rejected" else MESSAGE_LIMIT, "key": None, "value": None,
+                    "dlq_partition": p, "dlq_offset": i}
+                   for p, sp in enumerate(parts) for i, (o, count, cause) in enumerate(sp.dead_letters)]
+        rec.emit("admin-dlq", "ok", "dead-letters", {"group": cfg.group, "dlq_topic": dlq, "records": records})
 
 
 def _poll(emit, parts, ids, consumer, now, rng, cfg) -> list[tuple[int, int, int]]:
