@@ -11,6 +11,13 @@
    be compared: memory should follow the records in flight, not the length.
 Target (issues 3, 21): >= 300,000 events/s on a 2-core machine; the bare read of the same rows
 (Parquet to row tuples, no checking) is measured in the same process as the baseline.
+
+    python benchmarks/checkers_throughput.py --baseline-rev a4aede8^ [--rounds 3]
+
+also checks the big history with the harness at another revision (a git worktree in a temp dir,
+removed after), alternating with this checkout `--rounds` times, and prints both medians and their
+ratio: "throughput holds" measured in one run on one machine (issue 21: its oracle rework began at
+a4aede8; the machine's own speed varies by 2x between days, the ratio does not).
 """
 
 from __future__ import annotations
@@ -72,6 +79,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/ksh-bench"))
+    parser.add_argument("--baseline-rev", default=None, help="also check with the harness at this git revision")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if args.check:
         print(json.dumps(check(args.check)))
@@ -96,7 +105,33 @@ def main() -> int:
     print(f"memory: {small['peak_rss_mb']} MB for {small['events']:,} events, {big['peak_rss_mb']} MB for "
           f"{big['events']:,} ({big['events'] / small['events']:.1f}x the events, "
           f"{big['peak_rss_mb'] / max(1, small['peak_rss_mb']):.2f}x the memory)")
+    if args.baseline_rev:
+        compare(args.baseline_rev, args.dir / f"history-{args.events}-s{args.seed}.parquet", args.rounds)
     return 0
+
+
+def compare(rev: str, path: Path, rounds: int) -> None:
+    """Median events/s of this checkout and of the harness at `rev` on `path`, alternating `rounds` times."""
+    import shutil
+    import statistics
+    import tempfile
+    here = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="ksh-baseline-")) / "tree"
+    subprocess.run(["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+    try:
+        rates: dict[str, list[int]] = {"this checkout": [], rev: []}
+        for _ in range(rounds):
+            for label, root in (("this checkout", here), (rev, tree)):
+                out = subprocess.run([sys.executable, str(root / "benchmarks" / "checkers_throughput.py"), "--check",
+                                      str(path)], capture_output=True, text=True, check=True, cwd=root,
+                                     env={**__import__("os").environ, "PYTHONPATH": str(root)})
+                rates[label].append(json.loads(out.stdout)["events_per_s"])
+        mine, base = statistics.median(rates["this checkout"]), statistics.median(rates[rev])
+        print(f"baseline {rev}: {base:,.0f} events/s (median of {rates[rev]}); this checkout {mine:,.0f} "
+              f"(median of {rates['this checkout']}): ratio {mine / base:.2f}")
+    finally:
+        subprocess.run(["git", "-C", str(here), "worktree", "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(tree.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
