@@ -137,3 +137,18 @@ def test_dead_letter_needs_a_release_with_a_dlq():
     with pytest.raises(HarnessError, match="invalid dead-letter"):
         RunSpec(dead_letter="on").validate()
     assert "--dead-letter headers" in RunSpec(dead_letter="headers").reproduce_command()
+
+
+def test_a_record_still_archiving_at_the_read_is_pending_not_missing(tmp_path):
+    """The share coordinator still held it ARCHIVING (its DLQ write under way) when the DLQ was read:
+    counted as pending, not judged missing; the Parquet rows carry the ranges too."""
+    from harness.checkers.replay import replay_parquet
+    h = dlq_history()
+    read(h, [(1, 1, MESSAGE_REJECTED)])
+    h.ops[-1].value["archiving"] = [[T, 0, 2, 2]]
+    r = no_loss.check(h.ops)
+    assert r.valid is True and r.stats["dead_letter_queue"]["pending_at_the_read"] == 1, r
+    obs = replay_parquet(EventTable.from_ops(h.ops).write_parquet(tmp_path / "h.parquet"))
+    assert not obs.anomalies["no-loss"]
+    h.ops[-1].value["archiving"] = [[T, 0, 3, 9]]  # another range: offset 2 is missing
+    assert kinds(no_loss.check(h.ops)) == ["dlq-missing"]

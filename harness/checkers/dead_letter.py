@@ -6,7 +6,9 @@ carrying the source's topic, partition, offset, group, delivery count and the ca
 (`harness.kafka.dead_letter`). The history's `dead-letters` reads (the DLQ read to its end, after the
 consumers closed) are checked against what the history proves:
 - `dlq-missing`: a record rejected (its REJECT's result was success) or archived at the limit before
-  the read is not in the DLQ (Kafka 4.4 logs a failed DLQ write and archives the record anyway);
+  the read is not in the DLQ (Kafka 4.4 logs a failed DLQ write and archives the record anyway),
+  unless the share coordinator still held it ARCHIVING when the read was made (its write under way:
+  counted as pending, not judged);
 - `dlq-accepted`: a record the history proves ACCEPTed is in the DLQ;
 - `dlq-wrong-context`: a DLQ record whose headers do not name its source, this group, a delivery count
   within 1..limit, or the cause its record had (a rejected record below the limit is "rejected by
@@ -38,6 +40,8 @@ class DeadLetters:
         self.malformed = 0  # DLQ records without the source headers
         #: share-partition -> offset -> [(delivery count, message, group)] of the last read
         self.found: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+        #: share-partition -> [first, last] ranges the share coordinator still held ARCHIVING at the read
+        self.archiving: dict[tuple, list] = defaultdict(list)
         #: share-partition -> offset -> (index of the REJECT's result, count of the delivery it rejected)
         self.rejected: dict[tuple, dict[int, tuple[int, int]]] = defaultdict(dict)
         #: share-partition -> offsets archived at the limit after a REJECT of unknown outcome was sent
@@ -63,10 +67,12 @@ class DeadLetters:
             if index != self.read_index:  # a new read: it replaces what an earlier one found
                 self.read_index, self.failed = index, None
                 self.found.clear()
+                self.archiving.clear()
                 self.malformed = int(v.get("malformed") or 0)
             return
         for offset, count, message, group in v.get("entries", ()):
             self.found[tp][offset].append((count, message, group))
+        self.archiving[tp].extend(v.get("archiving", ()))
 
     def judge_end(self) -> None:
         r = self.r
@@ -107,8 +113,12 @@ class DeadLetters:
                 expected[offset] = "rejected"
             elif rec.status < ACCEPTED and rec.status != MAYBE and rec.count >= r.limit:
                 expected[offset] = "either" if rec.ack_seen else "limit"
+        pending = self.archiving.get(tp, ())
         for offset, cause in sorted(expected.items()):
             entries = found.get(offset)
+            if not entries and any(first <= offset <= last for first, last in pending):
+                n["dead-letters-pending"] += 1  # its DLQ write was still under way at the read: not judged
+                continue
             if not entries:
                 what = "rejected" if cause == "rejected" else f"archived at the delivery-count limit {r.limit}"
                 findings.anomaly(NAME, "dlq-missing",

@@ -178,7 +178,8 @@ def _stats(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
     if config.get("dead_letter_topic"):  # KIP-1191 (harness.checkers.dead_letter)
         s["no-loss"]["dead_letter_queue"] = {
             "topic": config["dead_letter_topic"], "accounted": n["dead-letters-accounted"],
-            "duplicates": n["dead-letter-duplicates"], "of_unsettled_records": n["dead-letters-unsettled"]}
+            "duplicates": n["dead-letter-duplicates"], "of_unsettled_records": n["dead-letters-unsettled"],
+            "pending_at_the_read": n["dead-letters-pending"]}
     s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
                            "session_release_decrements": n["session-release-decrements"]}
     s["batch-order"] = {"batches": n["batches"]}

@@ -373,10 +373,12 @@ def read_share_state(dist: KafkaDistribution, cache: Path, bootstrap: str, group
 
 
 def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str, dlq_topic: str,
-                      history: HistoryWriter, process: str = "admin-dlq") -> list[dict] | None:
+                      history: HistoryWriter, process: str = "admin-dlq",
+                      archiving: list[list] | None = None) -> list[dict] | None:
     """Record one read of `group`'s dead-letter queue topic `dlq_topic` (KIP-1191) in `history`: each DLQ
-    record's source record (from its context headers), key and value (`harness.kafka.dead_letter`);
-    None (and a `fail` naming why) if it did not work."""
+    record's source record (from its context headers), key and value (`harness.kafka.dead_letter`), and
+    `archiving`, the [topic, partition, first, last] ranges the share coordinator still held ARCHIVING
+    (their DLQ writes under way: not judged missing); None (and a `fail` naming why) if it did not work."""
     from harness.kafka.dead_letter import parse_dead_letter
     history.append(process, "invoke", "dead-letters", {"group": group, "dlq_topic": dlq_topic})
     try:
@@ -385,7 +387,8 @@ def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, grou
         history.append(process, "fail", "dead-letters", {"group": group, "dlq_topic": dlq_topic,
                                                         "error": str(exc)[:300]})
         return None
-    history.append(process, "ok", "dead-letters", {"group": group, "dlq_topic": dlq_topic, "records": records})
+    history.append(process, "ok", "dead-letters", {"group": group, "dlq_topic": dlq_topic, "records": records,
+                                                    **({"archiving": archiving} if archiving else {})})
     return records
 
 

@@ -255,7 +255,8 @@ def _strings(col) -> list[Any]:
 def _flatten_dead_letters(add, base: tuple, v: dict) -> None:
     """A read of the dead-letter queue: one row for the read itself (every replay slot learns that it
     happened, and how many DLQ records had no source headers), then one row per source share-partition
-    with its entries [offset, delivery count, message, group] (each slot judges its own)."""
+    with its entries [offset, delivery count, message, group] and the [first, last] ranges still
+    ARCHIVING (each slot judges its own)."""
     by_tp: dict[tuple, list] = {}
     malformed = 0
     for r in v["records"]:
@@ -265,10 +266,14 @@ def _flatten_dead_letters(add, base: tuple, v: dict) -> None:
                 [offset, r.get("delivery_count"), r.get("message"), r.get("group")])
         else:
             malformed += 1
+    archiving: dict[tuple, list] = {}
+    for topic, partition, first, last in v.get("archiving") or ():
+        archiving.setdefault((topic, partition), []).append([first, last])
     add(*base, value=json.dumps({"dlq_topic": v.get("dlq_topic"), "read": len(v["records"]),
                                  "malformed": malformed}, separators=(",", ":")))
-    for (topic, partition), entries in by_tp.items():
-        add(*base, topic, partition, value=json.dumps({"entries": entries}, separators=(",", ":")))
+    for tp in sorted(set(by_tp) | set(archiving), key=str):
+        extra = {"archiving": archiving[tp]} if tp in archiving else {}
+        add(*base, tp[0], tp[1], value=json.dumps({"entries": by_tp.get(tp, []), **extra}, separators=(",", ":")))
 
 
 def _flatten(table: EventTable, op: Op) -> None:

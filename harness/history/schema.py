@@ -267,13 +267,24 @@ def _check_dead_letters(v: Any, t: str) -> None:
         for key in ("topic", "message", "group"):
             if r.get(key) is not None and not isinstance(r[key], str):
                 raise ValueError(f"field value.records[{i}].{key} must be a string, got {_short(r[key])}")
+    for i, a in enumerate(v.get("archiving", [])):
+        if not isinstance(a, list) or len(a) != 4 or not isinstance(a[0], str):
+            raise ValueError(f"field value.archiving[{i}] must be [topic, partition, first, last], got {_short(a)}")
+        for j, name in ((1, "partition"), (2, "first"), (3, "last")):
+            _int(a[j], f"value.archiving[{i}].{name}")
 
 
 def validate_dead_letter_entries(v: Any, where: str) -> None:
     """The value of one share-partition's row of a `dead-letters` read: {"entries": [[offset, delivery
-    count or null, message or null, group or null], ...]}, or the read's own row (no entries)."""
+    count or null, message or null, group or null], ...], "archiving": [[first, last], ...]}, or the read's
+    own row (no entries)."""
     if not isinstance(v, dict):
         raise ValueError(f"field {where} must be an object, got {_short(v)}")
+    for j, pair in enumerate(v.get("archiving", [])):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError(f"field {where}.archiving[{j}] must be [first, last], got {_short(pair)}")
+        _int(pair[0], f"{where}.archiving[{j}][0]")
+        _int(pair[1], f"{where}.archiving[{j}][1]")
     for j, entry in enumerate(v.get("entries", [])):
         at = f"{where}.entries[{j}]"
         if not isinstance(entry, list) or len(entry) != 4:

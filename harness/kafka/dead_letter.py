@@ -86,3 +86,9 @@ def writes_pending(state: list[dict]) -> bool:
     """Whether a `share-state` read (`harness.cluster.java_admin.read_share_state`'s partitions) shows a
     record ARCHIVING: its DLQ write is not done yet."""
     return any(batch[2] == STATE_ARCHIVING for p in state for batch in p.get("batches", ()))
+
+
+def archiving_ranges(state: list[dict]) -> list[list]:
+    """[topic, partition, first, last] of every batch a `share-state` read shows ARCHIVING."""
+    return [[p["topic"], p["partition"], batch[0], batch[1]] for p in state for batch in p.get("batches", ())
+            if batch[2] == STATE_ARCHIVING]

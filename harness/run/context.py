@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.checkers import Result, check_safe, compose, verdict_word
-from harness.errors import HarnessError
 from harness.checkers.registry import CHECKERS
 from harness.cluster.base import Cluster
+from harness.errors import HarnessError
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
@@ -218,7 +218,7 @@ class RunContext:
         made, else one is made); the DLQ records, or None if the read failed (recorded)."""
         from harness.cluster.java_admin import read_dead_letters, read_share_state
         from harness.cluster.inspect import ClusterInspector
-        from harness.kafka.dead_letter import writes_pending
+        from harness.kafka.dead_letter import archiving_ranges, writes_pending
         from harness.paths import cache_dir
         from harness.wait import WaitTimeout
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
@@ -233,8 +233,9 @@ class RunContext:
             wait_until(settled, timeout=60, interval=0.5,
                        what=f"group {self.group}'s records ARCHIVING to be written to {self.dead_letter_topic}")
         except WaitTimeout:
-            pass  # read what is there: the checker reports what is missing
-        return read_dead_letters(dist, cache, bootstrap, self.group, self.dead_letter_topic, self.history)
+            pass  # read what is there, with what is still ARCHIVING: those are not judged missing
+        return read_dead_letters(dist, cache, bootstrap, self.group, self.dead_letter_topic, self.history,
+                                 archiving=archiving_ranges(state or []))
 
     def close(self) -> None:
         """Collect the node logs, stop the cluster if this run started it, close the history. Whatever
