@@ -45,6 +45,6 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         return found
     versions = names(args.versions, "versions") or default_versions()
     cells, page = run_matrix(versions, names(args.clients, "clients"), args.out, args.seed, args.select)
-    word = overall(cells)
+    word = overall(cells, selected=args.select is not None)
     print(f"matrix {word}: {len(cells)} cells; page {page}")
     return {"PASS": exitcodes.PASS, "FAIL": exitcodes.VIOLATION}.get(word, exitcodes.UNKNOWN)

@@ -158,8 +158,8 @@ def render(cells: list[Cell]) -> str:
     heads = [f"{c.version} / {c.client}" for c in cells]
     lines = ["# Version matrix: KIP-932 conformance and chaos by release and client", "",
              "PASS, FAIL (evidence below), KNOWN BUG (a known deviation of the release, evidence below), "
-             "NOT SUPPORTED (every test skipped: the release or client lacks the feature), UNKNOWN (the cell "
-             "did not finish: never a pass).", "",
+             "NOT SUPPORTED (every test skipped: the release or client lacks the feature), NOT RUN (no test "
+             "of the area selected), UNKNOWN (the cell did not finish: never a pass).", "",
              "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
@@ -171,16 +171,20 @@ def render(cells: list[Cell]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def overall(cells: list[Cell]) -> str:
-    """FAIL if any cell failed, UNKNOWN if any cell is unknown, else PASS (known bugs and features a
-    release or client does not have are results, not failures of the matrix)."""
+def overall(cells: list[Cell], selected: bool = False) -> str:
+    """FAIL if any cell failed, UNKNOWN if any cell is unknown (or, without a -k selection, an area ran
+    no test at all: nothing was decided there), else PASS (known bugs and features a release or client
+    does not have are results, not failures of the matrix)."""
     words = {w for c in cells for w in c.areas.values()}
-    return "FAIL" if "FAIL" in words else "UNKNOWN" if "UNKNOWN" in words or not cells else "PASS"
+    if "FAIL" in words:
+        return "FAIL"
+    return "UNKNOWN" if "UNKNOWN" in words or not cells or ("NOT RUN" in words and not selected) else "PASS"
 
 
 def write_matrix(cells: list[Cell], out: Path) -> Path:
-    (out / "matrix.json").write_text(json.dumps({"overall": overall(cells), "cells": [c.to_json() for c in cells]},
-                                                indent=1))
+    selected = any(" -k " in c.reproduce for c in cells)
+    (out / "matrix.json").write_text(json.dumps({"overall": overall(cells, selected),
+                                                 "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"
     page.write_text(render(cells))
     return page

@@ -68,3 +68,9 @@ def test_bad_input_is_one_line_before_anything_starts():
     with pytest.raises(HarnessError, match="at least one"):
         check_matrix_args([], ["confluent"])
     assert default_versions()[-1] == "4.4.0" and len(default_versions()) == 3
+
+
+def test_an_area_that_ran_nothing_is_unknown_unless_tests_were_selected(tmp_path):
+    c = cell(tmp_path, 0, {"ordering": "PASS", "locks": "NOT RUN"})
+    assert c.areas["locks"] == "NOT RUN"
+    assert overall([c]) == "UNKNOWN" and overall([c], selected=True) == "PASS"

@@ -25,8 +25,8 @@ from harness.wait import wait_until
 class ShareSession(LogOperations, AdminOperations):
     """A fresh topic and share group on `cluster`, its history, producer and step consumers."""
 
-    def __init__(self, cluster, spec, run_dir: Path) -> None:
-        self.ctx = RunContext.open(spec, cluster, run_dir)
+    def __init__(self, cluster, spec, run_dir: Path, names: tuple[str, str] | None = None) -> None:
+        self.ctx = RunContext.open(spec, cluster, run_dir, names)
         self.cluster, self.spec, self.run_dir, self.client = cluster, spec, run_dir, spec.client
         self.history, self.topic, self.group, self.limits = (self.ctx.history, self.ctx.topic, self.ctx.group,
                                                              self.ctx.limits)

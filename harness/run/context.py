@@ -107,10 +107,12 @@ class RunContext:
 
     # -- open ---------------------------------------------------------------------------------
     @classmethod
-    def open(cls, spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None) -> "RunContext":
+    def open(cls, spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None,
+             names: tuple[str, str] | None = None) -> "RunContext":
         """Validate the spec, store it, open the history, start a cluster unless one is given, make the
         topic and the share group (its configs shown by the cluster) and record the `config` op. What
-        was opened is closed again if a step fails."""
+        was opened is closed again if a step fails. `names`: (topic, group) to use instead of the run's
+        own (a conformance test of the legal identifiers; the topic must not exist yet)."""
         from harness.clients.logging import LOGGER
         spec.validate()
         run_dir = run_dir or new_run_dir(spec.name)
@@ -122,8 +124,8 @@ class RunContext:
             if ctx.owns_cluster:
                 ctx.cluster = make_cluster(spec, run_dir)
                 ctx.cluster.start()
-            ctx.topic = topic_name(spec)
-            ctx.group = f"{ctx.topic}-group"
+            ctx.topic = topic_name(spec) if names is None else names[0]
+            ctx.group = f"{ctx.topic}-group" if names is None else names[1]
             ctx.limits = ctx._prepare_group()
         except BaseException:
             ctx.close()

@@ -63,8 +63,9 @@ def _opener(cluster, ksh_spec, request, **fixed):
 
     def _open(**overrides):
         name = overrides.pop("name", request.node.name)
+        names = overrides.pop("names", None)  # (topic, group) instead of the session's own
         spec = replace(ksh_spec, name=name, **{**fixed, **overrides})
-        session = ShareSession(cluster, spec, new_run_dir(name))
+        session = ShareSession(cluster, spec, new_run_dir(name), names)
         opened.append(session)
         request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(session.run_dir)
         return session
