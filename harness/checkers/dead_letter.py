@@ -134,7 +134,9 @@ class DeadLetters:
             if offset in expected or offset in gone[0] or offset in gone[1]:
                 continue
             rec = recs.get(offset)
-            accepted = rec.status == ACCEPTED if rec is not None else offset < watermark
+            # (a record rejected after the read, or with a REJECT of unknown outcome, is no accepted one)
+            accepted = rec.status == ACCEPTED if rec is not None else \
+                offset < watermark and offset not in rejected and offset not in either
             if accepted:
                 findings.anomaly(NAME, "dlq-accepted",
                                  f"{where}@{offset} is in the dead-letter queue {self.topic}, but the history shows it "
