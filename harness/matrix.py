@@ -68,6 +68,7 @@ class Cell:
     rc: int | None = None
     areas: dict[str, str] = field(default_factory=dict)  # area -> matrix word
     evidence: list[str] = field(default_factory=list)  # one line per failed or known-bug test
+    select: str | None = None  # the pytest -k expression the cell ran with, if any
     reproduce: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -75,9 +76,7 @@ class Cell:
                 "areas": self.areas, "evidence": self.evidence, "reproduce": self.reproduce}
 
 
-def cell_command(version: str, client: str, out: Path, seed: int, select: str | None) -> list[str]:
-    from harness.certify import repo_root
-    root = repo_root()
+def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None) -> list[str]:
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), str(root / CHAOS_SUITE),
            "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
@@ -90,12 +89,13 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
     from harness.certify import repo_root
     from harness.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
-    cmd = cell_command(version, client, out, seed, select)
-    cell = Cell(version, client, out, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
+    root = repo_root()
+    cmd = cell_command(root, version, client, out, seed, select)
+    cell = Cell(version, client, out, select=select, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
     with open(out / "pytest.log", "w") as log:
-        cell.rc = run_pytest(cmd, cwd=repo_root(), stdout=log)
+        cell.rc = run_pytest(cmd, cwd=root, stdout=log)
     read_cell(cell)
     return cell
 
@@ -182,7 +182,7 @@ def overall(cells: list[Cell], selected: bool = False) -> str:
 
 
 def write_matrix(cells: list[Cell], out: Path) -> Path:
-    selected = any(" -k " in c.reproduce for c in cells)
+    selected = any(c.select for c in cells)
     (out / "matrix.json").write_text(json.dumps({"overall": overall(cells, selected),
                                                  "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"

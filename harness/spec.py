@@ -191,14 +191,11 @@ class RunSpec:
         self._check_dead_letter()
 
     def _check_dead_letter(self) -> None:
-        from harness.kafka.dead_letter import MODES
-        from harness.kafka.versions import release_line
+        from harness.kafka.dead_letter import MODES, group_config_names
         if self.dead_letter not in MODES:
             raise HarnessError(f"invalid dead-letter {self.dead_letter!r}: use one of {', '.join(MODES)}")
-        if self.dead_letter != "off" and release_line(self.kafka_version).group_config("dead_letter_topic") is None:
-            raise HarnessError(f"dead-letter {self.dead_letter} needs Kafka 4.4.0 or newer (KIP-1191: the share-group "
-                               f"dead-letter queue); {self.kafka_version} has none: use --kafka-version 4.4.0 or "
-                               f"dead-letter off")
+        if self.dead_letter != "off":
+            group_config_names(self.kafka_version, self.dead_letter)
 
     def _check_faults(self) -> None:
         if self.fault_seed is not None and not _is_int(self.fault_seed):

@@ -35,6 +35,7 @@ class DeadLetters:
     def __init__(self, r, config: dict) -> None:
         self.r = r
         self.topic: str | None = config.get("dead_letter_topic") or None
+        self.group: str | None = config.get("group")
         self.read_index = -1  # the last successful read
         self.failed: str | None = None  # why the last read failed, if none succeeded
         self.malformed = 0  # DLQ records without the source headers
@@ -148,7 +149,7 @@ class DeadLetters:
 
     def _judge_context(self, tp: tuple, offset: int, cause: str | None, entries: list) -> None:
         """`cause`: what the history proves ("rejected", "limit"), or None / "either" (not proven)."""
-        r, group = self.r, self.r.config_group
+        r, group = self.r, self.group
         for count, message, entry_group in entries:
             wrong = []
             if group is not None and entry_group != group:

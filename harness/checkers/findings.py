@@ -122,8 +122,7 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
     for prop, found in obs.anomalies.items():
         found.sort(key=lambda a: (a.evidence, a.kind, a.message))
         if len(partials) > 1:  # a judgement of a global row (every slot replays it) is listed once
-            seen: set = set()
-            found[:] = [a for a in found if (key := (a.kind, a.message, a.evidence)) not in seen and not seen.add(key)]
+            found[:] = {(a.kind, a.message, a.evidence): a for a in found}.values()
         if len(found) > ANOMALY_CAP:
             n[f"{prop}:more"] += len(found) - ANOMALY_CAP
             del found[ANOMALY_CAP:]

@@ -74,7 +74,6 @@ class Replay:
         self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic)
         self.acks = ack_results.AckBook(self)
         self.batches = batch_order.Judge(self.findings)
-        self.config_group: str | None = config.get("group")
         self.dead_letters = dead_letter.DeadLetters(self, config)
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0

@@ -51,6 +51,19 @@ MESSAGE_LIMIT = "Offset delivery count exceeded the threshold."
 MODES = ("off", "headers", "copy")
 
 
+def group_config_names(version: str, mode: str) -> tuple[str, str]:
+    """The group configs (topic name, copy) that give a group a DLQ on Kafka `version`; a release without
+    DLQs is one line naming the release that has them."""
+    from harness.errors import HarnessError
+    from harness.kafka.versions import release_line
+    line = release_line(version)
+    names = line.group_config("dead_letter_topic"), line.group_config("dead_letter_copy")
+    if None in names:
+        raise HarnessError(f"dead-letter {mode} needs Kafka 4.4.0 or newer (KIP-1191: the share-group dead-letter "
+                           f"queue); {version} has none: use --kafka-version 4.4.0 or dead-letter off")
+    return names
+
+
 def dead_letter_topic(topic: str) -> str:
     """The DLQ topic of a run's `topic`: the broker's default prefix, then the topic's name (a topic name
     is at most 249 characters: the run's topics are far shorter)."""

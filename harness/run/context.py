@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from harness.checkers import Result, check_safe, compose, verdict_word
 from harness.checkers.registry import CHECKERS
 from harness.cluster.base import Cluster
-from harness.errors import HarnessError
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
@@ -170,15 +169,10 @@ class RunContext:
         as the topic, marked as a DLQ topic: the brokers do not create it by default) and return the group
         configs that name it (KIP-1191; `harness.kafka.dead_letter`)."""
         from harness.cluster.admin import create_topic
-        from harness.kafka.dead_letter import TOPIC_ENABLE_CONFIG, dead_letter_topic
-        from harness.kafka.versions import release_line
+        from harness.kafka.dead_letter import TOPIC_ENABLE_CONFIG, dead_letter_topic, group_config_names
         if self.spec.dead_letter == "off":
             return {}
-        profile = release_line(version)
-        name_config, copy_config = profile.group_config("dead_letter_topic"), profile.group_config("dead_letter_copy")
-        if name_config is None or copy_config is None:
-            raise HarnessError(f"dead-letter {self.spec.dead_letter} needs Kafka 4.4.0 or newer (KIP-1191); the "
-                               f"cluster runs {version}")
+        name_config, copy_config = group_config_names(version, self.spec.dead_letter)  # the cluster's release
         self.dead_letter_topic = dead_letter_topic(self.topic)
         create_topic(inspector.admin, self.dead_letter_topic, self.spec.topic_partitions, rf,
                      {"min.insync.replicas": str(min(self.spec.min_insync_replicas, rf)), TOPIC_ENABLE_CONFIG: "true"})
@@ -200,11 +194,10 @@ class RunContext:
         `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
         short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
         as process `admin-state` (one outstanding operation per process)."""
-        from harness.cluster.inspect import ClusterInspector
         from harness.cluster.java_admin import read_share_offsets, read_share_state
         from harness.paths import cache_dir
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
-        names = {ClusterInspector(bootstrap).topic_id(self.topic): self.topic}
+        names = self._state_topic_names()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
             reads = [pool.submit(read_share_offsets, dist, cache, bootstrap, self.group, self.history),
                      pool.submit(read_share_state, dist, cache, bootstrap, self.group, names, self.history,
@@ -212,23 +205,29 @@ class RunContext:
             for read in reads:
                 read.result()  # each read records its own failure (compiling included); a bug is raised here
         if self.dead_letter_topic is not None:
-            self.read_dead_letters(reads[1].result())
+            self.read_dead_letters(reads[1].result(), names)
 
-    def read_dead_letters(self, state: list[dict] | None = None) -> list[dict] | None:
+    def _state_topic_names(self) -> dict[str, str]:
+        """topic id -> name of the run's topic, for decoding `__share_group_state` (keyed by topic id)."""
+        from harness.cluster.inspect import ClusterInspector
+        return {ClusterInspector(self.cluster.bootstrap_servers).topic_id(self.topic): self.topic}
+
+    def read_dead_letters(self, state: list[dict] | None = None,
+                          names: dict[str, str] | None = None) -> list[dict] | None:
         """Read the group's DLQ topic to its end and record it (`dead-letters`), once the share coordinator
         has no record left ARCHIVING (its DLQ write still under way; `state`: a `share-state` read just
-        made, else one is made); the DLQ records, or None if the read failed (recorded)."""
+        made, else one is made; `names`: its topic names, if known); the DLQ records, or None if the read
+        failed (recorded)."""
         from harness.cluster.java_admin import read_dead_letters, read_share_state
-        from harness.cluster.inspect import ClusterInspector
         from harness.kafka.dead_letter import archiving_ranges, writes_pending
         from harness.paths import cache_dir
         from harness.wait import WaitTimeout
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
-        names = {ClusterInspector(bootstrap).topic_id(self.topic): self.topic}
 
         def settled() -> bool:
-            nonlocal state
+            nonlocal state, names
             if state is None or writes_pending(state):
+                names = names or self._state_topic_names()
                 state = read_share_state(dist, cache, bootstrap, self.group, names, self.history, "admin-state")
             return state is not None and not writes_pending(state)
         try:
