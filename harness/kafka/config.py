@@ -78,6 +78,13 @@ TEST_DEFAULTS = {
     BROKER_CONFIGS["min_lock_duration"]: "1000",
     "auto.create.topics.enable": "false",
     "replica.lag.time.max.ms": "6000",  # a cut follower leaves the ISR in seconds, not 30 s
+    # A killed, paused or cut-off broker is fenced (and its partitions' leadership moved) after the
+    # controller has missed its heartbeats for this long; a restarted broker cannot register again
+    # before its old registration expires (DUPLICATE_BROKER_REGISTRATION). Kafka's defaults (9 s,
+    # heartbeat 2 s) make every kill, pause and cold restart wait 9 s; 4 s keeps eight heartbeats in
+    # the window, so a busy machine's scheduling hiccups do not fence a healthy broker.
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "500",
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.flush.interval.messages": "9223372036854775807",
