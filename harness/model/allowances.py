@@ -81,6 +81,16 @@ ALLOWANCES = {a.name: a for a in (
         "as leader as a last resort, even though doing so may result in data loss. (Kafka topic configs; "
         "KIP-932 builds on the log: 'Share groups [...] consume records from the partitions of the topics')"),
     Allowance(
+        "session-release-decrement",
+        "a record whose acquisition ended with its consumer's share session (close, crash, a fault cutting "
+        "its connections, a client error) is delivered again with the same delivery count as that "
+        "acquisition, also at the limit (it was not archived). Evidence: the previous delivery, the new one",
+        "",
+        known_bug="Kafka 4.1.x: a share session's end releases its records with the delivery count decreased "
+                  "by one (DeliveryCountOps.DECREASE, KAFKA-17541) and never archives them at the limit, "
+                  "where KIP-932 says 'Every time that a record is acquired by a consumer in a share group, "
+                  "its delivery count increments by 1'; fixed in 4.2.0 (KAFKA-19972)"),
+    Allowance(
         "state-start-offset-regressed",
         "a record the history proves accepted or rejected is not terminal in __share_group_state, and lies "
         "below a start offset the state topic held earlier (no admin reset moved it): the start went back; "

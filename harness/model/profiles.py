@@ -1,28 +1,34 @@
 """Behaviour that changed between Kafka releases, as the model needs it.
 
-Each fact is taken from the release's sources (`SharePartition.java`,
-`InFlightState.java`, `AcknowledgeType.java` in the `kafka_2.13` /
-`kafka-server` / `kafka-clients` sources jars):
+The model is KIP-932's. Where a release deviates from the KIP and a later release fixed it, the
+deviation is a named known bug of the releases that have it (`KNOWN_BUGS`: the allowance that
+excuses it, its fix release and the evidence a run must show), never the profile's normal
+behaviour: a run that meets it passes only as an expected failure of that release (the chaos suite
+turns it into an xfail naming the bug, the matrix into KNOWN BUG), and on a release without the bug
+the same history is an anomaly.
 
-- Session release (a share session ends: the consumer closes, i.e. ShareFetch
-  or ShareAcknowledge with the final epoch, or its connection drops; see
-  `SharePartitionManager.releaseSession` -> `SharePartition.releaseAcquiredRecords`):
-  - 4.1.x: records go back to Available with their delivery count *decreased*
-    by one (`DeliveryCountOps.DECREASE`, KAFKA-17541) and are never archived
-    at the limit ("These records were fetched but they were not actually
-    delivered to the client.").
-  - 4.0.x and 4.2.0+: the count is kept (`DeliveryCountOps.NO_OP`, KAFKA-19972
-    "Bump delivery count on session release") and a record at the limit is
-    Archived.
-- `AcknowledgeType.RENEW` (KIP-1222) exists from 4.2.0; 4.3 adds the group
-  config `share.renew.acknowledge.enable` (default true).
-- The share coordinator's start offset (`ShareCoordinatorShard.generateShareStateRecord`):
-  up to 4.3.x a write's start offset replaces the stored one even when lower, so
-  writes that arrive out of order (each acknowledgement and lock timeout is its
-  own RPC, retried on its own) move it back; 4.4.0 takes the max (checked in the
-  4.4.0 jar: `Math.max` on the start offsets).
-- A member that expires from the group (heartbeat timeout) does not release
-  its records in any of these versions: only the acquisition lock does.
+Each fact is taken from the release's sources (`SharePartition.java`, `InFlightState.java`,
+`AcknowledgeType.java`, `ShareCoordinatorShard.java` in the `kafka_2.13` / `kafka-server` /
+`kafka-clients` / `kafka-share-coordinator` jars):
+
+- Session release (a share session ends: the consumer closes, i.e. ShareFetch or ShareAcknowledge
+  with the final epoch, or its connection drops; see `SharePartitionManager.releaseSession` ->
+  `SharePartition.releaseAcquiredRecords`). KIP-932: "Every time that a record is acquired by a
+  consumer in a share group, its delivery count increments by 1", and a record at the limit is
+  archived. 4.0.x and 4.2.0+ keep the count (`DeliveryCountOps.NO_OP`) and archive at the limit.
+  Known bug `session-release-decrement` of 4.1.x: the records go back to Available with their count
+  *decreased* by one (`DeliveryCountOps.DECREASE`, KAFKA-17541: "These records were fetched but they
+  were not actually delivered to the client.") and are never archived at the limit; fixed in 4.2.0
+  (KAFKA-19972 "Bump delivery count on session release").
+- `AcknowledgeType.RENEW` (KIP-1222) exists from 4.2.0; 4.3 adds the group config
+  `share.renew.acknowledge.enable` (default true).
+- Known bug `state-start-offset-regressed` of 4.0.x-4.3.x: the share coordinator's
+  `ShareCoordinatorShard.generateShareStateRecord` takes a write's start offset even when lower than
+  the stored one, so writes that arrive out of order (each acknowledgement and lock timeout is its
+  own RPC, retried on its own) move it back; 4.4.0 takes the max (checked in the 4.4.0 jar:
+  `Math.max` on the start offsets).
+- A member that expires from the group (heartbeat timeout) does not release its records in any of
+  these versions: only the acquisition lock does.
 """
 
 from __future__ import annotations
@@ -33,25 +39,54 @@ from harness.errors import HarnessError
 
 
 @dataclass(frozen=True)
+class KnownBug:
+    """A release's deviation from KIP-932, fixed in a later release."""
+
+    name: str  # the allowance (harness.model.allowances) a checker uses when a history meets it
+    releases: str
+    fixed_in: str
+    #: what a run must show for the checkers to excuse it (anything else is an anomaly)
+    evidence: str
+
+
+KNOWN_BUGS = {b.name: b for b in (
+    KnownBug("session-release-decrement", "4.1.0-4.1.2", "4.2.0 (KAFKA-19972)",
+             "a record released by a share session's end (close, crash, dropped connection) delivered again "
+             "with the same delivery count as its previous delivery, also at the limit (not archived)"),
+    KnownBug("state-start-offset-regressed", "4.0.0-4.3.x", "4.4.0 (ShareCoordinatorShard keeps the max start "
+             "offset)",
+             "a record the history proves accepted or rejected lies below a start offset __share_group_state "
+             "held earlier and is not terminal there (or is delivered again), the writes showing the start "
+             "going back"),
+)}
+
+
+@dataclass(frozen=True)
 class ModelProfile:
     line: str
-    #: "decrease" (4.1) or "keep" (4.0, 4.2+): the delivery count of a record released by a session end.
-    session_release_count: str
-    #: whether a record released by a session end at the delivery limit is archived.
-    session_release_archives: bool
-    #: whether clients may acknowledge with RENEW.
+    #: whether clients may acknowledge with RENEW (KIP-1222, 4.2.0).
     renew: bool
-    #: known bug: the share coordinator takes a write's start offset even when lower than the one it
-    #: holds, so out-of-order writes move it back (fixed in 4.4: `ShareCoordinatorShard` keeps the max).
-    state_start_may_regress: bool = False
+    #: the KNOWN_BUGS this line has.
+    known_bugs: frozenset[str] = frozenset()
+
+    @property
+    def session_release_decrements(self) -> bool:
+        """Known bug of 4.1: a session end takes the acquisition back (count - 1, never archived)."""
+        return "session-release-decrement" in self.known_bugs
+
+    @property
+    def state_start_may_regress(self) -> bool:
+        """Known bug up to 4.3: out-of-order share-state writes move the start offset back."""
+        return "state-start-offset-regressed" in self.known_bugs
 
 
+_REGRESS = frozenset({"state-start-offset-regressed"})
 MODEL_PROFILES = {
-    "4.0": ModelProfile("4.0", "keep", True, False, state_start_may_regress=True),
-    "4.1": ModelProfile("4.1", "decrease", False, False, state_start_may_regress=True),
-    "4.2": ModelProfile("4.2", "keep", True, True, state_start_may_regress=True),
-    "4.3": ModelProfile("4.3", "keep", True, True, state_start_may_regress=True),
-    "4.4": ModelProfile("4.4", "keep", True, True),
+    "4.0": ModelProfile("4.0", False, _REGRESS),
+    "4.1": ModelProfile("4.1", False, _REGRESS | {"session-release-decrement"}),
+    "4.2": ModelProfile("4.2", True, _REGRESS),
+    "4.3": ModelProfile("4.3", True, _REGRESS),
+    "4.4": ModelProfile("4.4", True),
 }
 
 

@@ -47,18 +47,20 @@ def next_delivery_count(count: int) -> int:
 
 
 def count_after_release(count: int, cause: str, profile: ModelProfile) -> int:
-    """The delivery count of a record whose acquisition ended by `cause`: kept, except that a session
-    end on 4.1 takes the acquisition back ("These records were fetched but they were not actually
-    delivered to the client", `DeliveryCountOps.DECREASE`)."""
-    if cause == SESSION and profile.session_release_count == "decrease":
+    """The delivery count of a record whose acquisition ended by `cause`: kept (KIP-932), except on a
+    release with the known bug `session-release-decrement` (4.1), where a session end takes the
+    acquisition back ("These records were fetched but they were not actually delivered to the
+    client", `DeliveryCountOps.DECREASE`)."""
+    if cause == SESSION and profile.session_release_decrements:
         return count - 1
     return count
 
 
 def archived_after_release(count: int, limit: int, cause: str, profile: ModelProfile) -> bool:
     """Whether that release archives the record: at the delivery-count limit ("the record is archived
-    when its delivery count reaches the limit"), except a session end on 4.1, which never archives."""
-    if cause == SESSION and not profile.session_release_archives:
+    when its delivery count reaches the limit"), except a session end on a release with the known bug
+    `session-release-decrement` (4.1), which never archives."""
+    if cause == SESSION and profile.session_release_decrements:
         return False
     return count_after_release(count, cause, profile) >= limit
 

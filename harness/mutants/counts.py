@@ -127,7 +127,7 @@ def count_regress(ops: list[Op], rng: random.Random) -> Mutant | None:
     overlapping the two deliveries (none), and the previous owner's session did not end in between
     (on 4.1 a session release decreases the count: those histories are skipped)."""
     f = facts(ops)
-    if f.profile.session_release_count == "decrease":
+    if f.profile.session_release_decrements:
         return None
     spots = []
     for key in sorted(f.deliveries):
