@@ -35,7 +35,10 @@ def in_sync(ctx: FaultContext, topics: list[str]) -> bool:
 def wait_in_sync(ctx: FaultContext, timeout: float | None = None, topics: list[str] | None = None) -> None:
     topics = topics or topics_of(ctx)
     registered = sorted(ctx.cluster.broker_ids)
-    wait_until(lambda: ctx.inspector.broker_ids() == registered, timeout=timeout or ctx.timeout,
+    # A broker SIGKILLed and started again recovers every log before it registers: on two loaded cores,
+    # with another cluster restarting beside it, that has taken 51 s (116 logs recovered in 13 s, the JVM
+    # itself slow to start), so registration gets twice the fault timeout.
+    wait_until(lambda: ctx.inspector.broker_ids() == registered, timeout=2 * (timeout or ctx.timeout),
                what=f"brokers {registered} to be registered", interval=0.3)
     wait_until(lambda: in_sync(ctx, topics), timeout=timeout or ctx.timeout,
                what=f"every partition of {', '.join(topics)} to have a leader and a full ISR", interval=0.3)
