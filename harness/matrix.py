@@ -87,6 +87,7 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
 def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
     from harness.certify import repo_root
+    from harness.clients.registry import unsupported_release
     from harness.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
     root = repo_root()
@@ -94,6 +95,12 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
     cell = Cell(version, client, out, select=select, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
+    why = unsupported_release(client, version)
+    if why:  # the client cannot talk to the release: no child; every area says so, with the reason
+        from harness.conformance.report import AREAS
+        cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
+        cell.evidence = [f"{client} on {version}: {why}"]
+        return cell
     with open(out / "pytest.log", "w") as log:
         cell.rc = run_pytest(cmd, cwd=root, stdout=log)
     read_cell(cell)

@@ -55,11 +55,19 @@ def test_malformed_version_is_one_line_error(version):
         assert DEFAULT_VERSION in message  # names an example of the right form
 
 
-def test_check_supported_rejects_lines_without_share_consumer():
-    for version in ("4.0.0", "4.1.0"):
-        with pytest.raises(HarnessError) as exc:
-            check_supported(version)
-        assert "\n" not in str(exc.value)
+def test_check_supported_rejects_the_early_access_line_with_its_reason():
+    with pytest.raises(HarnessError) as exc:
+        check_supported("4.0.2")
+    assert "\n" not in str(exc.value) and "early access" in str(exc.value) and "4.1/4.2/4.3/4.4" in str(exc.value)
+    assert check_supported("4.1.2").line == "4.1"  # the preview line is supported (the java and franz clients)
+
+
+def test_confluent_is_not_supported_before_4_2_and_says_why():
+    from harness.clients.registry import unsupported_release
+    why = unsupported_release("confluent", "4.1.2")
+    assert why.startswith("not supported on 4.1: ") and "base64" in why and "--client java" in why
+    assert unsupported_release("java", "4.1.2") == unsupported_release("franz", "4.1.2") == ""
+    assert unsupported_release("confluent", "4.2.2") == ""
 
 
 def test_4_0_profile_enables_share_groups_with_broker_configs():

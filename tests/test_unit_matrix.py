@@ -67,7 +67,14 @@ def test_bad_input_is_one_line_before_anything_starts():
         check_matrix_args(["4.4.0"], ["nope"])
     with pytest.raises(HarnessError, match="at least one"):
         check_matrix_args([], ["confluent"])
-    assert default_versions()[-1] == "4.4.0" and len(default_versions()) == 3
+    assert default_versions() == ["4.1.2", "4.2.2", "4.3.1", "4.4.0"]
+
+
+def test_a_client_that_cannot_talk_to_a_release_is_not_supported_there_with_the_reason(tmp_path):
+    from harness.matrix import run_cell
+    c = run_cell("4.1.2", "confluent", tmp_path / "cell")  # no pytest child: nothing to start
+    assert set(c.areas.values()) == {"NOT SUPPORTED"} and c.rc is None
+    assert "not supported on 4.1" in c.evidence[0] and "--client java" in c.evidence[0]
 
 
 def test_an_area_that_ran_nothing_is_unknown_unless_tests_were_selected(tmp_path):

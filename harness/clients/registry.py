@@ -113,6 +113,26 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     }
 
 
+#: Why confluent-kafka cannot drive share groups on 4.0/4.1 (`ReleaseLine.python_share_consumer`), as seen
+#: on 4.1.2: librdkafka's member ids are standard base64 (e.g. "kwQUwgK2Qd+gdWGfA4Y4rA"), which those
+#: brokers' ShareFetch handler parses as a URL-safe Uuid, failing the request ("Unexpected error handling
+#: request ... IllegalArgumentException: Illegal base64 character 2b"), so fetches fail at random.
+CONFLUENT_BEFORE_42 = ("confluent-kafka's ShareConsumer (librdkafka) needs Kafka 4.2+: its member ids are "
+                       "standard base64 and a {line} broker's ShareFetch parses them as URL-safe Uuids "
+                       "(IllegalArgumentException: Illegal base64 character), so its fetches fail; use "
+                       "--client java (the release's own KafkaShareConsumer) or franz")
+
+
+def unsupported_release(client: str, version: str) -> str:
+    """Why `client` cannot drive share groups on Kafka `version` ("" if it can): one line for the CLI,
+    the reason of a "not supported on <line>" skip in the suites."""
+    from harness.kafka.versions import release_line
+    line = release_line(version)
+    if client == "confluent" and not line.python_share_consumer:
+        return f"not supported on {line.line}: " + CONFLUENT_BEFORE_42.format(line=line.line)
+    return ""
+
+
 def load_manifest(path: Path) -> DriverInfo:
     """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one."""
     try:

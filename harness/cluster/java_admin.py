@@ -81,11 +81,24 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
     return target
 
 
+def tools_dist(dist: KafkaDistribution, cache: Path) -> KafkaDistribution:
+    """The distribution the harness's own Java tools run from against a cluster of `dist`'s release:
+    its own, or the default release's where its jars lack what the tools call
+    (`ReleaseLine.own_tools`: 4.0, 4.1)."""
+    from harness.kafka.jars import resolve
+    from harness.kafka.versions import DEFAULT_VERSION, release_line
+    if release_line(dist.version).own_tools:
+        return dist
+    return resolve(DEFAULT_VERSION, cache)
+
+
 def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60,
              env: dict[str, str] | None = None) -> dict:
     """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure.
     `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin): such a call
-    runs in a JVM of its own; every other call of a `HELPED` program runs in the helper JVM."""
+    runs in a JVM of its own; every other call of a `HELPED` program runs in the helper JVM. It runs
+    from `tools_dist(dist)`."""
+    dist = tools_dist(dist, cache)
     if env is None and program in HELPED and not any("\t" in a or "\n" in a for a in args):
         with _helper(dist, cache) as helper:
             printed = helper.call(program, args, timeout)
@@ -235,7 +248,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def read_share_offsets(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str,
                        history: HistoryWriter, process: str = "admin") -> list[dict] | None:
     """Record one read of `group`'s start offsets in `history`; None (and a `fail`) if it did not work."""
-    compiled(dist, cache)  # a compile error is the user's to fix (HarnessError), not a failed read
+    compiled(tools_dist(dist, cache), cache)  # a compile error is the user's to fix (HarnessError), not a failed read
     history.append(process, "invoke", "share-offsets", {"group": group})
     try:
         partitions = run_java(dist, cache, "ShareOffsets", bootstrap, group)["partitions"]
@@ -390,6 +403,15 @@ def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, grou
     history.append(process, "ok", "dead-letters", {"group": group, "dlq_topic": dlq_topic, "records": records,
                                                     **({"archiving": archiving} if archiving else {})})
     return records
+
+
+def share_probe(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str, topic: str, token: str,
+                timeout: float) -> None:
+    """Block until a KafkaShareConsumer of `dist`'s own release, in `group`, receives the record `token`
+    from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); RuntimeError if it does not within
+    `timeout`. The readiness probe of the lines librdkafka cannot talk to (4.0, 4.1)."""
+    _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
+              timeout + 30, None)
 
 
 def active_controller(dist: KafkaDistribution, cache: Path, bootstrap: str) -> int | None:

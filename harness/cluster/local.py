@@ -150,7 +150,18 @@ class LocalCluster:
             steps("nodes serving, brokers registered")
         wait_share_consumable(self.bootstrap_servers, self.inspector, timeout=timeout,
                               replication_factor=self.spec.replication_factor,
-                              fatal=self._dead_node, diagnostics=self._log_tails, steps=steps)
+                              fatal=self._dead_node, diagnostics=self._log_tails, steps=steps,
+                              java=self._java_probe())
+
+    def _java_probe(self) -> Callable[[str, str, str, float], None] | None:
+        """The readiness probe's consumer where librdkafka's ShareConsumer cannot talk to the release
+        (`ReleaseLine.python_share_consumer`): the release's own KafkaShareConsumer."""
+        from harness.kafka.versions import release_line
+        if release_line(self.distribution.version).python_share_consumer:
+            return None
+        from harness.cluster.java_admin import share_probe
+        return lambda group, topic, token, timeout: share_probe(self.distribution, cache_dir(), self.bootstrap_servers,
+                                                                group, topic, token, timeout)
 
     def close(self) -> None:
         """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""

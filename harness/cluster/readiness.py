@@ -32,9 +32,12 @@ READY_TOPIC = "__ksh_ready"
 def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
                           replication_factor: int, fatal: Callable[[], str | None] | None = None,
                           diagnostics: Callable[[], str] | None = None,
-                          steps: Callable[[str], None] | None = None) -> None:
+                          steps: Callable[[str], None] | None = None,
+                          java: Callable[[str, str, str, float], None] | None = None) -> None:
     """Block until a share consumer receives a freshly produced record; return nothing else.
-    `steps` (if given) is called with each step's name as it completes (the benchmark's breakdown)."""
+    `steps` (if given) is called with each step's name as it completes (the benchmark's breakdown).
+    `java` (for a release librdkafka's ShareConsumer cannot talk to): `java(group, topic, token, timeout)`
+    consumes the record with the release's own KafkaShareConsumer instead."""
     done = steps or (lambda step: None)
     group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
     # the first group lookup creates __consumer_offsets: start it now, beside the topic's creation
@@ -49,14 +52,16 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
                diagnostics=diagnostics)
     done("topic created and led, group configured")
     token = uuid.uuid4().hex.encode()
+    if java is not None:
+        _produce(bootstrap, token, timeout)
+        done("record produced (acks=all)")
+        java(group, READY_TOPIC, token.decode(), timeout)
+        done("record share-consumed")
+        return
     consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, **client_logging()})
     try:
         consumer.subscribe([READY_TOPIC])  # joins in the background while the record is produced
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                             **client_logging()})
-        producer.produce(READY_TOPIC, token)
-        if producer.flush(timeout) != 0:
-            raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
+        _produce(bootstrap, token, timeout)
         done("record produced (acks=all)")
 
         def received() -> bool:
@@ -67,6 +72,14 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
         done("record share-consumed")
     finally:
         consumer.close()
+
+
+def _produce(bootstrap: str, token: bytes, timeout: float) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                         **client_logging()})
+    producer.produce(READY_TOPIC, token)
+    if producer.flush(timeout) != 0:
+        raise TimeoutError(f"readiness record not acknowledged within {timeout}s")
 
 
 def _try_create(inspector: ClusterInspector, rf: int) -> bool:
