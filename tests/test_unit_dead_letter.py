@@ -69,6 +69,25 @@ def test_an_accepted_record_in_the_dlq_fails():
     assert kinds(no_loss.check(h.ops)) == ["dlq-accepted"]
 
 
+@pytest.mark.parametrize("fault", [True, False])
+def test_a_record_accepted_after_a_leader_change_that_the_old_leader_archived_at_the_limit(fault):
+    """Seen in CI (cold restart): c delivered at the limit, its ACCEPT failed while leadership moved, the
+    old leader archived it to the DLQ when its lock ran out, the new leader delivered it again (the same
+    count) and it was accepted. Only a leader change overlapping its life excuses it."""
+    h = dlq_history()
+    if fault:
+        spec = {"id": "f1", "fault": "cold-restart", "targets": ["n1"], "effects": ["leader-change"]}
+        h.add("nemesis", "invoke", "fault-start", spec)
+        h.add("nemesis", "ok", "fault-heal", spec)
+    h.consume("consumer-1", [("c", 0, 2, 2)])  # delivered again at the limit, accepted
+    read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
+    r = no_loss.check(h.ops)
+    if fault:
+        assert r.valid is True and r.allowances == {"dead-lettered-by-lost-leader": 1}, r
+    else:
+        assert kinds(r) == ["dlq-accepted"]
+
+
 @pytest.mark.parametrize("entry, group", [((1, 1, MESSAGE_LIMIT), "g"), ((1, 0, MESSAGE_REJECTED), "g"),
                                           ((1, 1, MESSAGE_REJECTED), "other"), ((1, 1, "gone"), "g")])
 def test_a_dead_letter_with_the_wrong_context_fails(entry, group):

@@ -9,7 +9,11 @@ consumers closed) are checked against what the history proves:
   the read is not in the DLQ (Kafka 4.4 logs a failed DLQ write and archives the record anyway),
   unless the share coordinator still held it ARCHIVING when the read was made (its write under way:
   counted as pending, not judged);
-- `dlq-accepted`: a record the history proves ACCEPTed is in the DLQ;
+- `dlq-accepted`: a record the history proves ACCEPTed is in the DLQ; except (allowance
+  `dead-lettered-by-lost-leader`) one delivered at the limit whose DLQ records all say "exceeded",
+  where a leader change on its partition overlaps its life up to its last delivery: the old leader
+  archived it at the limit while the new one, which lost that acquisition, had it delivered again and
+  accepted (seen in CI under a cold restart);
 - `dlq-wrong-context`: a DLQ record whose headers do not name its source, this group, a delivery count
   within 1..limit, or the cause its record had (a rejected record below the limit is "rejected by
   client"; one archived at the limit without a REJECT "delivery count exceeded").
@@ -48,6 +52,9 @@ class DeadLetters:
         #: share-partition -> offsets archived at the limit after a REJECT of unknown outcome was sent
         #: (the DLQ may name either cause)
         self.maybe_rejected: dict[tuple, set] = defaultdict(set)
+        #: share-partition -> offset -> (avail time, last acquisition time, its index) of records accepted
+        #: after a delivery at the limit (the `dead-lettered-by-lost-leader` allowance needs their life)
+        self.accepted_at_limit: dict[tuple, dict[int, tuple[int, int, int]]] = defaultdict(dict)
         if self.topic is not None:
             r.ledger.on_leave.append(self.record_left)
 
@@ -56,6 +63,8 @@ class DeadLetters:
             self.rejected[tp][offset] = (rec.status_index, rec.count)
         elif rec.status < ACCEPTED and rec.ack_seen:
             self.maybe_rejected[tp].add(offset)
+        elif rec.status == ACCEPTED and rec.count >= self.r.limit:
+            self.accepted_at_limit[tp][offset] = (rec.avail_time, rec.acq_time, rec.last_index)
 
     def row(self, index: int, type_: str, tp: tuple | None, v: dict) -> None:
         """A row of a `dead-letters` read: the read's own (tp None), or one share-partition's entries."""
@@ -139,10 +148,18 @@ class DeadLetters:
             accepted = rec.status == ACCEPTED if rec is not None else \
                 offset < watermark and offset not in rejected and offset not in either
             if accepted:
-                findings.anomaly(NAME, "dlq-accepted",
-                                 f"{where}@{offset} is in the dead-letter queue {self.topic}, but the history shows it "
-                                 f"accepted: only rejected records and records archived at the delivery-count limit "
-                                 f"go to a share group's DLQ (KIP-1191)", (self.read_index,), offset=offset)
+                message = (f"{where}@{offset} is in the dead-letter queue {self.topic}, but the history shows it "
+                           f"accepted: only rejected records and records archived at the delivery-count limit "
+                           f"go to a share group's DLQ (KIP-1191)")
+                life = (rec.avail_time, rec.acq_time, rec.last_index) if rec is not None and rec.count >= r.limit \
+                    else self.accepted_at_limit.get(tp, {}).get(offset)
+                if life is not None and all(_CAUSE.get(m) == "limit" for _, m, _ in entries):
+                    # delivered at the limit: a leader that lost it (leader change) may have archived it to
+                    # the DLQ while the new leader, which never saw that acquisition end, had it accepted
+                    r.evidence.excuse(NAME, "dead-lettered-by-lost-leader", life[0], life[1], tp,
+                                      "dlq-accepted", message, (life[2], self.read_index), offset=offset)
+                else:
+                    findings.anomaly(NAME, "dlq-accepted", message, (self.read_index,), offset=offset)
             else:  # not settled in the history (an acknowledgement of unknown outcome, acquisitions unseen)
                 n["dead-letters-unsettled"] += 1
                 self._judge_context(tp, offset, None, entries)

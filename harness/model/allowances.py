@@ -81,6 +81,16 @@ ALLOWANCES = {a.name: a for a in (
         "as leader as a last resort, even though doing so may result in data loss. (Kafka topic configs; "
         "KIP-932 builds on the log: 'Share groups [...] consume records from the partitions of the topics')"),
     Allowance(
+        "dead-lettered-by-lost-leader",
+        "a record delivered at the delivery-count limit is in the group's dead-letter queue as archived at "
+        "the limit (every DLQ record of it says so) although the history shows it accepted, and a disruption "
+        "of its partition (a fault whose effects include leader-change or coordinator-loss, until its heal "
+        "plus settle_ms) overlaps its life from its produce to its last delivery: the leader that lost it "
+        "archived it when its lock ran out (KIP-1191's write), while the new leader, to which that "
+        "acquisition was lost, delivered it again. Evidence: the fault start, the last delivery, the DLQ read",
+        "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
+        "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
+    Allowance(
         "session-release-decrement",
         "a record whose acquisition ended with its consumer's share session (close, crash, a fault cutting "
         "its connections, a client error) is delivered again with the same delivery count as that "
