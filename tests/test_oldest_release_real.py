@@ -23,7 +23,9 @@ def test_oldest_supported_release_passes_a_checked_workload(ksh_spec):
     # confluent-kafka cannot drive share groups on 4.1 (`unsupported_release`): the release's own
     # KafkaShareConsumer does; its cluster's readiness probe is that consumer too (`ShareProbe`)
     client = "java" if unsupported_release(ksh_spec.client, OLDEST_SUPPORTED) else ksh_spec.client
-    spec = replace(ksh_spec, name="oldest-release", kafka_version=OLDEST_SUPPORTED, records=200, client=client,
+    # two consumers (each a JVM with the java client) share three partitions: a smoke, not a load
+    spec = replace(ksh_spec, name="oldest-release", kafka_version=OLDEST_SUPPORTED, records=150, client=client,
+                   consumers=2,
                    bootstrap_servers=None, kafka_home=None).validate()
     outcome = run(spec)  # starts (and stops) its own cluster of that release
     assert outcome.overall is True, outcome.summary()

@@ -8,7 +8,7 @@ redelivery after acknowledgement) must show no anomaly, and each
 delivered record must be one the model has as deliverable. At the end every consumer closes, a
 fresh one drains the group, and the whole history must conform (no loss and durable state too).
 A failure prints the program that failed; the nightly profile also shrinks it to a short one
-(shrinking on a live cluster takes minutes). Examples: ci 3, nightly 10 (up to 15 steps each).
+(shrinking on a live cluster takes minutes). Examples: ci 2, nightly 10 (up to 15 steps each).
 """
 
 from __future__ import annotations
@@ -126,5 +126,5 @@ def test_share_group_agrees_with_the_model_step_by_step(share_session, ksh_spec)
     phases = [Phase.explicit, Phase.reuse, Phase.generate] + ([Phase.shrink] if nightly else [])
     machine = _machine(lambda: share_session(topic_partitions=1, lock_duration_ms=60000, max_poll_records=5))
     run_state_machine_as_test(machine, settings=settings(
-        max_examples=10 if nightly else 3, stateful_step_count=15, phases=phases, deadline=None, database=None,
+        max_examples=10 if nightly else 2, stateful_step_count=15, phases=phases, deadline=None, database=None,
         derandomize=True, suppress_health_check=list(HealthCheck)))
