@@ -409,9 +409,15 @@ def share_probe(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str
                 timeout: float) -> None:
     """Block until a KafkaShareConsumer of `dist`'s own release, in `group`, receives the record `token`
     from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); RuntimeError if it does not within
-    `timeout`. The readiness probe of the lines librdkafka cannot talk to (4.0, 4.1)."""
-    _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
-              timeout + 30, None)
+    `timeout`. The readiness probe of the lines librdkafka cannot talk to (4.0, 4.1); a probe that did
+    not receive it is a WaitTimeout naming the Java consumer's last error line."""
+    from harness.wait import WaitTimeout
+    try:
+        _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
+                  timeout + 30, None)
+    except RuntimeError as exc:
+        raise WaitTimeout(f"timed out after {timeout:.0f}s waiting for a share group to consume a record "
+                          f"(Kafka {dist.version}'s KafkaShareConsumer: {exc})") from None
 
 
 def active_controller(dist: KafkaDistribution, cache: Path, bootstrap: str) -> int | None:
