@@ -47,8 +47,8 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)
     spec = spec.validate()
-    from harness.clients.registry import unsupported_release
-    why = unsupported_release(spec.client, spec.kafka_version) if spec.kafka_home is None else ""
+    from harness.clients.registry import unsupported_by_spec
+    why = unsupported_by_spec(spec)
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
         raise HarnessError(f"client {spec.client} on Kafka {spec.kafka_version}: {why}")
     return spec

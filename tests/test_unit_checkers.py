@@ -291,6 +291,14 @@ def test_session_release_decrements_the_count_only_in_4_1(version, valid):
         assert kinds(r) == ["count-regressed"]
 
 
+def test_every_known_bug_is_a_known_bug_allowance_and_every_profile_names_only_known_bugs():
+    from harness.model.profiles import MODEL_PROFILES
+    for name, bug in KNOWN_BUGS.items():
+        assert ALLOWANCES[name].known_bug and bug.fixed_in.split()[0] in ALLOWANCES[name].known_bug
+    assert all(p.known_bugs <= set(KNOWN_BUGS) for p in MODEL_PROFILES.values())
+    assert {n for n, a in ALLOWANCES.items() if a.known_bug} == set(KNOWN_BUGS)
+
+
 def test_a_run_meeting_a_known_bug_is_reported_with_the_bug_and_its_evidence():
     from types import SimpleNamespace
 

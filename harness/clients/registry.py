@@ -133,6 +133,12 @@ def unsupported_release(client: str, version: str) -> str:
     return ""
 
 
+def unsupported_by_spec(spec) -> str:
+    """`unsupported_release` for a RunSpec's client and release; "" for a distribution given by
+    `kafka_home` (its version is whatever its jars say, and only their syntax is checked)."""
+    return "" if spec.kafka_home is not None else unsupported_release(spec.client, spec.kafka_version)
+
+
 def load_manifest(path: Path) -> DriverInfo:
     """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one."""
     try:

@@ -408,9 +408,9 @@ def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, grou
 def share_probe(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str, topic: str, token: str,
                 timeout: float) -> None:
     """Block until a KafkaShareConsumer of `dist`'s own release, in `group`, receives the record `token`
-    from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); RuntimeError if it does not within
-    `timeout`. The readiness probe of the lines librdkafka cannot talk to (4.0, 4.1); a probe that did
-    not receive it is a WaitTimeout naming the Java consumer's last error line."""
+    from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); a WaitTimeout naming the Java
+    consumer's last error line if it does not within `timeout`. The readiness probe of the lines
+    librdkafka cannot talk to (4.1)."""
     from harness.wait import WaitTimeout
     try:
         _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
