@@ -3,8 +3,10 @@
 - bare: format storage (StorageTool) for 3 combined nodes and start them as
   `java ... kafka.Kafka` with direct listeners (no proxies), until every node
   logged "Kafka Server started";
+- bare with archives: the same, its JVMs mapping the harness's class-data archives;
 - harness: `LocalCluster.start()`: Toxiproxy + 15 proxies, format, start, and
-  ready only once a share group has consumed a first record.
+  ready only once a share group has consumed a first record (its JVMs map the
+  class-data archives `share-harness setup` builds: `harness.kafka.cds`).
 Prints both times (median of --repeat runs) and the ratio.
 Targets: harness ready within 25 s; overhead within 20% of the bare start.
 
@@ -29,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.cluster.local import LocalCluster, LocalClusterSpec  # noqa: E402
+from harness.kafka import cds  # noqa: E402
 from harness.kafka import config as kconfig  # noqa: E402
 from harness.kafka.jars import resolve  # noqa: E402
 from harness.paths import cache_dir  # noqa: E402
@@ -37,8 +40,13 @@ from harness.procs import spawn  # noqa: E402
 from harness.wait import wait_until  # noqa: E402
 
 
-def bare_start(version: str, workdir: Path, heap_mb: int = 512) -> float:
+def bare_start(version: str, workdir: Path, heap_mb: int = 512, cds_archives: bool = False) -> float:
+    """Seconds to format and start 3 bare nodes; with `cds_archives`, their JVMs map the class-data
+    archives the harness's nodes map (`harness.kafka.cds`), so the two starts differ only in what
+    the harness adds."""
     dist = resolve(version, cache_dir())
+    storage_flags = cds.flags(dist, "storage") if cds_archives else []
+    broker_flags = cds.flags(dist, "broker") if cds_archives else []
     ids = [1, 2, 3]
     ports = iter(allocate(3 * 5))
     real = {i: kconfig.NodePorts(client=next(ports), peers={k: next(ports) for k in ids}, controller=next(ports))
@@ -54,13 +62,13 @@ def bare_start(version: str, workdir: Path, heap_mb: int = 512) -> float:
                                  voters={j: real[j].controller for j in ids}, data_dir=home / "data")
         (home / "server.properties").write_text(kconfig.render(cfg, dist.release_line))
         (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
-    fmt = [subprocess.Popen(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
+    fmt = [subprocess.Popen(["java", *storage_flags, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
                              "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
                              str(workdir / f"n{i}" / "server.properties")], stdout=subprocess.DEVNULL) for i in ids]
     assert all(p.wait() == 0 for p in fmt), "format failed"
     for i in ids:
         home = workdir / f"n{i}"
-        procs.append(spawn(f"bare-n{i}", ["java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC",
+        procs.append(spawn(f"bare-n{i}", ["java", *broker_flags, f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC",
                                           f"-Dlog4j2.configurationFile={home / 'log4j2.properties'}", "-cp",
                                           dist.classpath, "kafka.Kafka", str(home / "server.properties")],
                            log_path=home / "logs" / "stdout.log"))
@@ -117,20 +125,23 @@ def main() -> int:
     parser.add_argument("--version", default="4.3.1")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    resolve(args.version, cache_dir())  # downloads are not part of either figure
-    bare, harness, breakdown, lazy = [], [], defaultdict(list), []
+    cds.ensure(resolve(args.version, cache_dir()))  # downloads and archives are not part of any figure
+    bare, bare_cds, harness, breakdown, lazy = [], [], [], defaultdict(list), []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="ksh-bench-") as tmp:
             bare.append(bare_start(args.version, Path(tmp) / "bare"))
+            bare_cds.append(bare_start(args.version, Path(tmp) / "bare-cds", cds_archives=True))
             total, steps, kafka_lazy = harness_start(args.version, Path(tmp) / "harness")
             harness.append(total)
             for step, seconds in steps.items():
                 breakdown[step].append(seconds)
             if kafka_lazy is not None:
                 lazy.append(kafka_lazy)
-    b, h = statistics.median(bare), statistics.median(harness)
+    b, bc, h = statistics.median(bare), statistics.median(bare_cds), statistics.median(harness)
     print(f"kafka {args.version}, 3 combined nodes, {args.repeat} runs, cores={os.cpu_count()}")
     print(f"bare start (format + kafka.Kafka until 'started'): median {b:.2f} s  runs {[round(x, 2) for x in bare]}")
+    print(f"bare start with the harness's class-data archives: median {bc:.2f} s  "
+          f"runs {[round(x, 2) for x in bare_cds]}")
     print(f"harness ready (proxies + first share-consumed record): median {h:.2f} s  runs {[round(x, 2) for x in harness]}")
     for step, seconds in breakdown.items():
         print(f"  {statistics.median(seconds):6.2f} s  {step}")
@@ -138,6 +149,7 @@ def main() -> int:
         print(f"  of which Kafka's lazy share state (create __share_group_state -> group initialised, "
               f"from the broker logs): median {statistics.median(lazy):.2f} s")
     print(f"ratio harness/bare: {h / b:.2f}  (target <= 1.20);  harness within 25 s: {'yes' if h <= 25 else 'no'}")
+    print(f"ratio harness/bare with the same archives (what the harness adds beyond the JVM): {h / bc:.2f}")
     if lazy:
         print(f"ratio without Kafka's lazy share state: {(h - statistics.median(lazy)) / b:.2f}")
     return 0

@@ -1,5 +1,5 @@
 """The commands that look after the machine, not a run: `setup` fills the cache (Kafka jars, the Java
-and franz-go drivers, Toxiproxy) and `clean` deletes old entries under reports/.
+and franz-go drivers, Toxiproxy, the brokers' class-data archives) and `clean` deletes old entries under reports/.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from harness.proxy.server import find_or_build_toxiproxy
     from harness.clients.franz import build_franz_driver
     from harness.cluster.java_admin import compiled
+    from harness.kafka import cds
     for version in args.kafka_version or [DEFAULT_VERSION, OLDEST_SUPPORTED]:
         dist = resolve(version, cache_dir())
         print(f"kafka {dist.version}: {dist.libs}")
         print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")
+        print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
     print(f"franz-go driver: {build_franz_driver(cache_dir())}")
     return 0

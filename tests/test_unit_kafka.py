@@ -305,3 +305,20 @@ def test_invalid_sasl_user_is_rejected_in_one_line():
     from harness.cluster.local import LocalClusterSpec
     with pytest.raises(HarnessError, match=r"invalid SASL user 'al ice'"):
         LocalClusterSpec(version="4.3.1", sasl_users={"al ice": "pw"}).validate()
+
+
+def test_class_data_archive_flags_only_when_setup_built_it(tmp_path, monkeypatch):
+    from harness.kafka import cds
+    from harness.kafka.jars import KafkaDistribution
+    monkeypatch.setenv("KSH_CACHE_DIR", str(tmp_path / "cache"))
+    dist = KafkaDistribution("4.4.0", tmp_path / "libs", "maven")
+    assert cds.flags(dist, "broker") == [] and cds.flags(dist, "storage") == []  # no archive: only slower
+    archive = cds.archive(dist, "broker")
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"archive")
+    assert cds.flags(dist, "broker") == [f"-XX:SharedArchiveFile={archive}"]
+    assert cds.flags(dist, "storage") == []
+    other = KafkaDistribution("4.4.0", tmp_path / "other-libs", "KAFKA_HOME")
+    assert cds.flags(other, "broker") == []  # another set of jars never meets this archive
+    with pytest.raises(ValueError):
+        cds.archive(dist, "kafka.Kafka")

@@ -58,6 +58,9 @@ class DockerCluster(LocalCluster):
         return ContainerNode(node.node_id, node.roles, node.home, node.config, node.ports, image=self.image,
                              image_classpath=self.classpath, name_prefix=_docker_name(prefix))
 
+    def _jvm_flags(self, program: str) -> list[str]:
+        return []  # the image's JVM: the host's class-data archives are not for it
+
     def _format_storage(self) -> None:
         format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
                        runner=self._run_in_container, classpath=self.classpath)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from harness.cluster.docker_engine import LABEL, owner
 from harness.cluster.local_node import LocalNode
@@ -63,8 +63,9 @@ class ContainerNode(LocalNode):
     _starts: int = field(default=0, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def start(self, heap_mb: int, classpath: str) -> None:
-        """A new container of the image (the host's `classpath` is not used: the image's jars are)."""
+    def start(self, heap_mb: int, classpath: str, jvm_flags: Sequence[str] = ()) -> None:
+        """A new container of the image (the host's `classpath` and `jvm_flags` are not used: the
+        image's jars and JVM are)."""
         self._starts += 1
         name = f"{self.name_prefix}-n{self.node_id}-{self._starts}"
         command = self.java_command(heap_mb, self.image_classpath)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.local_files import format_storage, write_node
+from harness.kafka import cds
 from harness.cluster.local_links import ProxyLinks
 from harness.cluster.local_logs import LogMark, copy_new_log_bytes, error_tails
 from harness.cluster.local_node import LocalNode, wait_listening
@@ -202,7 +203,7 @@ class LocalCluster:
         node = self._nodes[node_id]
         if node.alive():
             return
-        node.start(self.spec.heap_mb, self.distribution.classpath)
+        node.start(self.spec.heap_mb, self.distribution.classpath, self._jvm_flags("broker"))
         if wait:
             self._wait_serving([node_id], self.spec.start_timeout)
 
@@ -274,7 +275,12 @@ class LocalCluster:
                                         self.distribution)
 
     def _format_storage(self) -> None:
-        format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}")
+        format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
+                       jvm_flags=self._jvm_flags("storage"))
+
+    def _jvm_flags(self, program: str) -> list[str]:
+        """The class-data archive of `program` ("broker", "storage") that setup built, if any."""
+        return cds.flags(self.distribution, program)
 
     def _dead_node(self) -> str | None:
         for node in self._nodes.values():

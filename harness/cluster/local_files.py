@@ -13,7 +13,7 @@ import random
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from harness import procs
 from harness.cluster.local_node import LocalNode
@@ -60,17 +60,17 @@ Runner = Callable[[LocalNode, list[str], str], "tuple[int, str]"]
 
 
 def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str, runner: Runner | None = None,
-                   classpath: str | None = None) -> None:
+                   classpath: str | None = None, jvm_flags: Sequence[str] = ()) -> None:
     """StorageTool `format` on every node in parallel; `tag` names these processes (an interrupt
     kills the ones still running instead of waiting for them). `runner` runs each command (default:
-    a local process) over `classpath` (default: the distribution's)."""
+    a local process) over `classpath` (default: the distribution's), `jvm_flags` first."""
     cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
     features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
     run_one = runner or _run_local
     cp = classpath or dist.classpath
 
     def format_node(node: LocalNode) -> None:
-        cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", cp, "kafka.tools.StorageTool", "format",
+        cmd = ["java", *jvm_flags, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", cp, "kafka.tools.StorageTool", "format",
                f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
         code, output = run_one(node, cmd, f"{tag} n{node.node_id}")
         if code != 0:

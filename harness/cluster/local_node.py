@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from harness.kafka import config as kconfig
 from harness.kafka.wire import probe
@@ -39,15 +39,16 @@ class LocalNode:
     def logs(self) -> Path:
         return self.home / "logs"
 
-    def java_command(self, heap_mb: int, classpath: str) -> list[str]:
-        return ["java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC",
+    def java_command(self, heap_mb: int, classpath: str, jvm_flags: Sequence[str] = ()) -> list[str]:
+        return ["java", *jvm_flags, f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC",
                 "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}", f"-Dkafka.logs.dir={self.logs}",
                 "-cp", classpath, "kafka.Kafka", str(self.config)]
 
-    def start(self, heap_mb: int, classpath: str) -> None:
-        """Start a new process (the caller checks that none runs: `alive`)."""
-        self.proc = spawn(f"n{self.node_id}", self.java_command(heap_mb, classpath),
+    def start(self, heap_mb: int, classpath: str, jvm_flags: Sequence[str] = ()) -> None:
+        """Start a new process (the caller checks that none runs: `alive`); `jvm_flags` go first
+        (the class-data archive: `harness.kafka.cds`)."""
+        self.proc = spawn(f"n{self.node_id}", self.java_command(heap_mb, classpath, jvm_flags),
                           log_path=self.logs / "stdout.log", cwd=self.home)
 
     def alive(self) -> bool:
