@@ -42,6 +42,7 @@ from harness.kafka.versions import DEFAULT_VERSION  # noqa: E402  (pure: no thir
 
 DOCKERFILE = ROOT / "compose" / "harness.Dockerfile"
 DEFAULT_BASE = "debian:bookworm-slim"
+IMAGE = "ksh/harness"  #: tagged with the hash of the project's files it was built from
 LOCAL_BASE = "ksh/debian-jre:bookworm-17"  # scripts/docker_images.sh builds it without a registry
 #: What the image is built from: a change to any of these is a new image.
 SOURCES = ("pyproject.toml", "README.md", "harness", "fixtures", "suites", "scripts", "compose", "tests")
@@ -111,7 +112,7 @@ _PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re
 
 
 def build_harness_image(base: str | None, rebuild: bool, ca_files: list[Path]) -> str:
-    image = f"ksh/harness:{source_hash()}"
+    image = f"{IMAGE}:{source_hash()}"
     if image_present(image) and not rebuild:
         print(f"docker_run: {image} present", flush=True)
         return image
@@ -121,6 +122,9 @@ def build_harness_image(base: str | None, rebuild: bool, ca_files: list[Path]) -
                   "--build-arg", f"EXTRA_CA={extra_ca(ca_files)}", "-t", image, str(ROOT), check=False, quiet=False)
     if done.returncode != 0:
         raise BadInput(f"building {image} failed (its output is above)")
+    old = docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", IMAGE, check=False).stdout.split()
+    for stale in sorted(set(old) - {image}):  # earlier builds of this project: only the newest is kept
+        docker("image", "rm", stale, check=False)
     return image
 
 
