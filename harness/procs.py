@@ -322,6 +322,21 @@ def run(name: str, args: Sequence[str], timeout: float, *, env: dict[str, str] |
                                        err.decode(errors="replace"))
 
 
+def run_checked(name: str, args: Sequence[str], timeout: float, what: str, *, last_line: bool = False,
+                **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """`run`, with one-line `HarnessError`s naming `what`: it took over `timeout` s, or it exited
+    non-zero (then the first line of its error output, or the last with `last_line`)."""
+    from harness.errors import HarnessError
+    try:
+        proc = run(name, args, timeout, **kwargs)
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"{what} took over {timeout:.0f} s: check the machine's load") from None
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no output"]
+        raise HarnessError(f"{what} failed (exit {proc.returncode}): {lines[-1] if last_line else lines[0]}")
+    return proc
+
+
 def live_processes() -> list[ManagedProcess]:
     """Processes started by this harness and not yet stopped."""
     with _live_lock:

@@ -59,15 +59,8 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
         procs.REAPER.register_dir(tmp)
         try:
             (tmp / f"{program}.java").write_text(source)
-            try:
-                proc = procs.run("javac", [javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
-                                 timeout=120)
-            except subprocess.TimeoutExpired:
-                raise HarnessError(f"compiling {program}.java against Kafka {dist.version} took over 120 s: "
-                                   "check the machine's load and the JDK") from None
-            if proc.returncode != 0:
-                raise HarnessError(f"compiling {program}.java against Kafka {dist.version} failed: "
-                                   f"{((proc.stderr or proc.stdout).strip().splitlines() or ['no output'])[0]}")
+            procs.run_checked("javac", [javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
+                              120, f"compiling {program}.java against Kafka {dist.version}")
             if target.exists() and not (target / f"{program}.class").is_file():
                 shutil.rmtree(target, ignore_errors=True)  # an incomplete entry (older harness): replaced
             try:

@@ -23,7 +23,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -97,17 +96,12 @@ def _build(dist: KafkaDistribution, work: Path) -> dict[str, Path]:
     out = {p: work / f"{p}.jsa" for p in PROGRAMS}
     cluster_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
     features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
-    try:
-        fmt = procs.run("cds-storage-format", ["java", f"-XX:ArchiveClassesAtExit={out['storage']}", "-Xmx256m",
-                                               "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
-                                               "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
-                                               "-c", str(config), *features], timeout=BUILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise HarnessError(f"building the CDS archive: StorageTool format took over {BUILD_TIMEOUT:.0f} s: "
-                           "check the machine's load") from None
-    if fmt.returncode != 0:
-        raise HarnessError(f"building the CDS archive: StorageTool format exited with {fmt.returncode}: "
-                           f"{(fmt.stderr or fmt.stdout or '').strip().splitlines()[-1:]}")
+    procs.run_checked("cds-storage-format", ["java", f"-XX:ArchiveClassesAtExit={out['storage']}", "-Xmx256m",
+                                             "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
+                                             "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
+                                             "-c", str(config), *features],
+                      BUILD_TIMEOUT, f"building the CDS archive of Kafka {dist.version}: StorageTool format",
+                      last_line=True)
     server_log = home / "logs" / "server.log"
     broker = procs.spawn("cds-broker", ["java", f"-XX:ArchiveClassesAtExit={out['broker']}", "-Xms512m",
                                         "-Xmx512m", "-XX:+UseG1GC",
