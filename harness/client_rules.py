@@ -5,7 +5,7 @@ subset to run. Kept apart from `harness.certify` so the spec can validate rule i
 """
 
 #: The client rules, in certificate order: id -> what a conforming client does (KIP-932's words
-#: where the KIP states it; KIP-1222 for RENEW, KIP-1206 for the acquire mode).
+#: where the KIP states it; KIP-1222 for RENEW, KIP-1206 for the acquire mode, KIP-1227 for the rack id).
 RULES: dict[str, str] = {
     "ack-accept": "ACCEPT, once committed, is final: the record is never delivered again",
     "ack-release": "RELEASE makes the record available again, delivered with the next delivery count",
@@ -26,5 +26,6 @@ RULES: dict[str, str] = {
     "shared-partition": "Several consumers of one partition all make progress",
     "session-timeout": "A member that stops heartbeating is removed and its records move",
     "acquire-mode": "share.acquire.mode=record_limit caps each poll at max.poll.records",
+    "rack-id": "client.rack reaches the group: the member's description carries it (KIP-1227)",
     "chaos-at-least-once": "At-least-once delivery through leader failover and share-coordinator loss",
 }

@@ -35,7 +35,7 @@ _FILES = ("main.go", "go.mod", "go.sum")
 #: acknowledgement callback (ShareAckCallback: per partition; the driver names the offsets) and
 #: share.acquire.mode=record_limit (ShareMaxRecordsStrict).
 FRANZ_FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-                  "commit_sync", "commit_async", "callback", "acquire_mode")
+                  "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id")
 
 
 def franz_version(source: Path = SOURCE) -> str:

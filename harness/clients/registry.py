@@ -33,9 +33,10 @@ from harness.clients.stepped import stepped
 from harness.errors import HarnessError
 
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
-#: acknowledgement commit callback, and `acquire_mode` (it passes `share.acquire.mode` to its client).
+#: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client) and
+#: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-            "commit_sync", "commit_async", "callback", "acquire_mode")
+            "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id")
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,8 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
     KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), and franz-go."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC, _confluent, autonomous=_confluent_autonomous),
-        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode"), _java, autonomous=stepped(_java)),
+        "confluent": DriverInfo("confluent", _BASIC + ("rack_id",), _confluent, autonomous=_confluent_autonomous),
+        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id"), _java, autonomous=stepped(_java)),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
     }
 

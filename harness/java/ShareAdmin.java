@@ -2,7 +2,7 @@
 // line: the result, or {"error": "<ExceptionClass>", "message": "..."} when the call failed.
 // Usage: java -cp <kafka libs>:<dir> ShareAdmin <bootstrap> <command> [args]
 // Client properties (e.g. SASL credentials) are read from the file KSH_CLIENT_PROPERTIES names, if set.
-//   describe <group>                 {"group","state","coordinator","members":[{"member","client","partitions":[[topic,p]]}]}
+//   describe <group>                 {"group","state","coordinator","members":[{"member","client","rack","partitions":[[topic,p]]}]}
 //   list                             {"groups":[{"group","type","state"}]} (all types)
 //   delete <group>                   {"deleted": true}
 //   alter-offsets <group> <topic> <partition> <offset>   {"altered": true}
@@ -55,6 +55,7 @@ public class ShareAdmin {
                     for (TopicPartition tp : m.assignment().topicPartitions())
                         parts.add("[" + q(tp.topic()) + "," + tp.partition() + "]");
                     members.add("{\"member\":" + q(m.consumerId()) + ",\"client\":" + q(m.clientId())
+                        + ",\"rack\":" + (m.rackId().isPresent() ? q(m.rackId().get()) : "null")
                         + ",\"partitions\":[" + String.join(",", parts) + "]}");
                 }
                 return "{\"group\":" + q(d.groupId()) + ",\"state\":" + q(String.valueOf(d.groupState()))

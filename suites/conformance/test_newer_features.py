@@ -1,7 +1,9 @@
 """Newer share-group features where the release and the client have them: acquire modes and
-max.poll.records (KIP-1206). Dead-letter queues (KIP-1191) are in no release the harness supports yet."""
+max.poll.records (KIP-1206), the member's rack id (KIP-1227). Dead-letter queues (KIP-1191) are in no release the harness supports yet."""
 
 import pytest
+
+from harness.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-features")]
 
@@ -24,4 +26,32 @@ def test_record_limit_acquire_mode_caps_each_poll_at_max_poll_records(share_sess
     assert all(len(b) <= 3 for b in batches), [len(b) for b in batches]
     assert sorted(r.offset for b in batches for r in b) == list(range(10))
     assert c.poll(3.0) == []
+    s.assert_conforms()
+
+
+@pytest.mark.rule("rack-id")
+@pytest.mark.requires(line="4.2")
+def test_member_description_carries_the_consumers_rack_id(share_session):
+    """KIP-1227: a share consumer configured with client.rack sends it as its rack id, and the
+    group's description shows it on that member; a member that sent none shows none."""
+    s = share_session(topic_partitions=2)
+    s.require("rack_id")
+    s.produce(2, partition=None)
+    racked, plain = s.consumer(client_rack="rack-a"), s.consumer()
+    taken: list = []
+
+    def both_members_and_records_taken() -> bool:  # a client may join only when it first polls
+        for c in (racked, plain):
+            batch = c.poll(0.2)
+            if batch:
+                c.ack(batch, "ACCEPT")
+                taken.extend(batch)
+        return len(s.describe().get("members", [])) == 2 and len(taken) >= 2
+
+    wait_until(both_members_and_records_taken, timeout=30, what="both consumers to be members and the records taken",
+               interval=0.3)
+    racks = sorted((m.get("rack") or "") for m in s.describe()["members"])
+    assert racks == ["", "rack-a"], f"member rack ids {racks}: KIP-1227 says the description carries client.rack"
+    for c in (racked, plain):
+        c.commit_sync()
     s.assert_conforms()

@@ -61,7 +61,7 @@ const contract = 1
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-	"commit_sync", "commit_async", "callback", "acquire_mode"}
+	"commit_sync", "commit_async", "callback", "acquire_mode", "rack_id"}
 
 // Acknowledgement states of a record, as franz-go keeps them (kgo.AckStatus; 0: none yet).
 const (
@@ -603,6 +603,8 @@ func options(props map[string]any) (opts []kgo.Opt, maxPoll int, ignored []strin
 			}
 		case "client.id":
 			opts = append(opts, kgo.ClientID(v))
+		case "client.rack":
+			opts = append(opts, kgo.Rack(v)) // sent as the member's RackID (KIP-1227)
 		case "fetch.max.wait.ms":
 			d, e := ms(name, v)
 			if e != nil {
