@@ -55,3 +55,22 @@ def test_member_description_carries_the_consumers_rack_id(share_session):
     for c in (racked, plain):
         c.commit_sync()
     s.assert_conforms()
+
+
+@pytest.mark.requires(line="4.3")
+def test_assignment_interval_group_config_is_held_to_the_broker_bounds(share_session):
+    """KIP-1263: a share group's share.assignment.interval.ms is accepted at the bounds the brokers
+    set (group.share.min/max.assignment.interval.ms) and refused with INVALID_CONFIG past them; a
+    group with it set still assigns its member and delivers."""
+    s = share_session(topic_partitions=1)
+    low, high = (int(s.broker_config(f"group.share.{edge}.assignment.interval.ms")) for edge in ("min", "max"))
+    probe = f"{s.group}-bounds"
+    for value, refused in ((low - 1, True), (high + 1, True), (low, False), (high, False)):
+        error = s.try_group_configs(probe, share_assignment_interval_ms=str(value))
+        assert (error == "INVALID_CONFIG") if refused else error is None, (value, low, high, error)
+    assert s.try_group_configs(s.group, share_assignment_interval_ms=str(low)) is None
+    s.produce(3)
+    c = s.consumer()
+    assert len(c.poll_until(3, ack="ACCEPT")) == 3
+    c.commit_sync()
+    s.assert_conforms()
