@@ -84,6 +84,12 @@ def _add_run(sub) -> None:
     run.add_argument("--dead-letter", choices=DEAD_LETTER_MODES, default="off",
                      help="the share group's dead-letter queue (KIP-1191, Kafka 4.4+): off, headers (DLQ records "
                           "carry the context headers only) or copy (and the record); checked by no-loss")
+    run.add_argument("--lock-duration-ms", type=_positive_int, default=None,
+                     help="the share group's acquisition lock (share.record.lock.duration.ms; default: the broker's)")
+    run.add_argument("--delivery-count-limit", type=_positive_int, default=None,
+                     help="the share group's delivery-count limit where the release has the group config (4.3+)")
+    run.add_argument("--group-config", action="append", default=[], metavar="KEY=VALUE",
+                     help="a group config of the share group (repeatable), e.g. share.isolation.level=read_committed")
     run.add_argument("--client", default="confluent",
                      help="the share-consumer library the consumers run: confluent, java, franz, or the path "
                           "of a driver manifest (docs/driver.md)")

@@ -46,12 +46,26 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)
+    spec = replace(spec, group_configs=_group_configs(getattr(args, "group_config", [])),
+                   lock_duration_ms=getattr(args, "lock_duration_ms", None) or spec.lock_duration_ms,
+                   delivery_count_limit=getattr(args, "delivery_count_limit", None) or spec.delivery_count_limit)
     spec = spec.validate()
     from harness.clients.registry import unsupported_by_spec
     why = unsupported_by_spec(spec)
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
         raise HarnessError(f"client {spec.client} on Kafka {spec.kafka_version}: {why}")
     return spec
+
+
+def _group_configs(pairs: list[str]) -> dict[str, str]:
+    """`--group-config KEY=VALUE` options as a dict; a malformed one is a one-line error."""
+    configs = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise HarnessError(f"invalid --group-config {pair!r}: use KEY=VALUE, e.g. share.isolation.level=read_committed")
+        configs[key.strip()] = value.strip()
+    return configs
 
 
 def run_suite(args: argparse.Namespace) -> int:

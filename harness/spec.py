@@ -259,6 +259,12 @@ class RunSpec:
             "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
             "--behaviour", self.behaviour]
         args += ["--records", str(self.records)]
+        if self.lock_duration_ms is not None:
+            args += ["--lock-duration-ms", str(self.lock_duration_ms)]
+        if self.delivery_count_limit is not None:
+            args += ["--delivery-count-limit", str(self.delivery_count_limit)]
+        for key, value in sorted(self.group_configs.items()):
+            args += ["--group-config", f"{key}={value}"]
         if self.dead_letter != "off":
             args += ["--dead-letter", self.dead_letter]
         if self.client != "confluent":

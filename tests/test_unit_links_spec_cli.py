@@ -161,6 +161,29 @@ def test_reproduce_command_round_trips_through_the_cli_parser():
     assert (args.name, args.seed, args.brokers, args.partitions, args.records) == ("a b", 7, 2, 4, 123)
 
 
+def test_reproduce_command_carries_the_groups_lock_limit_and_configs_back_into_the_same_spec():
+    import shlex
+
+    from harness.cli import build_parser
+    from harness.cli_run import spec_from_args
+    spec = replace(RunSpec(), lock_duration_ms=2000, delivery_count_limit=3,
+                   group_configs={"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
+    cmd = spec.reproduce_command()
+    assert "--lock-duration-ms 2000" in cmd and "--delivery-count-limit 3" in cmd
+    assert "--group-config share.auto.offset.reset=earliest --group-config share.isolation.level=read_committed" in cmd
+    again = spec_from_args(build_parser().parse_args(shlex.split(cmd)[1:]))
+    assert (again.lock_duration_ms, again.delivery_count_limit, again.group_configs) == (
+        2000, 3, spec.group_configs)
+    assert "--lock-duration-ms" not in RunSpec().reproduce_command()
+
+
+def test_a_malformed_group_config_option_is_one_line():
+    from harness.cli import build_parser
+    from harness.cli_run import spec_from_args
+    with pytest.raises(HarnessError, match="use KEY=VALUE"):
+        spec_from_args(build_parser().parse_args(["run", "--group-config", "share.isolation.level"]))
+
+
 def test_spec_json_is_sorted():
     import json
     text = RunSpec().to_json()
