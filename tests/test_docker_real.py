@@ -70,6 +70,22 @@ def test_nodes_are_containers_on_the_host_network(docker_cluster):
     assert all(host.startswith("127.0.0.1:") for host in docker_cluster.bootstrap_servers.split(","))
 
 
+def test_nodes_map_the_class_data_archive_of_their_images_jvm(docker_cluster):
+    """The archive the backend built with the image's own JVM is on every node's command line, and
+    that JVM maps it (it refuses to start under -Xshare:on when the archive does not fit)."""
+    archives = docker_cluster._archives()
+    assert archives is not None, "no class-data archive was built for the image"
+    flag = f"-XX:SharedArchiveFile={archives / 'broker.jsa'}"
+    containers = {c.attrs["State"]["Pid"]: c for c in _ours(os.getpid())}
+    for node in docker_cluster.broker_ids:
+        assert flag in containers[docker_cluster.node_pid(node)].attrs["Config"]["Cmd"], f"n{node} runs without {flag}"
+    output = engine().containers.run(docker_cluster.image, ["java", "-Xshare:on", flag, "-cp", docker_cluster.classpath,
+                                                            "kafka.Kafka", "--version"], remove=True, entrypoint=[],
+                                     network_mode="none", volumes={str(archives): {"bind": str(archives), "mode": "ro"}},
+                                     labels={LABEL: owner()}, stderr=True)
+    assert output.strip(), "kafka.Kafka --version printed nothing"
+
+
 def test_a_workload_with_one_fault_of_each_group_passes_every_checker(docker_cluster, ksh_spec):
     spec = replace(ksh_spec, name="docker-faults", backend="docker", faults=ONE_OF_EACH_GROUP, fault_mode="once",
                    records=600).validate()

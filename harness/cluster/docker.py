@@ -17,14 +17,18 @@ harness's reaper (removed when the harness dies), and removed by `close`.
 from __future__ import annotations
 
 import os
+import sys
+import uuid
 from pathlib import Path
 
 from harness.cluster.docker_engine import LABEL, check_layout, engine, owner, require_image, sweep
-from harness.cluster.docker_node import ContainerNode
+from harness.cluster.docker_node import ContainerNode, host_network_container
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.cluster.local_files import format_storage
 from harness.cluster.local_node import LocalNode
 from harness.errors import HarnessError
+from harness.kafka import cds
+from harness.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
 
 
@@ -48,6 +52,7 @@ class DockerCluster(LocalCluster):
         self._client = engine()
         require_image(self._client, self.image)
         check_layout(self._client, self.image, classpath)
+        self._cds: Path | bool | None = None  # the image's class-data archives: not looked for yet
 
     def _prepare_nodes(self) -> None:
         super()._prepare_nodes()
@@ -56,28 +61,40 @@ class DockerCluster(LocalCluster):
 
     def _container_node(self, node: LocalNode, prefix: str) -> ContainerNode:
         return ContainerNode(node.node_id, node.roles, node.home, node.config, node.ports, image=self.image,
-                             image_classpath=self.classpath, name_prefix=_docker_name(prefix))
+                             image_classpath=self.classpath, name_prefix=_docker_name(prefix),
+                             extra_mounts=self._archive_mounts())
+
+    def _archives(self) -> Path | None:
+        """The class-data archives of this image's JVM (`harness.kafka.cds`), built the first time the
+        harness starts the image; None where they cannot be (e.g. a JVM older than 13): nodes then
+        start without, only slower."""
+        if self._cds is None:
+            target = cds.image_dir(self._client.images.get(self.image).id)
+            try:
+                cds.ensure_in(target, lambda work: cds.build(
+                    work, self.distribution.release_line, self.classpath, f"image {self.image}",
+                    _ContainerLauncher(self._client, self.image, [str(work)])))
+                self._cds = target
+            except HarnessError as exc:
+                print(f"kafka-share-harness: {self.image} starts without class-data archives: {exc}", file=sys.stderr)
+                self._cds = False
+        return self._cds or None
+
+    def _archive_mounts(self) -> list[str]:
+        found = self._archives()
+        return [str(found)] if found else []
 
     def _jvm_flags(self, program: str) -> list[str]:
-        return []  # the image's JVM: the host's class-data archives are not for it
+        found = self._archives()  # of the image's JVM (the host's archives are not for it)
+        return [f"-XX:SharedArchiveFile={found / f'{program}.jsa'}"] if found else []
 
     def _format_storage(self) -> None:
         format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
-                       runner=self._run_in_container, classpath=self.classpath)
+                       runner=self._run_in_container, classpath=self.classpath, jvm_flags=self._jvm_flags("storage"))
 
     def _run_in_container(self, node: LocalNode, cmd: list[str], name: str) -> tuple[int, str]:
-        import docker
-        home = str(node.home)
-        try:
-            output = self._client.containers.run(
-                self.image, cmd, remove=True, network_mode="host", user=f"{os.getuid()}:{os.getgid()}",
-                entrypoint=[], volumes={home: {"bind": home, "mode": "rw"}}, labels={LABEL: owner()},
-                environment={"KAFKA_LOG4J_OPTS": ""}, stderr=True)
-        except docker.errors.ContainerError as exc:
-            return exc.exit_status, (exc.stderr or b"").decode(errors="replace")
-        except docker.errors.APIError as exc:
-            raise HarnessError(f"formatting storage of node {node.node_id} in {self.image}: {exc.explanation}") from None
-        return 0, output.decode(errors="replace")
+        return _run_container(self._client, self.image, cmd, [str(node.home), *self._archive_mounts()],
+                              f"formatting storage of node {node.node_id} in {self.image}")
 
     def close(self) -> None:
         try:
@@ -87,6 +104,65 @@ class DockerCluster(LocalCluster):
                 sweep(self._client)  # containers of harness processes that are gone
             except Exception:  # the engine went away: the reaper has them registered
                 pass
+
+
+def _run_container(client, image: str, cmd: list[str], mounts: list[str], what: str) -> tuple[int, str]:
+    """`cmd` in a container of `image` to its end (host network, the harness's user, `mounts` at the
+    same paths): (exit code, its output)."""
+    import docker
+    try:
+        output = client.containers.run(
+            image, cmd, remove=True, network_mode="host", user=f"{os.getuid()}:{os.getgid()}", entrypoint=[],
+            volumes={m: {"bind": m, "mode": "rw"} for m in mounts}, labels={LABEL: owner()},
+            environment={"KAFKA_LOG4J_OPTS": ""}, stderr=True)
+    except docker.errors.ContainerError as exc:
+        return exc.exit_status, (exc.stderr or b"").decode(errors="replace")
+    except docker.errors.APIError as exc:
+        raise HarnessError(f"{what}: {exc.explanation}") from None
+    return 0, output.decode(errors="replace")
+
+
+class _ContainerLauncher:
+    """`cds.Launcher` for an image: the archive's JVMs run in containers of it, `mounts` bound."""
+
+    def __init__(self, client, image: str, mounts: list[str]) -> None:
+        self.client, self.image, self.mounts = client, image, mounts
+
+    def run(self, name: str, cmd: list[str], what: str) -> None:
+        code, output = _run_container(self.client, self.image, cmd, self.mounts, what)
+        if code != 0:
+            raise HarnessError(f"{what} failed (exit {code}): {(output.strip().splitlines() or ['no output'])[-1]}")
+
+    def start(self, name: str, cmd: list[str], home: Path) -> "_Started":
+        unique = f"ksh-cds-{os.getpid()}-{name}-{uuid.uuid4().hex[:6]}"
+        container = host_network_container(self.image, cmd, unique, self.mounts).start()
+        return _Started(container.get_wrapped_container())
+
+
+class _Started:
+    """A started container as `cds.Running`: registered with the reaper until removed."""
+
+    def __init__(self, container) -> None:
+        self.container = container
+        REAPER.register_container(container.id)
+
+    def alive(self) -> bool:
+        try:
+            self.container.reload()
+        except Exception:  # removed
+            return False
+        return self.container.status == "running"
+
+    def stop(self, timeout: float) -> int | None:
+        self.container.stop(timeout=int(timeout))  # SIGTERM, then SIGKILL after `timeout`
+        return self.container.wait(timeout=timeout).get("StatusCode")
+
+    def kill(self) -> None:
+        try:
+            self.container.remove(force=True)
+        except Exception:  # already gone
+            pass
+        REAPER.forget_container(self.container.id)
 
 
 def _docker_name(text: str) -> str:

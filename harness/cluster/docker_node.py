@@ -58,18 +58,19 @@ class ContainerNode(LocalNode):
     image: str = ""
     image_classpath: str = IMAGE_CLASSPATH
     name_prefix: str = "ksh"  # DockerCluster gives each cluster its own
+    extra_mounts: list[str] = field(default_factory=list)  # more host folders at the same path (archives)
     _container: "docker.models.containers.Container | None" = field(default=None, repr=False)
     _exit: int | None = field(default=None, repr=False)
     _starts: int = field(default=0, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def start(self, heap_mb: int, classpath: str, jvm_flags: Sequence[str] = ()) -> None:
-        """A new container of the image (the host's `classpath` and `jvm_flags` are not used: the
-        image's jars and JVM are)."""
+        """A new container of the image (the host's `classpath` is not used: the image's jars are;
+        `jvm_flags` are for the image's JVM, their files in `extra_mounts`)."""
         self._starts += 1
         name = f"{self.name_prefix}-n{self.node_id}-{self._starts}"
-        command = self.java_command(heap_mb, self.image_classpath)
-        started = host_network_container(self.image, command, name, [str(self.home)]).start()
+        command = self.java_command(heap_mb, self.image_classpath, jvm_flags)
+        started = host_network_container(self.image, command, name, [str(self.home), *self.extra_mounts]).start()
         with self._guard:
             self._container, self._exit = started.get_wrapped_container(), None
         REAPER.register_container(self._container.id)

@@ -13,7 +13,8 @@ archive it did not make. `flags()` gives a program's flags when its archive is t
 otherwise: a missing archive only costs speed. The JVM checks the archive's classpath and JDK
 itself and, if they do not fit, starts without it (`-Xshare:auto`, the default).
 
-Only local processes use it: containers run the image's JVM.
+Containers map an archive of their own image's JVM (`image_dir`), which the docker backend builds
+the same way, with the same node in a container of the image, the first time it starts that image.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable, Protocol
 
 from harness import procs
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution
+from harness.kafka.versions import ReleaseLine
 from harness.paths import cache_dir
 from harness.ports import allocate
 from harness.wait import WaitTimeout, wait_until
@@ -55,6 +58,11 @@ def archive_dir(dist: KafkaDistribution) -> Path:
     return cache_dir() / "cds" / f"{dist.version}-{key}"
 
 
+def image_dir(image_id: str) -> Path:
+    """Where the archives of a Kafka image (by its id: a rebuilt image is another) live."""
+    return cache_dir() / "cds" / f"image-{image_id.removeprefix('sha256:')[:16]}"
+
+
 def archive(dist: KafkaDistribution, program: str) -> Path:
     if program not in PROGRAMS:
         raise ValueError(f"no CDS archive for program {program!r}: one of {PROGRAMS}")
@@ -69,19 +77,45 @@ def flags(dist: KafkaDistribution, program: str) -> list[str]:
 
 def ensure(dist: KafkaDistribution) -> Path:
     """Build `dist`'s archives for this JVM unless they are there; the folder holding them."""
-    target = archive_dir(dist)
+    return ensure_in(archive_dir(dist), lambda work: build(work, dist.release_line, dist.classpath,
+                                                           f"Kafka {dist.version}", LocalLauncher()))
+
+
+def ensure_in(target: Path, make: Callable[[Path], dict[str, Path]]) -> Path:
+    """`target` holding an archive of every program, made by `make(work folder)` unless there."""
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another setup may be building the same archives
-        if not all(archive(dist, p).is_file() for p in PROGRAMS):
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same archives
+        if not all((target / f"{p}.jsa").is_file() for p in PROGRAMS):
             with tempfile.TemporaryDirectory(prefix="ksh-cds-", dir=target) as tmp:
-                for program, path in _build(dist, Path(tmp)).items():
-                    os.replace(path, archive(dist, program))  # a JVM never maps a half-written archive
+                for program, path in make(Path(tmp)).items():
+                    os.replace(path, target / f"{program}.jsa")  # a JVM never maps a half-written archive
     return target
 
 
-def _build(dist: KafkaDistribution, work: Path) -> dict[str, Path]:
-    """One combined node formatted and started with `-XX:ArchiveClassesAtExit`, stopped by SIGTERM."""
+class Running(Protocol):
+    def alive(self) -> bool: ...
+    def stop(self, timeout: float) -> int | None: ...  # SIGTERM, then SIGKILL after `timeout`
+    def kill(self) -> None: ...
+
+
+class Launcher(Protocol):
+    """Where the archive's JVMs run: local processes, or containers of an image."""
+    def run(self, name: str, cmd: list[str], what: str) -> None: ...  # to its end; HarnessError if it failed
+    def start(self, name: str, cmd: list[str], home: Path) -> Running: ...
+
+
+class LocalLauncher:
+    def run(self, name: str, cmd: list[str], what: str) -> None:
+        procs.run_checked(name, cmd, BUILD_TIMEOUT, what, last_line=True)
+
+    def start(self, name: str, cmd: list[str], home: Path) -> Running:
+        return procs.spawn(name, cmd, log_path=home / "logs" / "stdout.log", cwd=home)
+
+
+def build(work: Path, line: ReleaseLine, classpath: str, label: str, launcher: Launcher) -> dict[str, Path]:
+    """One combined node formatted and started with `-XX:ArchiveClassesAtExit`, stopped by SIGTERM
+    (its JVM writes the archive as it exits): `{program: archive}` in `work`."""
     client, peer, controller = allocate(3)
     home = work / "n1"
     (home / "logs").mkdir(parents=True)
@@ -91,36 +125,32 @@ def _build(dist: KafkaDistribution, work: Path) -> dict[str, Path]:
                               data_dir=home / "data", replication_factor=1, min_insync_replicas=1,
                               internal_partitions=1)
     config = home / "server.properties"
-    config.write_text(kconfig.render(node, dist.release_line))
+    config.write_text(kconfig.render(node, line))
     (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
     out = {p: work / f"{p}.jsa" for p in PROGRAMS}
     cluster_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
-    features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
-    procs.run_checked("cds-storage-format", ["java", f"-XX:ArchiveClassesAtExit={out['storage']}", "-Xmx256m",
-                                             "-XX:TieredStopAtLevel=1", "-cp", dist.classpath,
-                                             "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
-                                             "-c", str(config), *features],
-                      BUILD_TIMEOUT, f"building the CDS archive of Kafka {dist.version}: StorageTool format",
-                      last_line=True)
+    features = [arg for f in line.format_features() for arg in ("--feature", f)]
+    launcher.run("cds-storage-format", ["java", f"-XX:ArchiveClassesAtExit={out['storage']}", "-Xmx256m",
+                                        "-XX:TieredStopAtLevel=1", "-cp", classpath, "kafka.tools.StorageTool",
+                                        "format", f"--cluster-id={cluster_id}", "-c", str(config), *features],
+                 f"building the CDS archive of {label}: StorageTool format")
     server_log = home / "logs" / "server.log"
-    broker = procs.spawn("cds-broker", ["java", f"-XX:ArchiveClassesAtExit={out['broker']}", "-Xms512m",
-                                        "-Xmx512m", "-XX:+UseG1GC",
-                                        f"-Dlog4j2.configurationFile={home / 'log4j2.properties'}",
-                                        f"-Dkafka.logs.dir={home / 'logs'}", "-cp", dist.classpath,
-                                        "kafka.Kafka", str(config)],
-                         log_path=home / "logs" / "stdout.log", cwd=home)
+    broker = launcher.start("cds-broker", ["java", f"-XX:ArchiveClassesAtExit={out['broker']}", "-Xms512m",
+                                           "-Xmx512m", "-XX:+UseG1GC",
+                                           f"-Dlog4j2.configurationFile={home / 'log4j2.properties'}",
+                                           f"-Dkafka.logs.dir={home / 'logs'}", "-cp", classpath,
+                                           "kafka.Kafka", str(config)], home)
     try:
         wait_until(lambda: server_log.is_file() and "Kafka Server started" in server_log.read_text(errors="replace"),
                    timeout=BUILD_TIMEOUT, what="the CDS archive's node to log 'Kafka Server started'",
                    interval=0.1, fatal=lambda: None if broker.alive() else "its JVM exited")
-        code = broker.stop(timeout=BUILD_TIMEOUT)  # SIGTERM: the JVM writes the archive as it exits
+        code = broker.stop(timeout=BUILD_TIMEOUT)
     except WaitTimeout as exc:
-        raise HarnessError(f"building the CDS archive of Kafka {dist.version}: {exc} "
-                           f"(its log: {home / 'logs'})") from None
+        raise HarnessError(f"building the CDS archive of {label}: {exc} (its log: {home / 'logs'})") from None
     finally:
         broker.kill()
     missing = [p for p, path in out.items() if not path.is_file()]
     if missing:
-        raise HarnessError(f"building the CDS archive of Kafka {dist.version}: the JVM wrote no archive for "
+        raise HarnessError(f"building the CDS archive of {label}: the JVM wrote no archive for "
                            f"{', '.join(missing)} (exit {code}); it needs JDK 13+")
     return out
