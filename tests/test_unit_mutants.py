@@ -158,3 +158,20 @@ def test_an_acknowledgement_of_a_settled_record_needs_a_result():
     h.add("consumer-0", "ok", "commit", {"results": []})
     h.read_start({0: 1})
     assert "ack-result-missing" in [a.kind for a in check_all(h.ops)["ack-results"].anomalies]
+
+
+def test_records_at_offsets_an_unclean_election_emptied_are_excused_only_with_the_truncation():
+    """CI, 2026-11-26 (`unclean-reused-offset-skipped`): the records a consumer accepted at offsets 24-28
+    were lost to an unclean election, the new leader's log took five new records at those offsets, and
+    the group's state, which counted the offsets as done, skipped them. Excused by
+    `skipped-after-unclean-election` (no-loss and durable-state), which needs the `truncated` operation:
+    without it the same five records are `lost` again."""
+    ops, base = loaded(Path(__file__).parent / "histories" / "unclean-reused-offset-skipped.jsonl.gz")
+    assert base["no-loss"].valid is True and base["no-loss"].allowances["skipped-after-unclean-election"] == 5
+    assert base["durable-state"].valid is True
+    assert base["durable-state"].allowances["skipped-after-unclean-election"] == 5
+    without = [op for op in ops if op.f != "truncated"]
+    results = check_all(without)
+    assert results["no-loss"].valid is False
+    assert {a.kind for a in results["no-loss"].anomalies} >= {"lost"}
+    assert "skipped-after-unclean-election" not in results["no-loss"].allowances

@@ -34,6 +34,10 @@ def judge_start_read(r, index: int, time: int, process: str, tp: tuple, start: i
         if o < start and rec.produce_index >= 0 and not rec.ack_seen and rec.status < ACCEPTED \
                 and r.evidence.archived_unseen(rec, time, index) is None \
                 and not no_loss.before_latest_start(r, tp, o, rec):
+            cut = no_loss.skipped_after_unclean(r, tp, o, rec)
+            if cut is not None:  # the state of that offset is the lost record's (an unclean election)
+                r.findings.allow(NAME, "skipped-after-unclean-election", (rec.produce_index, cut, index))
+                continue
             r.findings.anomaly(NAME, "durable-state-ahead",
                                f"share-group start offset of {tp[0]}-{tp[1]} read as {start}, past record {o} which "
                                f"was never acknowledged and is below the delivery limit (delivered {rec.count} "

@@ -71,6 +71,9 @@ class Ledger:
         self.archived: dict[tuple, dict[int, int]] = defaultdict(dict)
         self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
         self.truncated_at: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets a truncation emptied
+        #: (tp, offset) -> the `truncated` op of an unclean election that took a record there after a
+        #: consumer had been handed it: the group's state may count that offset as done
+        self.unclean_reused: dict[tuple, int] = {}
         self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
         self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved

@@ -42,6 +42,15 @@ def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
             and offset < r.ledger.lowest_delivered.get(tp, -1))
 
 
+def skipped_after_unclean(r, tp: tuple, o: int, rec) -> int | None:
+    """The `truncated` op (index) of the unclean election that took a record a consumer had been handed
+    at offset `o`, when `rec`, written there again after it, was never delivered: the group's state
+    counted the offset as done with the lost record. None otherwise."""
+    if rec.count != 0 or not r.ledger.unclean_reused:
+        return None
+    return r.ledger.unclean_reused.get((tp, o))
+
+
 def settle(r, tp: tuple, o: int, rec, start: int) -> None:
     """How a record still in the ledger at the end is settled, or the anomaly it is."""
     n, evidence, findings = r.findings.n, r.evidence, r.findings
@@ -54,6 +63,9 @@ def settle(r, tp: tuple, o: int, rec, start: int) -> None:
         n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
     elif o < start and rec.ack_seen:
         n["resolved-by-durable-state"] += 1
+    elif o < start and (cut := skipped_after_unclean(r, tp, o, rec)) is not None:
+        n["skipped-after-unclean-election"] += 1
+        findings.allow(NAME, "skipped-after-unclean-election", (rec.produce_index, cut))
     elif before_latest_start(r, tp, o, rec):
         n["skipped-by-latest"] += 1
         findings.allow(NAME, "before-latest-start", (rec.produce_index, evidence.first_start))

@@ -154,6 +154,8 @@ class Replay:
             before = (-1, 1)  # already terminal: it was delivered and acknowledged
         if before is not None and before[1] > 0:
             no_loss.lost_delivered(self, index, tp, offset, rid, unclean, (before[0], index))
+            if unclean:
+                ledger.unclean_reused[(tp, offset)] = index
 
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         ledger, findings = self.ledger, self.findings

@@ -81,6 +81,16 @@ ALLOWANCES = {a.name: a for a in (
         "as leader as a last resort, even though doing so may result in data loss. (Kafka topic configs; "
         "KIP-932 builds on the log: 'Share groups [...] consume records from the partitions of the topics')"),
     Allowance(
+        "skipped-after-unclean-election",
+        "a record written at an offset an unclean leader election had emptied (a `truncated` operation with "
+        "unclean=true took the record a consumer had been handed there) is never delivered while the "
+        "group's start offset moves past it: the group's state for that offset belongs to the lost record. "
+        "Evidence: its produce, the truncation",
+        "unclean.leader.election.enable: Indicates whether to enable replicas not in the ISR set to be elected "
+        "as leader as a last resort, even though doing so may result in data loss. (Kafka topic configs; "
+        "KIP-932 keeps a share-partition's state by offset: 'The starting offset of records which are eligible "
+        "for consumption is known as the share-partition start offset (SPSO)')"),
+    Allowance(
         "dead-lettered-by-lost-leader",
         "a record delivered at the delivery-count limit is in the group's dead-letter queue as archived at "
         "the limit (every DLQ record of it says so) although the history shows it accepted, and a disruption "
