@@ -75,7 +75,7 @@ def source_hash() -> str:
     digest = hashlib.sha256()
     for name in SOURCES:
         path = ROOT / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
         for f in files:
             if "__pycache__" in f.parts or f.suffix == ".pyc":
                 continue

@@ -87,9 +87,18 @@ def test_no_engine_and_a_missing_ca_file_are_one_line_exit_2(monkeypatch, capsys
         docker_run.extra_ca([tmp_path / "missing.pem"])
 
 
-def test_the_image_tag_follows_the_projects_files():
-    assert docker_run.source_hash() == docker_run.source_hash()
-    assert len(docker_run.source_hash()) == 12
+def test_the_image_tag_follows_the_projects_files(tmp_path, monkeypatch):
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    (tmp_path / "harness" / "a.py").write_text("x = 1\n")
+    monkeypatch.setattr(docker_run, "ROOT", tmp_path)
+    first = docker_run.source_hash()
+    assert len(first) == 12 and docker_run.source_hash() == first
+    (tmp_path / "harness" / "__pycache__").mkdir()
+    (tmp_path / "harness" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"compiled")
+    assert docker_run.source_hash() == first  # compiled files are not the project's
+    (tmp_path / "harness" / "a.py").write_text("x = 2\n")
+    assert docker_run.source_hash() != first  # a changed file is a new image
 
 
 def test_every_certificate_authority_of_a_bundle_goes_to_the_image_on_its_own(tmp_path):

@@ -69,13 +69,14 @@ class DockerCluster(LocalCluster):
         harness starts the image; None where they cannot be (e.g. a JVM older than 13): nodes then
         start without, only slower."""
         if self._cds is None:
+            import docker
             target = cds.image_dir(self._client.images.get(self.image).id)
             try:
                 cds.ensure_in(target, lambda work: cds.build(
                     work, self.distribution.release_line, self.classpath, f"image {self.image}",
                     _ContainerLauncher(self._client, self.image, [str(work)])))
                 self._cds = target
-            except HarnessError as exc:
+            except (HarnessError, docker.errors.DockerException) as exc:  # only slower without them
                 print(f"kafka-share-harness: {self.image} starts without class-data archives: {exc}", file=sys.stderr)
                 self._cds = False
         return self._cds or None

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.local_files import format_storage, write_node
-from harness.kafka import cds
 from harness.cluster.local_links import ProxyLinks
 from harness.cluster.local_logs import LogMark, copy_new_log_bytes, error_tails
 from harness.cluster.local_node import LocalNode, wait_listening
 from harness.cluster.local_spec import LocalClusterSpec, plan_ports
 from harness.cluster.readiness import wait_share_consumable
+from harness.kafka import cds
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution, resolve
 from harness.kafka.versions import check_supported

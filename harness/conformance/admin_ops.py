@@ -95,6 +95,16 @@ class AdminOperations:
         return group_config_refusal(ClusterInspector(self.cluster.bootstrap_servers).admin, group,
                                     {k.replace("_", "."): v for k, v in configs.items()})
 
+    def group_config_bounds_refusals(self, config: str, bound: str) -> tuple[int, int, dict[int, str | None]]:
+        """Group config `config` (dotted) tried on a probe group at the brokers' bounds and one past each
+        (`bound` names them with `{}` for min/max, e.g. "group.share.{}.delivery.count.limit"): (min,
+        max, value -> the refusal, None where accepted)."""
+        low, high = (int(self.broker_config(bound.format(edge))) for edge in ("min", "max"))
+        probe = f"{self.group}-bounds"
+        tried = {value: self.try_group_configs(probe, **{config.replace(".", "_"): str(value)})
+                 for value in (low - 1, high + 1, low, high)}
+        return low, high, tried
+
     def broker_config(self, name: str) -> str | None:
         """The value of broker config `name` on the first broker (a bound the cluster enforces)."""
         from harness.cluster.admin import broker_configs

@@ -44,11 +44,9 @@ def test_group_delivery_count_limit_is_held_to_the_broker_bounds(share_session):
     """A group's delivery-count limit is accepted at the bounds the broker enforces
     (group.share.min/max.delivery.count.limit) and refused with INVALID_CONFIG past them."""
     s = share_session(topic_partitions=1)
-    low, high = (int(s.broker_config(f"group.share.{edge}.delivery.count.limit")) for edge in ("min", "max"))
-    probe = f"{s.group}-bounds"
-    for value, refused in ((low - 1, True), (high + 1, True), (low, False), (high, False)):
-        error = s.try_group_configs(probe, share_delivery_count_limit=str(value))
-        assert (error == "INVALID_CONFIG") if refused else error is None, (value, low, high, error)
+    low, high, tried = s.group_config_bounds_refusals("share.delivery.count.limit",
+                                                      "group.share.{}.delivery.count.limit")
+    assert tried == {low - 1: "INVALID_CONFIG", high + 1: "INVALID_CONFIG", low: None, high: None}, tried
     limit = s.limits["delivery_count_limit"]
     assert _released_until_archived(s, limit) == list(range(1, limit + 1))
     s.assert_conforms()
