@@ -4,6 +4,8 @@ it died is in the history before its crash."""
 import sys
 import time
 
+import pytest
+
 from harness.clients.driver import ConsumerDriver
 from harness.history.store import HistoryWriter
 
@@ -60,3 +62,27 @@ def test_a_close_that_does_not_finish_ends_the_drivers_close_as_unknown(tmp_path
                                                            ("consumer-3", "info", "close")]
     assert "no exit within 1.0s" in ops[-1].value["error"] and not driver.alive()
     history.close()
+
+
+def test_a_produce_refused_as_fatal_retires_the_producer_instead_of_failing_the_run():
+    """After an unclean election librdkafka's idempotent producer turns fatal, and produce() may refuse
+    with code _FATAL before error_cb has reported it (CI, 2026-11-26): the producer is retired (`fatal`)
+    so the workload starts a new one, as for a fatal error reported by the callback. Any other error
+    still raises."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from harness.clients.producer import HistoryProducer
+    producer = HistoryProducer.__new__(HistoryProducer)
+    producer.fatal, producer._reports = None, __import__("collections").deque()
+
+    def refuse(code):
+        def call():
+            raise KafkaException(KafkaError(code, "Unable to produce message: Local: Fatal error"))
+        return call
+
+    with pytest.raises(KafkaException):
+        producer._call(refuse(KafkaError._MSG_TIMED_OUT))
+    assert producer.fatal is None
+    producer._call(refuse(KafkaError._FATAL))
+    assert producer.fatal == "Unable to produce message: Local: Fatal error"
+    assert producer._call(lambda: pytest.fail("a retired client is not called again")) is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from harness.clients.logging import client_logging
 from harness.history.store import HistoryWriter
@@ -105,7 +105,9 @@ class HistoryProducer:
                 result = call()
             except KafkaException as exc:
                 err = exc.args[0] if exc.args else None
-                if self.fatal is None and not (err is not None and err.fatal()):
+                # produce() refuses with code _FATAL (its error's fatal flag unset) once the client is
+                # fatal, possibly before error_cb has told us: seen in CI after an unclean election
+                if self.fatal is None and not (err is not None and (err.fatal() or err.code() == KafkaError._FATAL)):
                     raise  # not a fatal client error: a real failure of the harness
                 self.fatal = self.fatal or err.str()
             except SystemError:
