@@ -27,6 +27,9 @@ from harness.model.profiles import ModelProfile
 from harness.model.share_partition import SESSION, count_after_release
 
 DISRUPTING = ("leader-change", "coordinator-loss")
+#: how long after a delivery a session end may be stamped and still have come before it: operations are
+#: stamped when the harness reads a driver's line, and a reader thread can lag another's on a busy host
+READ_SLACK_NS = 500_000_000
 
 
 class Evidence:
@@ -131,8 +134,8 @@ class Evidence:
         else:
             self.findings.anomaly(prop, kind, message, evidence, **detail)
 
-    def unseen_acquisitions(self, rec: Rec, need: int, by: int, by_index: int,
-                            expiry: bool = True) -> tuple[str, list[int]] | None:
+    def unseen_acquisitions(self, rec: Rec, need: int, by: int, by_index: int, expiry: bool = True,
+                            late: int = 0, seen_by: str | None = None) -> tuple[str, list[int]] | None:
         """The allowance and its evidence if `need` acquisitions of `rec` can have gone unseen (to a
         client that never handed them to the application) between when it could be acquired again (its
         last delivery, else its produce) and `by`; None if the history holds no such events.
@@ -158,9 +161,11 @@ class Evidence:
         keys: set = set()
         post_drain = False
         lo = bisect.bisect_right(self.end_times, since)
-        for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by)]:
-            if 0 <= by_index < index:
-                break  # stamped in the same instant as `by`, but after it
+        for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by + late)]:
+            if 0 <= by_index < index and (not late or process == seen_by):
+                if not late:
+                    break  # stamped in the same instant as `by`, but after it
+                continue
             if owner_release and process == rec.owner and t <= rec.lock_end:
                 owner_release = False  # this end released the delivery the history saw
                 continue

@@ -78,6 +78,7 @@ class Replay:
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
+        self.pending_skips: list[tuple] = []  # count skips to judge at the end (delivery_count.judge_end)
 
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
@@ -352,6 +353,7 @@ class Replay:
     def partial(self) -> Partial:
         """End of the replay: the final checks, and what `observation` needs to build the verdicts."""
         self.state_topic.check()
+        delivery_count.judge_end(self)
         self.after_terminal.resolve()
         no_loss.judge_end(self)
         self.dead_letters.judge_end()

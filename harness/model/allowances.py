@@ -52,8 +52,9 @@ ALLOWANCES = {a.name: a for a in (
         "per a start-offset read, and each acquisition the history did not see has its own end: a session end "
         "(close, crash, a fault cutting its connections, a client error; one per session) after the record "
         "could be acquired (its previous delivery, else its produce) and before it was seen again or "
-        "terminal, not the end that released the delivery the history saw; orderly closes after the drain "
-        "count once together; on 4.1 a session end takes its acquisition back and counts nothing. Where "
+        "terminal (or stamped up to 500 ms after that delivery, not by its consumer: a driver's line is "
+        "stamped when the harness reads it), not the end that released the delivery the history saw; orderly "
+        "closes after the drain count once together; on 4.1 a session end takes its acquisition back and counts nothing. Where "
         "__share_group_state was read, its writes must hold the record archived (a record in no write was "
         "skipped: `skipped`). Evidence: the previous delivery or produce, each session end, the read",
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),

@@ -10,6 +10,7 @@ import copy
 import random
 from collections import defaultdict
 
+from harness.checkers.evidence import READ_SLACK_NS
 from harness.history.schema import Op
 from harness.mutants.edit import insert, replace_value, where
 from harness.mutants.facts import Facts, facts
@@ -84,7 +85,8 @@ def duplicate_acquisition(ops: list[Op], rng: random.Random) -> Mutant | None:
 def count_skip(ops: list[Op], rng: random.Random) -> Mutant | None:
     """A redelivery's count jumps by two (c -> c + 2 instead of c + 1). Models a broker that counts an
     acquisition twice. No allowance: `unobserved-acquisition` needs a session end (close, crash,
-    session-loss fault) or client error between the two deliveries (none), `-expired` a whole lock
+    session-loss fault) or client error between the two deliveries, or stamped up to `READ_SLACK_NS`
+    after the second (none), `-expired` a whole lock
     duration between them (the gap is shorter), `delivery-count-lag` a disruption window (none)."""
     f = facts(ops)
     spots = []
@@ -94,7 +96,8 @@ def count_skip(ops: list[Op], rng: random.Random) -> Mutant | None:
                 continue
             if d.time - prev.time >= f.lock_ns or f.disrupted(prev.time, d.time, key[:2]):
                 continue
-            if f.ends_between(prev.time, d.time) or any(prev.pos < e.pos < d.pos for e in f.ends):
+            # (a session end stamped a little after the delivery may have come before it: READ_SLACK_NS)
+            if f.ends_between(prev.time, d.time + READ_SLACK_NS) or any(prev.pos < e.pos < d.pos for e in f.ends):
                 continue
             spots.append((key, prev, d))
     if not spots:
