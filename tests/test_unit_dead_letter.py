@@ -171,3 +171,31 @@ def test_a_record_still_archiving_at_the_read_is_pending_not_missing(tmp_path):
     assert not obs.anomalies["no-loss"]
     h.ops[-1].value["archiving"] = [[T, 0, 3, 9]]  # another range: offset 2 is missing
     assert kinds(no_loss.check(h.ops)) == ["dlq-missing"]
+
+
+@pytest.mark.parametrize("in_dlq", [True, False])
+def test_a_reject_whose_result_was_a_transport_failure_is_not_accepted_by_the_state_topic(in_dlq):
+    """CI's rolling-kill run: a REJECT's commit failed (`_TRANSPORT`, the broker was killed), the record
+    was never delivered again, and the state topic's start moved past it. It reached the broker after all
+    as a REJECT or never did (archived otherwise): in the DLQ or not, it is no accepted record there."""
+    h = H()
+    h.ops[0].value["dead_letter_topic"] = DLQ
+    h.produce("a", 0, 0)
+    h.produce("b", 0, 1)
+    h.poll("consumer-0", [("a", 0, 0), ("b", 0, 1)])
+    h.ack("consumer-0", [(0, 0)], "ACCEPT")
+    h.ack("consumer-0", [(0, 1)], "REJECT")
+    h.commit("consumer-0", {0: "_TRANSPORT: Local: Broker transport failure"}, offsets={0: [0, 1]})
+    h.add("consumer-0", "invoke", "close", {})
+    h.add("consumer-0", "ok", "close", {})
+    h.add("admin", "invoke", "share-state", {"group": "g"})
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+        {"topic": T, "partition": 0, "start_offset": 2, "batches": []}]})
+    read(h, [(1, 1, MESSAGE_REJECTED)] if in_dlq else [])
+    r = no_loss.check(h.ops)
+    assert r.valid is True, kinds(r)
+    if in_dlq:  # the accepted one in the DLQ is still an anomaly
+        h2 = H()
+        h2.ops[:] = h.ops[:-2]
+        read(h2, [(0, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED)])
+        assert "dlq-accepted" in kinds(no_loss.check(h2.ops))

@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from harness.checkers import Result, exclusive, property_result
-from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ack, Rec
+from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
 
 NAME = "ack-results"
 
@@ -101,7 +101,7 @@ class AckBook:
         elif process not in ackers:
             ackers.append(process)
         if ack in ("ACCEPT", "REJECT"):
-            rec.ack_seen = True
+            rec.ack_seen |= ACCEPT_SENT if ack == "ACCEPT" else REJECT_SENT
         elif ack == "RELEASE" and rec.owner == process:
             rec.release_from = min(rec.release_from, time)  # it may go out with the next request
         elif ack == "RENEW" and rec.owner == process:

@@ -18,6 +18,8 @@ MS = 1_000_000
 # record status as far as the history proves it
 OPEN, MAYBE, ACCEPTED, REJECTED = 0, 1, 2, 3
 GONE = 4  # terminal without an acknowledgement: deleted from the log, or aborted under read_committed
+#: `Rec.ack_seen` bits: which terminal acknowledgements were ever sent for the record
+ACCEPT_SENT, REJECT_SENT = 1, 2
 
 
 class Rec:
@@ -36,7 +38,7 @@ class Rec:
         self.last_index = -1
         self.status = OPEN
         self.status_index = -1
-        self.ack_seen = False  # an ACCEPT/REJECT for it was ever sent (it may be terminal)
+        self.ack_seen = 0  # ACCEPT_SENT | REJECT_SENT: an ACCEPT/REJECT for it was ever sent (it may be terminal)
         self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
         self.given = False  # a poll handed the offset to some consumer (kept when the offset is reused)
         self.avail_time = 0  # when it could first be acquired: its produce's invoke (0 if unknown)
@@ -48,7 +50,7 @@ class Rec:
     def reset(self) -> None:
         """The offset now holds another record (the log reused it). Who was handed or acknowledged the
         offset (`holders`, `ackers`) is kept: their acknowledgements are judged against what they got."""
-        self.count, self.owner, self.status, self.ack_seen = 0, None, OPEN, False
+        self.count, self.owner, self.status, self.ack_seen = 0, None, OPEN, 0
 
 
 class Ack:

@@ -14,7 +14,7 @@ import bisect
 from typing import Any
 
 from harness.checkers.findings import Findings
-from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECTED, Ledger
+from harness.checkers.ledger import ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ledger
 from harness.model.profiles import ModelProfile
 from harness.model.share_partition import ACKNOWLEDGED, STATE_IDS, STATE_NAMES, TERMINAL_IDS
 
@@ -164,8 +164,14 @@ class StateTopic:
                 elif (rec.status == MAYBE or (rec.status == OPEN and rec.ack_seen)) and terminal(o):
                     # the broker has it: the unknown outcome is settled, or the acknowledgement whose result
                     # was an error (seen on 4.3.1: "_TRANSPORT: Broker transport failure" while the
-                    # controller was killed) reached the broker after all
-                    rec.status = ACCEPTED
+                    # controller was killed) reached the broker after all. Which one, where a REJECT was sent:
+                    # the state topic's own state says (ARCHIVED: the REJECT); below the start it cannot, and
+                    # the record stays unresolved (settled per no-loss; the DLQ may hold it or not)
+                    state = states[o][0] if o >= start and o in states else None
+                    if state == STATE_IDS[ACKNOWLEDGED] or not rec.ack_seen & REJECT_SENT:
+                        rec.status = ACCEPTED
+                    elif state is not None:
+                        rec.status, rec.status_index = REJECTED, -1  # (its result's index is unknown)
                     findings.n["resolved-by-state-topic"] += 1
                 elif states.get(o, (0, 0))[0] == STATE_IDS[ACKNOWLEDGED] and rec.count == 0:
                     findings.anomaly("durable-state", "state-topic-acknowledged-undelivered",
