@@ -238,3 +238,36 @@ def test_cold_restart_restarts_every_node(ctx):
     assert all(probe(ctx.cluster.links.client(n).listen_port, 1.0)[0] != "answered" for n in pids)
     heal(nemesis, record)
     assert all(ctx.cluster.node_pid(n) not in (None, pids[n]) for n in pids)
+
+
+@pytest.mark.parametrize("mode", ["kill", pytest.param("stop", marks=pytest.mark.nightly)])
+def test_bounce_restarts_the_leader_at_once_and_reports_its_epoch(ctx, mode):
+    """A new process in the leader's place well inside broker.session.timeout.ms; the heal reports the
+    partition's leader and leader epoch (Metadata v7) before and after, as the release decided them."""
+    from harness.faults.bounce import leader_epoch
+    partition = 2
+    old = ctx.inspector.leader_of(ctx.topic, partition)
+    before = leader_epoch(ctx, partition)
+    assert before is not None and before[0] == old and before[1] >= 0
+    pid = ctx.cluster.node_pid(old)
+    nemesis, record = run_fault(ctx, f"bounce-{mode}", pick=partition)
+    assert record.targets == [f"n{old}"]
+    assert ctx.cluster.node_pid(old) not in (None, pid)
+    assert f"before: n{old} epoch {before[1]}" in record.evidence, record.evidence
+    started_ms = int(re.search(r"started it again (\d+) ms later", record.evidence).group(1))
+    assert started_ms < 4000
+    heal(nemesis, record)
+    after = leader_epoch(ctx, partition)
+    assert after is not None and after[1] > before[1]  # the old incarnation was fenced: a new epoch
+    assert re.search(r"after it \((leadership moved|same leader, new epoch)\)", record.heal_evidence), record.heal_evidence
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("mode", ["stop", "kill"])
+def test_rolling_restart_gives_every_node_a_new_process(ctx, mode):
+    pids = {n: ctx.cluster.node_pid(n) for n in ctx.cluster.broker_ids}
+    name = "rolling-restart" if mode == "stop" else "rolling-kill"
+    nemesis, record = run_fault(ctx, name, pick=1)
+    assert all(ctx.cluster.node_pid(n) not in (None, pids[n]) for n in pids)
+    assert record.evidence.count("in sync after") == len(pids), record.evidence
+    heal(nemesis, record)

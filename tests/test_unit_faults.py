@@ -121,3 +121,33 @@ def test_a_toxic_goes_on_a_node_no_other_fault_holds(tmp_path):
         assert plan.state["node"] in (1, 2)
     ctx.active_targets = {"cold-restart-1": ["n1", "n2", "n3"]}  # every node held: any may be chosen
     assert {CATALOGUE["latency"].plan(ctx, pick).state["node"] for pick in range(6)} == {1, 2, 3}
+
+
+def test_leader_epochs_are_read_from_a_metadata_v7_response():
+    """The bounce's proof reads each partition's leader and leader epoch (Metadata v7) itself: the request
+    names the topic and version 7, and the response's partitions are read past brokers and other topics."""
+    import struct
+
+    from harness.kafka.wire import metadata_request, parse_leader_epochs
+
+    def s(text):
+        return struct.pack(">h", len(text)) + text.encode() if text is not None else struct.pack(">h", -1)
+
+    def ints(values):
+        return struct.pack(">i", len(values)) + b"".join(struct.pack(">i", v) for v in values)
+
+    def topic(name, error, parts):
+        out = struct.pack(">h", error) + s(name) + b"\x00" + struct.pack(">i", len(parts))
+        for index, leader, epoch in parts:
+            out += struct.pack(">hiii", 0, index, leader, epoch) + ints([1, 2, 3]) + ints([leader]) + ints([])
+        return out
+
+    request = metadata_request("t", 5)
+    assert struct.unpack(">ihhi", request[:12]) == (len(request) - 4, 3, 7, 5) and request.endswith(b"\x01t\x00")
+    payload = (struct.pack(">ii", 5, 0) + struct.pack(">i", 2) + struct.pack(">i", 1) + s("h") + struct.pack(">i", 9)
+               + s(None) + struct.pack(">i", 2) + s("h") + struct.pack(">i", 9) + s("r") + s("cluster")
+               + struct.pack(">i", 1) + struct.pack(">i", 2)
+               + topic("other", 0, [(0, 2, 9)]) + topic("t", 0, [(0, 1, 4), (1, 3, 0)]))
+    assert parse_leader_epochs(payload, "t") == {0: (1, 4), 1: (3, 0)}
+    with pytest.raises(ValueError, match="no topic"):
+        parse_leader_epochs(payload, "missing")

@@ -201,10 +201,9 @@ class LocalCluster:
     # ---- Killable / Pausable ---------------------------------------------
     def start_node(self, node_id: int, wait: bool = True) -> None:
         node = self._nodes[node_id]
-        if node.alive():
-            return
-        node.start(self.spec.heap_mb, self.distribution.classpath, self._jvm_flags("broker"))
-        if wait:
+        if not node.alive():
+            node.start(self.spec.heap_mb, self.distribution.classpath, self._jvm_flags("broker"))
+        if wait:  # (also for a process started before with wait=False: a bounce)
             self._wait_serving([node_id], self.spec.start_timeout)
 
     def _wait_serving(self, node_ids: list[int], timeout: float) -> None:

@@ -1,7 +1,7 @@
 """The fault catalogue: every nemesis the harness can inject, by name and by option group.
 
 `--faults` takes group names (`leader,coordinator,partition,truncate,latency,
-consumer,restart`), single fault names (`leader-kill`), or `all`. Each fault
+consumer,restart,bounce`), single fault names (`leader-kill`), or `all`. Each fault
 is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
 schedule (`schedule.py`) of them and records every step in the history.
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from harness.errors import HarnessError
 from harness.faults.base import Fault
+from harness.faults.bounce import Bounce, RollingRestart
 from harness.faults.consumer import ConsumerFault
 from harness.faults.network import Cut, Degrade
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
 
-GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart")
+GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart", "bounce")
 
 CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     LeaderFailover("stop"), LeaderFailover("kill"), LeaderFailover("pause"),
@@ -24,7 +25,8 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     Truncation(unclean=False), Truncation(unclean=True),
     Degrade("latency"), Degrade("bandwidth"), Degrade("slow-close"), Degrade("reset-peer"), Degrade("slicer"),
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
-    ColdRestart(),
+    ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
+    Bounce("kill"), Bounce("stop"),
 )}
 
 

@@ -17,7 +17,7 @@ from harness.wait import WaitTimeout, wait_until
 IN_FLIGHT_WAIT = 5.0  # how long to wait for the consumer to hold a batch before acting anyway
 
 
-def _in_flight(ctx: FaultContext, process: str) -> int:
+def in_flight(ctx: FaultContext, process: str) -> int:
     """Records the process's last poll delivered that no successful commit covered yet (0: none)."""
     last_poll = None
     for op in reversed(ctx.history.ops()):
@@ -76,7 +76,7 @@ class ConsumerFault:
         if self.action == "close":
             return self._close(ctx, driver)
         try:
-            held = wait_until(lambda: _in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
+            held = wait_until(lambda: in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
                               what=f"{driver.name} to hold a batch", interval=0.005)
         except WaitTimeout:
             held = 0
@@ -95,7 +95,7 @@ class ConsumerFault:
         driver.send("abandon")
         wait_effect(lambda: not driver.alive(), ctx.timeout, f"{driver.name} to close holding records")
         closes = [op for op in ctx.history.ops() if op.process == driver.name and op.f == "close" and op.type != "invoke"]
-        held = _in_flight(ctx, driver.name)
+        held = in_flight(ctx, driver.name)
         if not held:
             raise NotApplied(f"{driver.name} closed without records in flight")
         return f"{driver.name} closed ({closes[-1].type if closes else 'no close result'}) holding {held} records"

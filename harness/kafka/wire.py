@@ -1,7 +1,11 @@
-"""The few bytes of the Kafka protocol the harness speaks itself: an ApiVersions probe.
+"""The few bytes of the Kafka protocol the harness speaks itself: an ApiVersions probe, and a Metadata
+read of leader epochs.
 
-Used to prove a listener answers (a node is serving; a healed link carries
+The probe proves a listener answers (a node is serving; a healed link carries
 requests again) and that a link is cut (the request times out) or resets.
+`leader_epochs` reads what the Admin API does not report: each partition's
+leader and leader epoch (Metadata v7, the first version with the epoch; 4.x
+still serves it), as proof of a leadership change or of its absence.
 """
 
 from __future__ import annotations
@@ -62,3 +66,77 @@ def connection_reset_after(port: int, wait: float = 3.0, host: str = "127.0.0.1"
     except (socket.timeout, TimeoutError):
         return None
     return None
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def take(self, fmt: str):
+        value = struct.unpack_from(fmt, self.data, self.at)
+        self.at += struct.calcsize(fmt)
+        return value[0] if len(value) == 1 else value
+
+    def string(self) -> str | None:
+        n = self.take(">h")
+        if n < 0:
+            return None
+        text = self.data[self.at:self.at + n].decode()
+        self.at += n
+        return text
+
+    def ints(self) -> list[int]:
+        return [self.take(">i") for _ in range(max(0, self.take(">i")))]
+
+
+def metadata_request(topic: str, correlation_id: int) -> bytes:
+    """Metadata v7 for one topic (request header v1), framed."""
+    client, name = b"ksh-meta", topic.encode()
+    body = (struct.pack(">hhih", 3, 7, correlation_id, len(client)) + client
+            + struct.pack(">ih", 1, len(name)) + name + b"\x00")  # no auto-creation
+    return struct.pack(">i", len(body)) + body
+
+
+def parse_leader_epochs(payload: bytes, topic: str) -> dict[int, tuple[int, int]]:
+    """A Metadata v7 response body (after the length) -> {partition: (leader id, leader epoch)} of `topic`;
+    ValueError if the topic is missing or in error."""
+    r = _Reader(payload)
+    r.take(">i")  # correlation id
+    r.take(">i")  # throttle time
+    for _ in range(r.take(">i")):  # brokers
+        r.take(">i"), r.string(), r.take(">i"), r.string()
+    r.string()  # cluster id
+    r.take(">i")  # controller id
+    for _ in range(r.take(">i")):
+        error, name, _internal = r.take(">h"), r.string(), r.take(">b")
+        parts = {}
+        for _ in range(r.take(">i")):
+            _perror, index, leader, epoch = r.take(">hiii")
+            r.ints(), r.ints(), r.ints()  # replicas, isr, offline
+            parts[index] = (leader, epoch)
+        if name == topic:
+            if error:
+                raise ValueError(f"Metadata for {topic}: error code {error}")
+            return parts
+    raise ValueError(f"Metadata has no topic {topic}")
+
+
+def leader_epochs(port: int, topic: str, timeout: float = 5.0,
+                  host: str = "127.0.0.1") -> dict[int, tuple[int, int]]:
+    """{partition: (leader id, leader epoch)} of `topic` as the broker at `port` reports it; OSError or
+    ValueError if it does not answer in time or answers nonsense."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.settimeout(timeout)
+        sock.sendall(metadata_request(topic, 11))
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        return parse_leader_epochs(_recv_exactly(sock, size), topic)
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise ConnectionResetError("the broker closed the connection")
+        out += chunk
+    return out

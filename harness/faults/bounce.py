@@ -1,0 +1,187 @@
+"""Bounces operators meet every week: one broker restarted at once (faster than failure detection), and
+every broker restarted in turn (a rolling restart).
+
+`bounce-kill` SIGKILLs the leader of one partition of the test topic and starts a new process in its
+place at once, without waiting for the controller to notice; `bounce-stop` does the same after a
+graceful SIGTERM (controlled shutdown). The new process has empty in-memory share-partition state while
+the consumers still hold share sessions to the old one. When a consumer holds records it has not
+acknowledged yet (idle between polls), the bounce waits for that moment (up to `IN_FLIGHT_WAIT`) and
+names the holder.
+
+What KRaft does with such a bounce (Kafka's `ClusterControlManager.registerBroker`): a new incarnation
+cannot register while the old one's broker session is valid (DUPLICATE_BROKER_REGISTRATION, "should
+self-resolve once the heartbeat manager expires the broker's session"), so the controller fences the
+old incarnation when `broker.session.timeout.ms` runs out and leadership moves then, even though the
+new process started long before. The proof records it as the release reports it: the new pid, how
+soon it started, and the partition's leader and leader epoch (Metadata v7) before the bounce and once
+the node is back in the ISR.
+
+`rolling-restart` (SIGTERM) and `rolling-kill` (SIGKILL) restart every node in turn with the workload
+running, waiting for every partition to be led with a full ISR between steps (as operators do); the
+proof is a new pid on every node and a full ISR after each step.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from harness.cluster.base import Killable, node_ids
+from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
+from harness.faults.consumer import IN_FLIGHT_WAIT, in_flight
+from harness.faults.process import DISRUPTS
+from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.kafka import config as kconfig
+from harness.wait import WaitTimeout, wait_until
+
+SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
+
+
+def leader_epoch(ctx: FaultContext, partition: int, avoid: int | None = None) -> tuple[int, int] | None:
+    """(leader, leader epoch) of the test topic's `partition` as a live broker's metadata reports it
+    (None if no broker answers)."""
+    from harness.kafka.wire import leader_epochs
+    for address in ctx.cluster.bootstrap_servers.split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            found = leader_epochs(int(port), ctx.topic, timeout=3.0, host=host)
+        except (OSError, ValueError):
+            continue
+        if partition in found:
+            return found[partition]
+    return None
+
+
+def _epoch_text(value: tuple[int, int] | None) -> str:
+    return "unknown (no broker answered Metadata)" if value is None else f"n{value[0]} epoch {value[1]}"
+
+
+def _holders(ctx: FaultContext) -> list[str]:
+    """Consumers holding records they have not acknowledged yet (their last poll not committed)."""
+    if ctx.consumers is None:
+        return []
+    return [f"{d.name} ({n} records)" for d in sorted(ctx.consumers.live(), key=lambda d: d.name)
+            if (n := in_flight(ctx, d.name))]
+
+
+def _take_down(cluster: Killable, node: int, mode: str) -> None:
+    (cluster.kill_node if mode == "kill" else cluster.stop_node)(node)
+
+
+@dataclass(frozen=True)
+class Bounce:
+    """Take out the leader of one partition (SIGKILL or SIGTERM) and start it again at once."""
+
+    mode: str  # kill | stop
+    group: str = "bounce"
+    effects: tuple[str, ...] = DISRUPTS + ("session-loss",)
+    needs: tuple[type, ...] = (Killable,)
+    exclusive: bool = False
+    takes_node: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"bounce-{self.mode}"
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        partition = choose(ctx.partitions(), pick, "partition")
+        leader = ctx.inspector.leader_of(ctx.topic, partition)
+        if leader is None:
+            raise NotApplied(f"{ctx.topic}-{partition} has no leader to bounce")
+        processes = [d.name for d in ctx.consumers.live()] if ctx.consumers else []
+        return Plan([f"n{leader}"], ctx.topic, None, processes=processes,
+                    state={"node": leader, "partition": partition, "mode": self.mode})
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        cluster, node, p = ctx.cluster_as(Killable), plan.state["node"], plan.state["partition"]
+        try:  # the moment a consumer sits between polls holding unacknowledged records, if one comes
+            held = wait_until(lambda: _holders(ctx), timeout=IN_FLIGHT_WAIT, what="a consumer holding records",
+                              interval=0.005)
+        except WaitTimeout:
+            held = []
+        before = leader_epoch(ctx, p)
+        old_pid = cluster.node_pid(node)
+        started = time.monotonic()
+        _take_down(cluster, node, self.mode)
+        wait_effect(lambda: not cluster.node_alive(node), ctx.timeout, f"n{node}'s process to exit")
+        cluster.start_node(node, wait=False)
+        restarted_ms = (time.monotonic() - started) * 1000
+        new_pid = cluster.node_pid(node)
+        if new_pid is None or new_pid == old_pid:
+            raise NotApplied(f"n{node} has no new process after the bounce (pid {old_pid} -> {new_pid})")
+        if self.mode == "kill" and restarted_ms >= SESSION_TIMEOUT_MS:
+            raise NotApplied(f"n{node} was started again only {restarted_ms:.0f} ms after the kill, past "
+                             f"broker.session.timeout.ms {SESSION_TIMEOUT_MS}: not a bounce faster than "
+                             f"failure detection")
+        plan.state["before"] = before
+        how = "killed (SIGKILL)" if self.mode == "kill" else "stopped (SIGTERM, controlled shutdown)"
+        return (f"{how} n{node} (pid {old_pid}) and started it again {restarted_ms:.0f} ms later (pid {new_pid}; "
+                f"broker.session.timeout.ms {SESSION_TIMEOUT_MS}); {ctx.topic}-{p} before: {_epoch_text(before)}; "
+                + (f"holding unacknowledged records: {', '.join(held)}" if held else "no consumer held records"))
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        cluster, node, p = ctx.cluster_as(Killable), plan.state["node"], plan.state["partition"]
+        # until the new process serves and is registered: the old incarnation's registration (its
+        # session still valid) would let a full ISR pass at once
+        cluster.start_node(node, wait=True)
+        wait_in_sync(ctx)
+        before, after = plan.state.get("before"), leader_epoch(ctx, p)
+        change = ("unknown" if before is None or after is None else
+                  "leadership moved" if after[0] != before[0] else
+                  "same leader, new epoch" if after[1] != before[1] else "same leader, same epoch")
+        moved = restore_preferred_leaders(ctx)
+        return (f"n{node} registered again, every partition in sync; {ctx.topic}-{p}: {_epoch_text(before)} before "
+                f"the bounce, {_epoch_text(after)} after it ({change})"
+                + (f"; preferred leaders restored on {len(moved)} partitions" if moved else ""))
+
+
+@dataclass(frozen=True)
+class RollingRestart:
+    """Restart every node in turn (SIGTERM or SIGKILL), a full ISR between steps."""
+
+    mode: str  # stop | kill
+    group: str = "restart"
+    effects: tuple[str, ...] = DISRUPTS + ("session-loss",)
+    needs: tuple[type, ...] = (Killable,)
+    exclusive: bool = True
+    takes_node: bool = True
+
+    @property
+    def name(self) -> str:
+        return "rolling-restart" if self.mode == "stop" else "rolling-kill"
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        nodes = node_ids(ctx.cluster_as(Killable))
+        first = pick % len(nodes)  # the seeded node to start the roll with
+        order = nodes[first:] + nodes[:first]
+        processes = [d.name for d in ctx.consumers.live()] if ctx.consumers else []
+        return Plan([f"n{n}" for n in order], ctx.topic, None, processes=processes, state={"order": order})
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        cluster, steps = ctx.cluster_as(Killable), []
+        for node in plan.state["order"]:
+            old_pid = cluster.node_pid(node)
+            started = time.monotonic()
+            _take_down(cluster, node, self.mode)
+            wait_effect(lambda: not cluster.node_alive(node), ctx.timeout, f"n{node}'s process to exit")
+            cluster.start_node(node, wait=False)
+            new_pid = cluster.node_pid(node)
+            if new_pid is None or new_pid == old_pid:
+                raise NotApplied(f"n{node} has no new process (pid {old_pid} -> {new_pid})")
+            try:
+                cluster.start_node(node, wait=True)  # serving, and registered as the new incarnation
+                wait_in_sync(ctx)
+            except WaitTimeout as exc:
+                raise NotApplied(f"after restarting n{node}: {str(exc).splitlines()[0]}") from None
+            steps.append(f"n{node} pid {old_pid} -> {new_pid}, in sync after {time.monotonic() - started:.1f} s")
+        how = "SIGTERM" if self.mode == "stop" else "SIGKILL"
+        return f"rolling {how} restart, a full ISR between steps: " + "; ".join(steps)
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        cluster = ctx.cluster_as(Killable)
+        for node in plan.state["order"]:  # after a failed apply: nothing stays down
+            cluster.start_node(node, wait=True)
+        wait_in_sync(ctx)
+        moved = restore_preferred_leaders(ctx)
+        return "every node running, every partition in sync" + (
+            f", preferred leaders restored on {len(moved)} partitions" if moved else "")
