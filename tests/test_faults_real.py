@@ -271,3 +271,16 @@ def test_rolling_restart_gives_every_node_a_new_process(ctx, mode):
     assert all(ctx.cluster.node_pid(n) not in (None, pids[n]) for n in pids)
     assert record.evidence.count("in sync after") == len(pids), record.evidence
     heal(nemesis, record)
+
+
+@pytest.mark.nightly
+def test_consumer_latency_delays_one_lane_past_the_lock(ctx, consuming):
+    nemesis, record = run_fault(ctx, "consumer-latency", pick=0)
+    lane = {name.split("->")[0] for name in record.targets}
+    assert len(lane) == 1 and len(record.targets) == len(ctx.cluster.broker_ids), record.targets
+    took = int(re.search(r"took (\d+) ms", record.evidence).group(1))
+    assert took >= 6000, record.evidence  # lock 5000 ms + 1 s
+    others = [lk for lk in ctx.cluster.links if lk.kind == "lane" and lk.src not in lane]
+    assert others and all(probe(lk.listen_port, 2.0)[0] == "answered" for lk in others)  # only that lane
+    heal(nemesis, record)
+    assert all(not ctx.cluster.toxiproxy.list_toxics(name) for name in record.targets)

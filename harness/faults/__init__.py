@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.bounce import Bounce, RollingRestart
 from harness.faults.consumer import ConsumerFault
-from harness.faults.network import Cut, Degrade
+from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
 
@@ -24,6 +24,7 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     Cut("isolate"), Cut("split"), Cut("one-way"), Cut("consumer"), Cut("controller"),
     Truncation(unclean=False), Truncation(unclean=True),
     Degrade("latency"), Degrade("bandwidth"), Degrade("slow-close"), Degrade("reset-peer"), Degrade("slicer"),
+    LaneLatency(),
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
     Bounce("kill"), Bounce("stop"),

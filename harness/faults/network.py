@@ -171,6 +171,18 @@ class Cut:
 
 
 #: toxic -> (attributes, stream). Values are chosen to degrade without being a cut.
+def remove_toxics(ctx: FaultContext, links: list[str], tag: str) -> None:
+    """Remove the toxics named `tag` from `links` and prove none is left (else NotApplied)."""
+    toxiproxy = ctx.cluster_as(Partitionable).toxiproxy
+    for name in links:
+        for toxic in toxiproxy.list_toxics(name):
+            if toxic.name == tag:
+                toxiproxy.remove_toxic(name, toxic.name)
+    left = [n for n in links if any(t.name == tag for t in toxiproxy.list_toxics(n))]
+    if left:
+        raise NotApplied(f"toxics left on {', '.join(left)}")
+
+
 TOXICS: dict[str, tuple[dict[str, Any], str]] = {
     "latency": ({"latency": 400, "jitter": 100}, "downstream"),
     "bandwidth": ({"rate": 64}, "downstream"),  # KB/s
@@ -243,12 +255,67 @@ class Degrade:
         return f"{TOXIC_PREFIX}{self.toxic.replace('-', '_')}_{plan.id}"
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        toxiproxy, tag = ctx.cluster_as(Partitionable).toxiproxy, self._tag(plan)
-        for name in plan.state["links"]:
-            for toxic in toxiproxy.list_toxics(name):
-                if toxic.name == tag:
-                    toxiproxy.remove_toxic(name, toxic.name)
-        left = [n for n in plan.state["links"] if any(t.name == tag for t in toxiproxy.list_toxics(n))]
-        if left:
-            raise NotApplied(f"toxics left on {', '.join(left)}")
+        remove_toxics(ctx, plan.state["links"], self._tag(plan))
         return heal_and_prove(ctx, _named_links(ctx, plan), wait_cluster=self.toxic == "reset-peer")
+
+
+@dataclass(frozen=True)
+class LaneLatency:
+    """Latency on one consumer lane only (its links to every broker, client to broker): each request of
+    the consumers on that lane, their acknowledgements included, reaches the brokers a whole acquisition
+    lock later (`lock_duration_ms` + 1 s), so what they acknowledge has been released to others by then."""
+
+    name: str = "consumer-latency"
+    group: str = "latency"
+    needs: tuple[type, ...] = (Partitionable,)
+    exclusive: bool = False
+    takes_node: bool = False
+    effects: tuple[str, ...] = ()  # late acknowledgements are in the history themselves (their results)
+
+    def plan(self, ctx: FaultContext, pick: int) -> Plan:
+        lm = ctx.cluster_as(Partitionable).links
+        lanes = sorted({int(link.src[4:]) for link in lm if link.kind == "lane"})
+        if ctx.consumers is not None:
+            lanes = [lane for lane in lanes if ctx.consumers.lane_processes(lane)]
+        lane = choose(lanes, pick, "consumer lane with a live consumer")
+        links = sorted((link for link in lm if link.src == f"lane{lane}"), key=lambda link: link.name)
+        delay = int(ctx.config.get("lock_duration_ms", 30000)) + 1000
+        return Plan([link.name for link in links], ctx.topic, None, processes=_lane_processes(ctx, links),
+                    state={"links": [link.name for link in links], "lane": lane, "latency_ms": delay})
+
+    def _tag(self, plan: Plan) -> str:
+        return f"{TOXIC_PREFIX}lane_latency_{plan.id}"
+
+    def apply(self, ctx: FaultContext, plan: Plan) -> str:
+        toxiproxy, delay = ctx.cluster_as(Partitionable).toxiproxy, plan.state["latency_ms"]
+        for name in plan.state["links"]:
+            toxiproxy.add_toxic(name, "latency", "upstream", {"latency": delay, "jitter": 0}, name=self._tag(plan))
+        installed = ctx.history.now_ns()
+        link = _named_links(ctx, plan)[0]
+        result, seconds = probe(link.listen_port, timeout=delay / 1000 + 10)
+        if result != "answered" or seconds * 1000 < delay:
+            raise NotApplied(f"lane latency not observed on {link.name}: {result} in {seconds * 1000:.0f} ms")
+
+        def sent():  # a commit (the acknowledgements it carries) a consumer of the lane sent since
+            for op in reversed(ctx.history.ops()):
+                if op.time < installed:
+                    return None
+                if op.process in plan.processes and op.f == "commit" and op.type == "invoke":
+                    return op
+            return None
+        commit = wait_effect(sent, ctx.timeout, f"a consumer on lane {plan.state['lane']} to send acknowledgements")
+        plan.state["commit"] = (commit.process, commit.time)
+        return (f"latency {delay} ms (the lock duration + 1 s) on the {len(plan.state['links'])} links of consumer "
+                f"lane {plan.state['lane']} ({', '.join(plan.processes)}); ApiVersions through {link.name} took "
+                f"{seconds * 1000:.0f} ms; {commit.process} sent acknowledgements at +{commit.time / 1e9:.1f} s")
+
+    def heal(self, ctx: FaultContext, plan: Plan) -> str:
+        late = ""
+        if "commit" in plan.state:  # not before that commit has reached the brokers, a lock too late
+            process, sent = plan.state["commit"]
+            due = sent + plan.state["latency_ms"] * 1_000_000
+            wait_effect(lambda: ctx.history.now_ns() >= due, plan.state["latency_ms"] / 1000 + 5,
+                        f"{process}'s acknowledgements to reach the brokers")
+            late = f"{process}'s acknowledgements sent at +{sent / 1e9:.1f} s reached the brokers {plan.state['latency_ms']} ms later; "
+        remove_toxics(ctx, plan.state["links"], self._tag(plan))
+        return late + heal_and_prove(ctx, _named_links(ctx, plan), wait_cluster=False)
