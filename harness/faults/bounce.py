@@ -60,7 +60,7 @@ def _holders(ctx: FaultContext) -> list[str]:
     """Consumers holding records they have not acknowledged yet (their last poll not committed)."""
     if ctx.consumers is None:
         return []
-    return [f"{d.name} ({n} records)" for d in sorted(ctx.consumers.live(), key=lambda d: d.name)
+    return [f"{d.name} ({n} record{'s' if n != 1 else ''})" for d in sorted(ctx.consumers.live(), key=lambda d: d.name)
             if (n := in_flight(ctx, d.name))]
 
 
