@@ -2,8 +2,8 @@
 
 `share-harness matrix` (nightly: `tox -e matrix`) runs, for every release (default: the newest of
 each supported line) and every client (default: confluent, java, franz), one pytest child with
-`suites/conformance` and the short chaos set (`suites/chaos/test_chaos_leader.py`, the ci profile's
-covering subset) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
+`suites/conformance` and the short chaos set (`CHAOS_SUITES`: leader failover, fast bounce, rolling
+restart and consumer-lane latency, the ci profile's subsets) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
 KIP area x (release, client), each cell one of
 
 - PASS: every applicable test of the area passed;
@@ -33,8 +33,10 @@ from harness.errors import HarnessError
 
 CLIENTS = ("confluent", "java", "franz")
 #: the chaos row: one line of the page for the short chaos set
-CHAOS_AREA, CHAOS_TITLE = "chaos", "Chaos: leader failover under every workload (short set)"
-CHAOS_SUITE = "suites/chaos/test_chaos_leader.py"
+CHAOS_AREA, CHAOS_TITLE = "chaos", ("Chaos: leader failover under every workload, fast bounce, rolling restart, "
+                                     "consumer-lane latency (short set)")
+CHAOS_SUITES = ("suites/chaos/test_chaos_leader.py", "suites/chaos/test_chaos_bounce.py",
+                "suites/chaos/test_chaos_client.py")
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
           "NOT RUN": "NOT RUN"}
@@ -77,8 +79,8 @@ class Cell:
 
 
 def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), str(root / CHAOS_SUITE),
-           "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
+    cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
+           *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
            "--ksh-conformance-out", str(out / "conformance")]
     return cmd + (["-k", select] if select else [])

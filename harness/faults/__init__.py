@@ -1,7 +1,7 @@
 """The fault catalogue: every nemesis the harness can inject, by name and by option group.
 
 `--faults` takes group names (`leader,coordinator,partition,truncate,latency,
-consumer,restart,bounce`), single fault names (`leader-kill`), or `all`. Each fault
+consumer,restart`), single fault names (`leader-kill`), or `all`. Each fault
 is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
 schedule (`schedule.py`) of them and records every step in the history.
 """
@@ -16,7 +16,7 @@ from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
 
-GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart", "bounce")
+GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart")
 
 CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     LeaderFailover("stop"), LeaderFailover("kill"), LeaderFailover("pause"),

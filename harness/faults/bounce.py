@@ -73,7 +73,7 @@ class Bounce:
     """Take out the leader of one partition (SIGKILL or SIGTERM) and start it again at once."""
 
     mode: str  # kill | stop
-    group: str = "bounce"
+    group: str = "restart"
     effects: tuple[str, ...] = DISRUPTS + ("session-loss",)
     needs: tuple[type, ...] = (Killable,)
     exclusive: bool = False

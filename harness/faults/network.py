@@ -266,7 +266,7 @@ class LaneLatency:
     lock later (`lock_duration_ms` + 1 s), so what they acknowledge has been released to others by then."""
 
     name: str = "consumer-latency"
-    group: str = "latency"
+    group: str = "consumer"  # a client-side fault, beside the consumer process faults
     needs: tuple[type, ...] = (Partitionable,)
     exclusive: bool = False
     takes_node: bool = False
