@@ -270,7 +270,10 @@ class LaneLatency:
     needs: tuple[type, ...] = (Partitionable,)
     exclusive: bool = False
     takes_node: bool = False
-    effects: tuple[str, ...] = ()  # late acknowledgements are in the history themselves (their results)
+    # late acknowledgements are in the history themselves (their results); a client whose requests take
+    # longer than its request timeout drops the connection, and the broker ends its share session
+    # (franz-go did: records it had fetched came back with their count raised)
+    effects: tuple[str, ...] = ("session-loss",)
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
         lm = ctx.cluster_as(Partitionable).links
