@@ -32,8 +32,10 @@ def check(history: Any) -> Result:
 
 
 def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,
-                   session_ended: bool) -> None:
-    """A new acquisition of `rec` (its previous delivery's count is `rec.count`) with count `count`."""
+                   session_ended: bool) -> bool:
+    """A new acquisition of `rec` (its previous delivery's count is `rec.count`) with count `count`. True if
+    it was stamped out of order (`stamps-reordered`): it came before the delivery the ledger holds, which
+    keeps its count and owner."""
     # (called on every delivery: the message text and the rest are worked out only when needed)
     prev, limit = rec.count, r.limit
     cause = SESSION if session_ended else RELEASE  # how the previous acquisition ended (at the latest)
@@ -51,7 +53,10 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
             if found is not None:
                 r.findings.allow(NAME, *found)
             else:  # asked again at the end, when session ends stamped a little after this delivery are known
-                r.pending_skips.append((copy.copy(rec), count - prev - 1, time, index, process, where, count, offset))
+                r.pending_skips.setdefault((tp, offset), []).append(
+                    [copy.copy(rec), set(range(prev + 1, count)), time, index, process, where, count, offset, []])
+        elif count < prev and _fills_a_skip(r, tp, offset, count, time, index, process):
+            return True
         elif decreased and count == prev:  # the known bug session-release-decrement (4.1): counted, named
             r.findings.n["session-release-decrements"] += 1
             r.findings.allow(NAME, "session-release-decrement", (rec.last_index, index))
@@ -62,13 +67,31 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
             r.evidence.excuse(NAME, "delivery-count-lag", since, time, tp, "count-regressed",
                               f"{where} delivered with count {count} after count {prev}", (rec.last_index, index),
                               offset=offset)
+    return False
+
+
+def _fills_a_skip(r, tp: tuple, offset: int, count: int, time: int, index: int, process: str) -> bool:
+    """This delivery (lower count, another consumer, stamped up to `READ_SLACK_NS` after) has a count the
+    pending skip of the same record lacked: the two polls were stamped out of order (`stamps-reordered`)."""
+    skips = r.pending_skips.get((tp, offset))
+    skip = skips[-1] if skips else None
+    if skip is None or count not in skip[1] or skip[4] == process or time - skip[2] > READ_SLACK_NS:
+        return False
+    skip[1].discard(count)
+    skip[8].append(index)
+    return True
 
 
 def judge_end(r) -> None:
     """The count skips no session end before them explained: a session end stamped up to
-    `READ_SLACK_NS` after the delivery (not the receiving consumer's) may have come before it; else the
-    anomaly."""
-    for rec, need, time, index, process, where, count, offset in r.pending_skips:
+    `READ_SLACK_NS` after the delivery (not the receiving consumer's) may have come before it, or the
+    skipped counts were delivered to others stamped just after (`stamps-reordered`); else the anomaly."""
+    for rec, missing, time, index, process, where, count, offset, filled in (
+            skip for skips in r.pending_skips.values() for skip in skips):
+        if filled and not missing:
+            r.findings.allow(NAME, "stamps-reordered", (index, *filled))
+            continue
+        need = len(missing)
         found = r.evidence.unseen_acquisitions(rec, need, time, index, late=READ_SLACK_NS, seen_by=process)
         if found is not None:
             r.findings.allow(NAME, *found)

@@ -78,7 +78,8 @@ class Replay:
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
-        self.pending_skips: list[tuple] = []  # count skips to judge at the end (delivery_count.judge_end)
+        #: (tp, offset) -> count skips of that record to judge at the end (delivery_count.judge_end)
+        self.pending_skips: dict[tuple, list[list]] = {}
 
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
@@ -218,14 +219,17 @@ class Replay:
         # (a first acquisition has no earlier lock to judge)
         session_ended = rec.owner is not None and exclusive.judge_delivery(self, rec, index, time, process, tp,
                                                                            offset)
-        delivery_count.judge_delivery(self, rec, index, time, process, tp, offset, count, session_ended)
-        # the ledger records the new acquisition
-        rec.count = count if count > 0 else 0
+        reordered = delivery_count.judge_delivery(self, rec, index, time, process, tp, offset, count,
+                                                  session_ended)
         holders = rec.holders
         if holders is None:  # (`Ledger.hand`, for the record at hand)
             rec.holders = {process: index}
         else:
             holders[process] = index
+        if reordered:  # an earlier acquisition stamped late: the one the ledger holds stays current
+            return
+        # the ledger records the new acquisition
+        rec.count = count if count > 0 else 0
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
         rec.last_index = index
         if rec.status == MAYBE:
