@@ -558,6 +558,25 @@ def test_aborted_records_are_not_expected_under_read_committed_and_must_not_be_d
         assert kinds(committed_only) == ["lost"] and with_aborted.valid is True
 
 
+def test_an_aborted_record_in_no_state_topic_write_is_no_durable_state_anomaly():
+    """CI's read_committed conformance run: the aborted records 3-5 were in no __share_group_state batch
+    (start offset 0) when the state was read; never deliverable, they need not be terminal there yet. An
+    accepted record in no batch still is an anomaly."""
+    def history(state_batches):
+        h = H()
+        h.ops[0] = Op(0, h.ops[0].time, "harness", "ok", "config",
+                      {**h.ops[0].value, "isolation_level": "read_committed"})
+        h.produce("c0", 0, 0)
+        h.produce("a1", 0, 1)
+        h.add("txn", "ok", "transaction", {"topic": T, "outcome": "abort", "ids": ["a1"]})
+        h.produce("c2", 0, 2)
+        h.consume("consumer-0", [("c0", 0, 0, 1), ("c2", 0, 2, 1)])
+        _state(h, {0: (0, state_batches)})
+        return h
+    assert durable_state.check(history([[0, 0, 2, 1], [2, 2, 2, 1]]).ops).valid is True
+    assert kinds(durable_state.check(history([[0, 0, 2, 1]]).ops)) == ["state-topic-not-terminal"]
+
+
 def test_latest_does_not_excuse_records_produced_after_a_consumer_started():
     from harness.checkers import no_loss
     h = H(reset="latest")

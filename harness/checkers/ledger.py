@@ -72,6 +72,7 @@ class Ledger:
         #: below the watermark: archived at the limit -> the time of its delivery at the limit
         self.archived: dict[tuple, dict[int, int]] = defaultdict(dict)
         self.gone: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets deleted from the log
+        self.aborted: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets of aborted records
         self.truncated_at: dict[tuple, set] = defaultdict(set)  # share-partition -> offsets a truncation emptied
         #: (tp, offset) -> the `truncated` op of an unclean election that took a record there after a
         #: consumer had been handed it: the group's state may count that offset as done
@@ -209,5 +210,4 @@ class Ledger:
         """The record left the log (deleted, compacted, aborted) before it was settled: never expected."""
         rec.status, rec.status_index = GONE, index
         self.n[count_as] += 1
-        if count_as != "aborted":
-            self.gone[tp].add(offset)
+        (self.gone if count_as != "aborted" else self.aborted)[tp].add(offset)
