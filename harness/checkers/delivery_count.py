@@ -16,6 +16,7 @@ Allowances: `unobserved-acquisition`, `delivery-count-lag`.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.checkers import Result, property_result
@@ -54,7 +55,7 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
                 r.findings.allow(NAME, *found)
             else:  # asked again at the end, when session ends stamped a little after this delivery are known
                 r.pending_skips.setdefault((tp, offset), []).append(
-                    [copy.copy(rec), set(range(prev + 1, count)), time, index, process, where, count, offset, []])
+                    Skip(copy.copy(rec), set(range(prev + 1, count)), time, index, process, where, count, offset))
         elif count < prev and _fills_a_skip(r, tp, offset, count, time, index, process):
             return True
         elif decreased and count == prev:  # the known bug session-release-decrement (4.1): counted, named
@@ -70,15 +71,30 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
     return False
 
 
+@dataclass
+class Skip:
+    """A delivery whose count skipped `missing` with no session end before it (judged at the end)."""
+
+    rec: Any  # the record as the ledger held it before this delivery (a copy)
+    missing: set[int]  # the counts it skipped not yet seen delivered to others (`_fills_a_skip`)
+    time: int
+    index: int
+    process: str
+    where: str
+    count: int
+    offset: int
+    filled_by: list[int] = field(default_factory=list)  # indexes of the late-stamped deliveries
+
+
 def _fills_a_skip(r, tp: tuple, offset: int, count: int, time: int, index: int, process: str) -> bool:
     """This delivery (lower count, another consumer, stamped up to `READ_SLACK_NS` after) has a count the
     pending skip of the same record lacked: the two polls were stamped out of order (`stamps-reordered`)."""
     skips = r.pending_skips.get((tp, offset))
     skip = skips[-1] if skips else None
-    if skip is None or count not in skip[1] or skip[4] == process or time - skip[2] > READ_SLACK_NS:
+    if skip is None or count not in skip.missing or skip.process == process or time - skip.time > READ_SLACK_NS:
         return False
-    skip[1].discard(count)
-    skip[8].append(index)
+    skip.missing.discard(count)
+    skip.filled_by.append(index)
     return True
 
 
@@ -86,20 +102,19 @@ def judge_end(r) -> None:
     """The count skips no session end before them explained: a session end stamped up to
     `READ_SLACK_NS` after the delivery (not the receiving consumer's) may have come before it, or the
     skipped counts were delivered to others stamped just after (`stamps-reordered`); else the anomaly."""
-    for rec, missing, time, index, process, where, count, offset, filled in (
-            skip for skips in r.pending_skips.values() for skip in skips):
-        if filled and not missing:
-            r.findings.allow(NAME, "stamps-reordered", (index, *filled))
+    for skip in (skip for skips in r.pending_skips.values() for skip in skips):
+        if not skip.missing:
+            r.findings.allow(NAME, "stamps-reordered", (skip.index, *skip.filled_by))
             continue
-        need = len(missing)
-        found = r.evidence.unseen_acquisitions(rec, need, time, index, late=READ_SLACK_NS, seen_by=process)
+        found = r.evidence.unseen_acquisitions(skip.rec, len(skip.missing), skip.time, skip.index,
+                                               late=READ_SLACK_NS, seen_by=skip.process)
         if found is not None:
             r.findings.allow(NAME, *found)
         else:
             r.findings.anomaly(NAME, "count-skipped",
-                               f"{where} delivered with count {count} after count {rec.count}, with no acquisition "
-                               f"unseen by the history (no session end, and too soon for a lock to elapse)",
-                               (rec.last_index, index), offset=offset)
+                               f"{skip.where} delivered with count {skip.count} after count {skip.rec.count}, with "
+                               f"no acquisition unseen by the history (no session end, and too soon for a lock to "
+                               f"elapse)", (skip.rec.last_index, skip.index), offset=skip.offset)
     r.pending_skips.clear()
 
 

@@ -79,7 +79,7 @@ class Replay:
         self.durable_reads = 0
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
         #: (tp, offset) -> count skips of that record to judge at the end (delivery_count.judge_end)
-        self.pending_skips: dict[tuple, list[list]] = {}
+        self.pending_skips: dict[tuple, list[delivery_count.Skip]] = {}
 
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from harness.cluster.base import Killable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.consumer import IN_FLIGHT_WAIT, in_flight
-from harness.faults.process import DISRUPTS
+from harness.faults.process import DISRUPTS, take_down
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 from harness.kafka import config as kconfig
 from harness.wait import WaitTimeout, wait_until
@@ -37,7 +37,7 @@ from harness.wait import WaitTimeout, wait_until
 SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
 
 
-def leader_epoch(ctx: FaultContext, partition: int, avoid: int | None = None) -> tuple[int, int] | None:
+def leader_epoch(ctx: FaultContext, partition: int) -> tuple[int, int] | None:
     """(leader, leader epoch) of the test topic's `partition` as a live broker's metadata reports it
     (None if no broker answers)."""
     from harness.kafka.wire import leader_epochs
@@ -64,8 +64,18 @@ def _holders(ctx: FaultContext) -> list[str]:
             if (n := in_flight(ctx, d.name))]
 
 
-def _take_down(cluster: Killable, node: int, mode: str) -> None:
-    (cluster.kill_node if mode == "kill" else cluster.stop_node)(node)
+def _restart_at_once(ctx: FaultContext, node: int, mode: str) -> tuple[int | None, int, float]:
+    """Take `node` down (`kill` or `stop`), then start a new process without waiting for it to serve:
+    (old pid, new pid, ms from the signal to the new process); NotApplied if there is no new process."""
+    cluster = ctx.cluster_as(Killable)
+    old_pid, started = cluster.node_pid(node), time.monotonic()
+    take_down(ctx, node, mode)
+    wait_effect(lambda: not cluster.node_alive(node), ctx.timeout, f"n{node}'s process to exit")
+    cluster.start_node(node, wait=False)
+    new_pid = cluster.node_pid(node)
+    if new_pid is None or new_pid == old_pid:
+        raise NotApplied(f"n{node} has no new process (pid {old_pid} -> {new_pid})")
+    return old_pid, new_pid, (time.monotonic() - started) * 1000
 
 
 @dataclass(frozen=True)
@@ -93,22 +103,14 @@ class Bounce:
                     state={"node": leader, "partition": partition, "mode": self.mode})
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
-        cluster, node, p = ctx.cluster_as(Killable), plan.state["node"], plan.state["partition"]
+        node, p = plan.state["node"], plan.state["partition"]
         try:  # the moment a consumer sits between polls holding unacknowledged records, if one comes
             held = wait_until(lambda: _holders(ctx), timeout=IN_FLIGHT_WAIT, what="a consumer holding records",
                               interval=0.005)
         except WaitTimeout:
             held = []
         before = leader_epoch(ctx, p)
-        old_pid = cluster.node_pid(node)
-        started = time.monotonic()
-        _take_down(cluster, node, self.mode)
-        wait_effect(lambda: not cluster.node_alive(node), ctx.timeout, f"n{node}'s process to exit")
-        cluster.start_node(node, wait=False)
-        restarted_ms = (time.monotonic() - started) * 1000
-        new_pid = cluster.node_pid(node)
-        if new_pid is None or new_pid == old_pid:
-            raise NotApplied(f"n{node} has no new process after the bounce (pid {old_pid} -> {new_pid})")
+        old_pid, new_pid, restarted_ms = _restart_at_once(ctx, node, self.mode)
         if self.mode == "kill" and restarted_ms >= SESSION_TIMEOUT_MS:
             raise NotApplied(f"n{node} was started again only {restarted_ms:.0f} ms after the kill, past "
                              f"broker.session.timeout.ms {SESSION_TIMEOUT_MS}: not a bounce faster than "
@@ -160,14 +162,8 @@ class RollingRestart:
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         cluster, steps = ctx.cluster_as(Killable), []
         for node in plan.state["order"]:
-            old_pid = cluster.node_pid(node)
             started = time.monotonic()
-            _take_down(cluster, node, self.mode)
-            wait_effect(lambda: not cluster.node_alive(node), ctx.timeout, f"n{node}'s process to exit")
-            cluster.start_node(node, wait=False)
-            new_pid = cluster.node_pid(node)
-            if new_pid is None or new_pid == old_pid:
-                raise NotApplied(f"n{node} has no new process (pid {old_pid} -> {new_pid})")
+            old_pid, new_pid, _ = _restart_at_once(ctx, node, self.mode)
             try:
                 cluster.start_node(node, wait=True)  # serving, and registered as the new incarnation
                 wait_in_sync(ctx)

@@ -19,7 +19,7 @@ from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 DISRUPTS = ("leader-change", "coordinator-loss")
 
 
-def _take_down(ctx: FaultContext, node: int, mode: str) -> None:
+def take_down(ctx: FaultContext, node: int, mode: str) -> None:
     if mode == "stop":
         ctx.cluster_as(Killable).stop_node(node)
     elif mode == "kill":
@@ -71,7 +71,7 @@ class LeaderFailover:
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node, p = plan.state["node"], plan.state["partition"]
-        _take_down(ctx, node, self.mode)
+        take_down(ctx, node, self.mode)
         new = wait_effect(lambda: _other(ctx.inspector.leader_of(ctx.topic, p), node), ctx.timeout,
                           f"{ctx.topic}-{p} to get a leader other than n{node}")
         return f"{self.mode} n{node}: leader of {ctx.topic}-{p} moved n{node} -> n{new}"
