@@ -73,6 +73,9 @@ def _add_run(sub) -> None:
     run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
     _add_backend(run)
     run.add_argument("--brokers", type=_positive_int, default=3)
+    run.add_argument("--log-dirs", type=_positive_int, default=2,
+                     help="log directories (disks) per broker of a local cluster; 2 or more lets a disk fail "
+                          "without halting the broker (fault disk-fail)")
     run.add_argument("--partitions", type=_positive_int, default=3)
     run.add_argument("--consumers", type=_positive_int, default=3)
     run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")

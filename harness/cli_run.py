@@ -36,7 +36,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     from harness.faults import parse_faults
     spec = RunSpec(profile=args.profile).with_profile()
     spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
-                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers,
+                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers, log_dirs=args.log_dirs,
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),

@@ -59,7 +59,7 @@ def check_bootstrap_servers(servers: str) -> str:
 
 #: Upper bounds of what one machine runs (24 GiB, 2 cores: a broker is a 512 MB JVM, a consumer a
 #: process): a value beyond them is a typo, refused before anything starts (not minutes later).
-_SIZE_LIMITS = {"brokers": 9, "topic_partitions": 10_000, "consumers": 64, "records": 100_000_000,
+_SIZE_LIMITS = {"brokers": 9, "log_dirs": 4, "topic_partitions": 10_000, "consumers": 64, "records": 100_000_000,
                 "max_poll_records": 100_000}
 
 
@@ -78,6 +78,9 @@ class RunSpec:
     kafka_version: str = DEFAULT_VERSION
     brokers: int = 3
     controllers: int = 0
+    #: log directories (disks) per broker, each `data/disk<k>`, the metadata log apart in `data/meta`: with
+    #: two, a disk can fail without halting its broker (JBOD; the `disk-fail` faults)
+    log_dirs: int = 2
     heap_mb: int = 512
     replication_factor: int = 3
     min_insync_replicas: int = 2
@@ -259,6 +262,8 @@ class RunSpec:
             "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
             "--behaviour", self.behaviour]
         args += ["--records", str(self.records)]
+        if self.log_dirs != RunSpec.log_dirs:
+            args += ["--log-dirs", str(self.log_dirs)]
         if self.lock_duration_ms is not None:
             args += ["--lock-duration-ms", str(self.lock_duration_ms)]
         if self.delivery_count_limit is not None:

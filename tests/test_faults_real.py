@@ -284,3 +284,28 @@ def test_consumer_latency_delays_one_lane_past_the_lock(ctx, consuming):
     assert others and all(probe(lk.listen_port, 2.0)[0] == "answered" for lk in others)  # only that lane
     heal(nemesis, record)
     assert all(not ctx.cluster.toxiproxy.list_toxics(name) for name in record.targets)
+
+
+@pytest.mark.parametrize("name", ["disk-fail", pytest.param("disk-fail-state", marks=pytest.mark.nightly)])
+def test_disk_failure_moves_leadership_off_the_failed_disk_and_the_broker_survives(ctx, name):
+    """The disk under one log directory of the leader fails: the broker (the same process) takes the
+    directory offline and stays up, the partition gets another leader with the broker listed offline
+    (Metadata v7); the heal replaces the disk and the partition's replica is back on it, preferred."""
+    from harness.cluster.inspect import SHARE_STATE_TOPIC
+    from harness.faults.recovery import partition_metadata
+    partition = 0
+    topic, index = ((ctx.topic, partition) if name == "disk-fail" else
+                    (SHARE_STATE_TOPIC, ctx.inspector.share_state_partition(ctx.group, ctx.topic, partition)))
+    old = ctx.inspector.leader_of(topic, index)
+    pid = ctx.cluster.node_pid(old)
+    disk = next(d for d in ctx.cluster.log_dirs(old) if (d / f"{topic}-{index}").is_dir())
+    nemesis, record = run_fault(ctx, name, pick=partition)
+    assert record.targets == [f"n{old}"]
+    meta = partition_metadata(ctx, topic, index)
+    assert meta is not None and meta.leader not in (old, -1) and old in meta.offline, meta
+    assert ctx.cluster.node_pid(old) == pid  # the broker survived its disk
+    assert disk.is_file() and f"disk {disk.name} failed" in record.evidence, record.evidence
+    heal(nemesis, record)
+    assert disk.is_dir() and (disk / f"{topic}-{index}").is_dir()  # re-replicated onto the new disk
+    assert ctx.cluster.node_pid(old) not in (None, pid)
+    assert ctx.inspector.leader_of(topic, index) == old

@@ -22,7 +22,8 @@ def test_every_group_has_faults_and_every_fault_a_group():
 
 
 def test_parse_faults_expands_groups_and_rejects_unknown_names_listing_the_valid_ones():
-    assert parse_faults("leader") == ("leader-stop", "leader-kill", "leader-pause")
+    assert parse_faults("leader") == ("leader-stop", "leader-kill", "leader-pause", "disk-fail")
+    assert "disk-fail-state" in parse_faults("coordinator")
     assert parse_faults("truncate,leader-kill") == ("leader-kill", "truncate", "truncate-unclean")
     assert parse_faults("all") == tuple(CATALOGUE)
     assert parse_faults("") == () and parse_faults(None) == () and parse_faults("none") == ()
@@ -136,10 +137,12 @@ def test_leader_epochs_are_read_from_a_metadata_v7_response():
     def ints(values):
         return struct.pack(">i", len(values)) + b"".join(struct.pack(">i", v) for v in values)
 
+    offline = [2]
+
     def topic(name, error, parts):
         out = struct.pack(">h", error) + s(name) + b"\x00" + struct.pack(">i", len(parts))
         for index, leader, epoch in parts:
-            out += struct.pack(">hiii", 0, index, leader, epoch) + ints([1, 2, 3]) + ints([leader]) + ints([])
+            out += struct.pack(">hiii", 0, index, leader, epoch) + ints([1, 2, 3]) + ints([leader]) + ints(offline)
         return out
 
     request = metadata_request("t", 5)
@@ -151,3 +154,48 @@ def test_leader_epochs_are_read_from_a_metadata_v7_response():
     assert parse_leader_epochs(payload, "t") == {0: (1, 4), 1: (3, 0)}
     with pytest.raises(ValueError, match="no topic"):
         parse_leader_epochs(payload, "missing")
+    from harness.kafka.wire import parse_metadata  # the disk failure's proof: replicas listed offline
+    meta = parse_metadata(payload, "t")[0]
+    assert (meta.leader, meta.epoch, meta.replicas, meta.isr, meta.offline) == (1, 4, (1, 2, 3), (1,), (2,))
+
+
+class _DiskCluster:
+    """Just enough of a Killable cluster with disks for a disk failure to plan on (nothing is started)."""
+
+    def __init__(self, home, dirs: int, isr=(1, 2, 3)) -> None:
+        from harness.cluster.inspect import PartitionState
+        self.home, self.dirs, self.broker_ids, self.controller_ids = home, dirs, [1, 2, 3], [1, 2, 3]
+        states = {"t": [PartitionState(0, 1, (1, 2, 3), isr), PartitionState(1, 2, (2, 3, 1), isr)],
+                  "__share_group_state": [PartitionState(i, 3, (3, 1, 2), isr) for i in range(5)]}
+        self.inspector = type("I", (), {"partitions": staticmethod(lambda topic: states[topic]),
+                                        "share_state_partition": staticmethod(lambda g, t, p: 4)})()
+
+    def log_dirs(self, node):
+        return [self.home / f"n{node}" / f"disk{k}" for k in range(self.dirs)] if self.dirs > 1 else [self.home]
+
+    def fail_log_dir(self, node, path):  # pragma: no cover - never called by a plan
+        raise AssertionError
+
+    replace_log_dir = fail_log_dir
+    stop_node = kill_node = start_node = restart_node = node_alive = node_pid = wait_ready = fail_log_dir
+
+
+def test_disk_failure_plans_the_disk_that_holds_the_partition_on_its_leader(tmp_path):
+    from harness.faults.base import FaultContext, NotApplied
+    from harness.history.store import HistoryWriter
+    cluster = _DiskCluster(tmp_path, 2)
+    (tmp_path / "n2" / "disk1" / "t-1").mkdir(parents=True)
+    (tmp_path / "n3" / "disk0" / "__share_group_state-4").mkdir(parents=True)
+    ctx = FaultContext(cluster, HistoryWriter(tmp_path / "h.jsonl"), topic="t", group="g")
+    plan = CATALOGUE["disk-fail"].plan(ctx, 1)  # t-1, led by n2, on its disk1
+    assert plan.targets == ["n2"] and plan.state["disk"] == str(tmp_path / "n2" / "disk1")
+    state = CATALOGUE["disk-fail-state"].plan(ctx, 0)  # the share state's partition 4, led by n3
+    assert state.targets == ["n3"] and state.state["disk"].endswith("n3/disk0") and state.state["index"] == 4
+    with pytest.raises(NotApplied, match="no log directory of n1 holds t-0"):
+        CATALOGUE["disk-fail"].plan(ctx, 0)
+    ctx.cluster = _DiskCluster(tmp_path, 1)
+    with pytest.raises(NotApplied, match=r"needs two or more \(--log-dirs 2\)"):
+        CATALOGUE["disk-fail"].plan(ctx, 1)
+    ctx.cluster = _DiskCluster(tmp_path, 2, isr=(2,))
+    with pytest.raises(NotApplied, match="no other in-sync replica"):
+        CATALOGUE["disk-fail"].plan(ctx, 1)

@@ -10,6 +10,7 @@ from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.config import NodeConfig, NodePorts
 from harness.kafka.jars import from_kafka_home, render_pom
+from harness.spec import RunSpec
 from harness.kafka.versions import (
     BROKER_CONFIGS,
     DEFAULT_VERSION,
@@ -322,3 +323,33 @@ def test_class_data_archive_flags_only_when_setup_built_it(tmp_path, monkeypatch
     assert cds.flags(other, "broker") == []  # another set of jars never meets this archive
     with pytest.raises(ValueError):
         cds.archive(dist, "kafka.Kafka")
+
+
+def test_render_jbod_node_has_its_disks_and_the_metadata_log_apart():
+    """Two or more log directories (JBOD): `log.dirs` lists them and the metadata log gets a directory of
+    its own, so a failed disk takes only its partitions offline (a failed metadata log dir halts the broker)."""
+    from dataclasses import replace
+
+    from harness.cluster.local_files import log_dirs
+    data = Path("/tmp/ksh-unit/n1")
+    props = _props(kconfig.render(replace(_node(1), log_dirs=log_dirs(data, 2)), release_line("4.4.0")))
+    assert props["log.dirs"] == f"{data}/disk0,{data}/disk1" and props["metadata.log.dir"] == f"{data}/meta"
+    single = _props(kconfig.render(replace(_node(1), log_dirs=log_dirs(data, 1)), release_line("4.4.0")))
+    assert single["log.dirs"] == str(data) and "metadata.log.dir" not in single
+
+
+def test_cluster_id_of_a_formatted_node_and_one_clear_error_without(tmp_path):
+    from harness.cluster.local_files import cluster_id_of
+    with pytest.raises(HarnessError, match="no formatted meta.properties"):
+        cluster_id_of(tmp_path)
+    (tmp_path / "meta").mkdir()
+    (tmp_path / "meta" / "meta.properties").write_text("#\nnode.id=1\ncluster.id=abc-DEF_1\nversion=1\n")
+    assert cluster_id_of(tmp_path) == "abc-DEF_1"
+
+
+def test_log_dirs_count_is_validated():
+    from harness.cluster.local import LocalClusterSpec
+    with pytest.raises(HarnessError, match=r"invalid log directory count 0: use 1\.\.4"):
+        LocalClusterSpec(version="4.4.0", log_dirs=0).validate()
+    with pytest.raises(HarnessError, match=r"invalid log-dirs 5: use 1\.\.4"):
+        RunSpec(log_dirs=5).validate()

@@ -104,9 +104,10 @@ def test_bad_fault_options_are_usage_errors(pytester, option, word):
 def test_fault_options_reach_the_spec(pytester):
     pytester.makepyfile(test_spec="""
 def test_spec(ksh_spec):
-    assert ksh_spec.faults == ("leader-stop", "leader-kill", "leader-pause", "isolate-node")
+    assert ksh_spec.faults == ("leader-stop", "leader-kill", "leader-pause", "isolate-node", "disk-fail")
     assert ksh_spec.fault_seed == 5 and ksh_spec.fault_interval == 2.5
-    assert "--faults leader-stop,leader-kill,leader-pause,isolate-node --fault-seed 5" in ksh_spec.reproduce_command()
+    assert ("--faults leader-stop,leader-kill,leader-pause,isolate-node,disk-fail --fault-seed 5"
+            in ksh_spec.reproduce_command())
 """)
     result = pytester.runpytest_subprocess(*FAST, "--faults=leader,isolate-node", "--fault-seed=5",
                                            "--fault-interval=2.5", "test_spec.py", timeout=60)

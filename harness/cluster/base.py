@@ -95,6 +95,21 @@ class Killable(Nodes, Protocol):
 
 
 @runtime_checkable
+class Disks(Nodes, Protocol):
+    """A broker's log directories can fail (the disk under one goes) and be replaced by new disks."""
+
+    def log_dirs(self, node_id: int) -> list[Path]:
+        """The node's log directories (JBOD: more than one lets one fail without halting the broker)."""
+        ...
+
+    def fail_log_dir(self, node_id: int, path: Path) -> None: ...
+
+    def replace_log_dir(self, node_id: int, path: Path) -> None:
+        """A new, empty and formatted directory at `path`; the node must be stopped."""
+        ...
+
+
+@runtime_checkable
 class Pausable(Nodes, Protocol):
     """Nodes can be frozen (SIGSTOP) and thawed (SIGCONT)."""
 

@@ -89,9 +89,10 @@ class DockerCluster(LocalCluster):
         found = self._archives()  # of the image's JVM (the host's archives are not for it)
         return [f"-XX:SharedArchiveFile={found / f'{program}.jsa'}"] if found else []
 
-    def _format_storage(self) -> None:
-        format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
-                       runner=self._run_in_container, classpath=self.classpath, jvm_flags=self._jvm_flags("storage"))
+    def _format_storage(self, nodes: list[LocalNode] | None = None, cluster_id: str | None = None) -> None:
+        format_storage(nodes or list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
+                       runner=self._run_in_container, classpath=self.classpath, jvm_flags=self._jvm_flags("storage"),
+                       cluster_id=cluster_id)
 
     def _run_in_container(self, node: LocalNode, cmd: list[str], name: str) -> tuple[int, str]:
         return _run_container(self._client, self.image, cmd, [str(node.home), *self._archive_mounts()],

@@ -128,5 +128,9 @@ class ClusterInspector:
 
     def share_coordinator(self, group_id: str, topic: str, partition: int) -> int | None:
         """The share coordinator of share-partition (group, topic, partition)."""
+        return self.leader_of(SHARE_STATE_TOPIC, self.share_state_partition(group_id, topic, partition))
+
+    def share_state_partition(self, group_id: str, topic: str, partition: int) -> int:
+        """The `__share_group_state` partition that holds share-partition (group, topic, partition)'s state."""
         n = len(self.partitions(SHARE_STATE_TOPIC))
-        return self.leader_of(SHARE_STATE_TOPIC, share_state_partition(group_id, self.topic_id(topic), partition, n))
+        return share_state_partition(group_id, self.topic_id(topic), partition, n)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
-from harness.cluster.local_files import format_storage, write_node
+from harness.cluster.local_files import cluster_id_of, format_storage, log_dirs, write_node
 from harness.cluster.local_links import ProxyLinks
 from harness.cluster.local_logs import LogMark, copy_new_log_bytes, error_tails
 from harness.cluster.local_node import LocalNode, wait_listening
@@ -241,6 +241,38 @@ class LocalCluster:
     def resume_node(self, node_id: int) -> None:
         self._nodes[node_id].resume()
 
+    # ---- Disks -------------------------------------------------------------
+
+    def log_dirs(self, node_id: int) -> list[Path]:
+        node = self._nodes[node_id]
+        return list(log_dirs(node.home / "data", self.spec.log_dirs)) if "broker" in node.roles else []
+
+    def fail_log_dir(self, node_id: int, path: Path) -> None:
+        """The disk under `path` fails: the directory and everything in it is gone and a file stands in
+        its place (as Kafka's own LogDirFailureTest does), so the broker's next write or checkpoint
+        there fails with an IOException and it takes the directory offline."""
+        self._own_log_dir(node_id, path)
+        shutil.rmtree(path, ignore_errors=True)
+        path.write_text("a failed disk (kafka-share-harness disk-fail)\n")
+
+    def replace_log_dir(self, node_id: int, path: Path) -> None:
+        """A new, empty disk at `path` (the node stopped), formatted as an operator would: StorageTool
+        `format --ignore-formatted` with the cluster's id, which formats only that directory."""
+        node = self._own_log_dir(node_id, path)
+        if node.alive():
+            raise HarnessError(f"n{node_id} still runs: stop it before replacing its disk {path}")
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        path.mkdir()
+        self._format_storage([node], cluster_id=cluster_id_of(node.home / "data"))
+
+    def _own_log_dir(self, node_id: int, path: Path) -> LocalNode:
+        if path not in self.log_dirs(node_id):
+            raise HarnessError(f"{path} is not one of n{node_id}'s log directories {self.log_dirs(node_id)}")
+        return self._nodes[node_id]
+
     # ---- Partitionable ---------------------------------------------------
     def cut(self, link_name: str) -> None:
         self._proxies.cut(link_name)
@@ -273,9 +305,9 @@ class LocalCluster:
             self._nodes[i] = write_node(i, self.run_dir / "nodes" / f"n{i}", self.spec, plan, self.links,
                                         self.distribution)
 
-    def _format_storage(self) -> None:
-        format_storage(list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
-                       jvm_flags=self._jvm_flags("storage"))
+    def _format_storage(self, nodes: list[LocalNode] | None = None, cluster_id: str | None = None) -> None:
+        format_storage(nodes or list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
+                       jvm_flags=self._jvm_flags("storage"), cluster_id=cluster_id)
 
     def _jvm_flags(self, program: str) -> list[str]:
         """The class-data archive of `program` ("broker", "storage") that setup built, if any."""

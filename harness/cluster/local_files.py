@@ -52,7 +52,24 @@ def node_config(i: int, data_dir: Path, spec: LocalClusterSpec, plan: PortPlan, 
         replication_factor=spec.replication_factor,
         min_insync_replicas=spec.min_insync_replicas,
         internal_partitions=spec.internal_partitions,
-        overrides=dict(spec.broker_overrides), sasl_users=dict(spec.sasl_users))
+        overrides=dict(spec.broker_overrides), sasl_users=dict(spec.sasl_users),
+        log_dirs=log_dirs(data_dir, spec.log_dirs) if is_broker else ())
+
+
+def log_dirs(data_dir: Path, count: int) -> tuple[Path, ...]:
+    """A broker's log directories under `data_dir` (none of its own for one: `data_dir` itself)."""
+    return tuple(data_dir / f"disk{k}" for k in range(count)) if count > 1 else ()
+
+
+def cluster_id_of(data_dir: Path) -> str:
+    """The cluster id a formatted node's `meta.properties` holds (its metadata directory's first);
+    HarnessError if there is none."""
+    for meta in (data_dir / "meta" / "meta.properties", data_dir / "meta.properties"):
+        if meta.is_file():
+            for line in meta.read_text().splitlines():
+                if line.startswith("cluster.id="):
+                    return line.partition("=")[2].strip()
+    raise HarnessError(f"no formatted meta.properties with a cluster.id under {data_dir}")
 
 
 Runner = Callable[[LocalNode, list[str], str], "tuple[int, str]"]
@@ -60,18 +77,22 @@ Runner = Callable[[LocalNode, list[str], str], "tuple[int, str]"]
 
 
 def format_storage(nodes: list[LocalNode], dist: KafkaDistribution, tag: str, runner: Runner | None = None,
-                   classpath: str | None = None, jvm_flags: Sequence[str] = ()) -> None:
+                   classpath: str | None = None, jvm_flags: Sequence[str] = (), cluster_id: str | None = None) -> None:
     """StorageTool `format` on every node in parallel; `tag` names these processes (an interrupt
     kills the ones still running instead of waiting for them). `runner` runs each command (default:
-    a local process) over `classpath` (default: the distribution's), `jvm_flags` first."""
-    cluster_id = base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
+    a local process) over `classpath` (default: the distribution's), `jvm_flags` first.
+
+    With `cluster_id` (an existing cluster's), only the nodes' directories not formatted yet are
+    (`--ignore-formatted`): a replaced disk, as an operator formats one."""
+    extra = ["--ignore-formatted"] if cluster_id else []
+    cluster_id = cluster_id or base64.urlsafe_b64encode(random.SystemRandom().randbytes(16)).decode().rstrip("=")
     features = [arg for f in dist.release_line.format_features() for arg in ("--feature", f)]
     run_one = runner or _run_local
     cp = classpath or dist.classpath
 
     def format_node(node: LocalNode) -> None:
         cmd = ["java", *jvm_flags, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", cp, "kafka.tools.StorageTool", "format",
-               f"--cluster-id={cluster_id}", "-c", str(node.config), *features]
+               f"--cluster-id={cluster_id}", "-c", str(node.config), *features, *extra]
         code, output = run_one(node, cmd, f"{tag} n{node.node_id}")
         if code != 0:
             tail = output.strip().splitlines()[-1:] or ["no output"]

@@ -35,6 +35,9 @@ class LocalClusterSpec:
     broker_overrides: dict[str, str] = field(default_factory=dict)
     start_timeout: float = 90.0
     sasl_users: dict[str, str] = field(default_factory=dict)  # user -> password: a SASL/PLAIN listener and ACLs
+    #: log directories per broker (`data/disk<k>`); with 2 or more (JBOD) the metadata log has its own
+    #: (`data/meta`), so one disk can fail without halting the broker (the `disk-fail` fault)
+    log_dirs: int = 2
 
     def validate(self) -> None:
         if self.brokers < 1:
@@ -50,6 +53,8 @@ class LocalClusterSpec:
         for user, password in self.sasl_users.items():
             if not re.fullmatch(r"[A-Za-z0-9_-]+", user) or not re.fullmatch(r"[A-Za-z0-9_.-]+", password):
                 raise HarnessError(f"invalid SASL user {user!r}: use letters, digits, _ and - (passwords also .)")
+        if not 1 <= self.log_dirs <= 4:
+            raise HarnessError(f"invalid log directory count {self.log_dirs}: use 1..4")
         if self.controllers < 0:
             raise HarnessError(f"invalid controller count {self.controllers}: use 0 (combined mode) or more")
         if self.base_port is not None:

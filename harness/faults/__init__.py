@@ -12,6 +12,7 @@ from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.bounce import Bounce, RollingRestart
 from harness.faults.consumer import ConsumerFault
+from harness.faults.disk import DiskFailure
 from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
@@ -27,7 +28,7 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     LaneLatency(),
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
-    Bounce("kill"), Bounce("stop"),
+    Bounce("kill"), Bounce("stop"), DiskFailure("data"), DiskFailure("state"),
 )}
 
 

@@ -30,7 +30,7 @@ from harness.cluster.base import Killable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.consumer import IN_FLIGHT_WAIT, in_flight
 from harness.faults.process import DISRUPTS, take_down
-from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.faults.recovery import partition_metadata, restore_preferred_leaders, wait_in_sync
 from harness.kafka import config as kconfig
 from harness.wait import WaitTimeout, wait_until
 
@@ -40,16 +40,8 @@ SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
 def leader_epoch(ctx: FaultContext, partition: int) -> tuple[int, int] | None:
     """(leader, leader epoch) of the test topic's `partition` as a live broker's metadata reports it
     (None if no broker answers)."""
-    from harness.kafka.wire import leader_epochs
-    for address in ctx.cluster.bootstrap_servers.split(","):
-        host, _, port = address.rpartition(":")
-        try:
-            found = leader_epochs(int(port), ctx.topic, timeout=3.0, host=host)
-        except (OSError, ValueError):
-            continue
-        if partition in found:
-            return found[partition]
-    return None
+    found = partition_metadata(ctx, ctx.topic, partition)
+    return None if found is None else (found.leader, found.epoch)
 
 
 def _epoch_text(value: tuple[int, int] | None) -> str:

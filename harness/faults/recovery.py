@@ -11,6 +11,8 @@ from confluent_kafka import ElectionType, KafkaException, TopicPartition
 
 from harness.cluster.inspect import OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from harness.faults.base import FaultContext
+from harness.kafka import wire
+from harness.kafka.wire import PartitionMeta
 from harness.wait import wait_until
 
 INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
@@ -18,6 +20,20 @@ INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
 
 def topics_of(ctx: FaultContext) -> list[str]:
     return ([ctx.topic] if ctx.topic else []) + list(INTERNAL)
+
+
+def partition_metadata(ctx: FaultContext, topic: str | None, partition: int) -> PartitionMeta | None:
+    """`topic`-`partition` as the first live broker to answer our own Metadata v7 request reports it
+    (leader epoch and offline replicas, which the Admin API does not give); None if none answers."""
+    for address in ctx.cluster.bootstrap_servers.split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            found = wire.partition_metadata(int(port), topic or "", timeout=3.0, host=host)
+        except (OSError, ValueError):
+            continue
+        if partition in found:
+            return found[partition]
+    return None
 
 
 def in_sync(ctx: FaultContext, topics: list[str]) -> bool:

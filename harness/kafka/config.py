@@ -48,6 +48,9 @@ class NodeConfig:
     advertised_peers: dict[int, int]  # broker k -> proxy port n<k>->n<id> (own id: real port)
     voters: dict[int, int]  # controller id -> port this node dials (proxy, or real for itself)
     data_dir: Path
+    #: more than one: the node's log directories (JBOD: a disk can fail without the broker halting),
+    #: the metadata log in `data_dir/meta` apart from them (its failure halts the broker)
+    log_dirs: tuple[Path, ...] = ()
     advertised_lanes: dict[int, int] = field(default_factory=dict)  # lane k -> proxy port lane<k>->n<id>
     replication_factor: int = 3
     min_insync_replicas: int = 2
@@ -100,10 +103,12 @@ def render(node: NodeConfig, line: ReleaseLine) -> str:
     props: dict[str, str] = {
         "node.id": str(node.node_id),
         "process.roles": ",".join(node.roles),
-        "log.dirs": str(node.data_dir),
+        "log.dirs": ",".join(map(str, node.log_dirs)) if node.log_dirs else str(node.data_dir),
         "controller.listener.names": "CONTROLLER",
         "controller.quorum.voters": ",".join(f"{cid}@{HOST}:{port}" for cid, port in sorted(node.voters.items())),
     }
+    if node.log_dirs:
+        props["metadata.log.dir"] = str(node.data_dir / "meta")
     listeners, advertised, protocols = [], [], {"CONTROLLER": "PLAINTEXT"}
     if "broker" in node.roles:
         assert node.ports.client is not None and node.advertised_client is not None

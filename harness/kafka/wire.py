@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from dataclasses import dataclass
 
 
 def _api_versions_request(correlation_id: int) -> bytes:
@@ -97,8 +98,19 @@ def metadata_request(topic: str, correlation_id: int) -> bytes:
     return struct.pack(">i", len(body)) + body
 
 
-def parse_leader_epochs(payload: bytes, topic: str) -> dict[int, tuple[int, int]]:
-    """A Metadata v7 response body (after the length) -> {partition: (leader id, leader epoch)} of `topic`;
+@dataclass(frozen=True)
+class PartitionMeta:
+    """One partition as a Metadata v7 response describes it."""
+
+    leader: int
+    epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline: tuple[int, ...]  # replicas whose log directory is offline (a failed disk)
+
+
+def parse_metadata(payload: bytes, topic: str) -> dict[int, PartitionMeta]:
+    """A Metadata v7 response body (after the length) -> {partition: PartitionMeta} of `topic`;
     ValueError if the topic is missing or in error."""
     r = _Reader(payload)
     r.take(">i")  # correlation id
@@ -112,8 +124,8 @@ def parse_leader_epochs(payload: bytes, topic: str) -> dict[int, tuple[int, int]
         parts = {}
         for _ in range(r.take(">i")):
             _perror, index, leader, epoch = r.take(">hiii")
-            r.ints(), r.ints(), r.ints()  # replicas, isr, offline
-            parts[index] = (leader, epoch)
+            replicas, isr, offline = r.ints(), r.ints(), r.ints()
+            parts[index] = PartitionMeta(leader, epoch, tuple(replicas), tuple(isr), tuple(offline))
         if name == topic:
             if error:
                 raise ValueError(f"Metadata for {topic}: error code {error}")
@@ -121,15 +133,27 @@ def parse_leader_epochs(payload: bytes, topic: str) -> dict[int, tuple[int, int]
     raise ValueError(f"Metadata has no topic {topic}")
 
 
-def leader_epochs(port: int, topic: str, timeout: float = 5.0,
-                  host: str = "127.0.0.1") -> dict[int, tuple[int, int]]:
-    """{partition: (leader id, leader epoch)} of `topic` as the broker at `port` reports it; OSError or
-    ValueError if it does not answer in time or answers nonsense."""
+def parse_leader_epochs(payload: bytes, topic: str) -> dict[int, tuple[int, int]]:
+    """A Metadata v7 response body -> {partition: (leader id, leader epoch)} of `topic` (`parse_metadata`)."""
+    return {p: (m.leader, m.epoch) for p, m in parse_metadata(payload, topic).items()}
+
+
+def partition_metadata(port: int, topic: str, timeout: float = 5.0,
+                       host: str = "127.0.0.1") -> dict[int, PartitionMeta]:
+    """{partition: PartitionMeta} of `topic` as the broker at `port` reports it; OSError or ValueError if
+    it does not answer in time or answers nonsense."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.settimeout(timeout)
         sock.sendall(metadata_request(topic, 11))
         size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-        return parse_leader_epochs(_recv_exactly(sock, size), topic)
+        return parse_metadata(_recv_exactly(sock, size), topic)
+
+
+def leader_epochs(port: int, topic: str, timeout: float = 5.0,
+                  host: str = "127.0.0.1") -> dict[int, tuple[int, int]]:
+    """{partition: (leader id, leader epoch)} of `topic` as the broker at `port` reports it; OSError or
+    ValueError if it does not answer in time or answers nonsense."""
+    return {p: (m.leader, m.epoch) for p, m in partition_metadata(port, topic, timeout, host).items()}
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes:
