@@ -3,7 +3,7 @@
 `share-harness matrix` (nightly: `tox -e matrix`) runs, for every release (default: the newest of
 each supported line) and every client (default: confluent, java, franz), one pytest child with
 `suites/conformance` and the short chaos set (`CHAOS_SUITES`: leader failover, fast bounce, rolling
-restart and consumer-lane latency, the ci profile's subsets) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
+restart, consumer-lane latency and disk failure, the ci profile's subsets) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
 KIP area x (release, client), each cell one of
 
 - PASS: every applicable test of the area passed;
@@ -36,7 +36,7 @@ CLIENTS = ("confluent", "java", "franz")
 CHAOS_AREA, CHAOS_TITLE = "chaos", ("Chaos: leader failover under every workload, fast bounce, rolling restart, "
                                      "consumer-lane latency (short set)")
 CHAOS_SUITES = ("suites/chaos/test_chaos_leader.py", "suites/chaos/test_chaos_bounce.py",
-                "suites/chaos/test_chaos_client.py")
+                "suites/chaos/test_chaos_client.py", "suites/chaos/test_chaos_disk.py")
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
           "NOT RUN": "NOT RUN"}

@@ -56,6 +56,8 @@ class DiskFailure:
         else:
             if not ctx.group:
                 raise NotApplied("no share group in this run")
+            if not ctx.inspector.partitions(SHARE_STATE_TOPIC):
+                raise NotApplied(f"{SHARE_STATE_TOPIC} does not exist yet (no share group was assigned)")
             topic, index = SHARE_STATE_TOPIC, ctx.inspector.share_state_partition(ctx.group, ctx.topic, partition)
         state = next((p for p in ctx.inspector.partitions(topic) if p.id == index), None)
         if state is None or state.leader is None:
@@ -89,7 +91,8 @@ class DiskFailure:
         after = wait_effect(taken_over, ctx.timeout, f"{topic}-{index} to be led by another broker with n{node} "
                                                      f"listed offline (its disk {disk.name} failed)")
         if not cluster.node_alive(node):
-            raise NotApplied(f"n{node} exited after its disk {disk.name} failed: a crash, not a disk failure it survives")
+            raise NotApplied(f"n{node} exited after its disk {disk.name} failed: a crash, not a disk failure "
+                             "it survives")
         role = "" if self.target == "data" else f" (the share state of {ctx.topic}-{s['partition']})"
         epoch = f"epoch {before.epoch} -> {after.epoch}" if before is not None else f"epoch {after.epoch}"
         return (f"n{node}'s disk {disk.name} failed (replaced by a file): {topic}-{index}{role} moved n{node} -> "

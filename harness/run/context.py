@@ -45,7 +45,8 @@ def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
         return ExternalCluster(spec.bootstrap_servers)
     from harness.cluster.local import LocalClusterSpec
     local = LocalClusterSpec(
-        version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, log_dirs=spec.log_dirs, heap_mb=spec.heap_mb,
+        version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, log_dirs=spec.log_dirs,
+        heap_mb=spec.heap_mb,
         replication_factor=spec.replication_factor, min_insync_replicas=spec.min_insync_replicas,
         base_port=spec.base_port, kafka_home=spec.kafka_home)
     return backend_cluster(spec, local, run_dir)

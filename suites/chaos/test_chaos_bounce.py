@@ -15,7 +15,10 @@ from ksh_fixtures.chaos import assert_chaos_verdict
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
 
-@pytest.mark.matrix(fault=["bounce-kill", "bounce-stop"], workload=["slow", "accept-explicit"])
+@pytest.mark.parametrize("fault, workload", [  # ci: one bounce (CI's time budget); nightly: the rest
+    ("bounce-kill", "slow"), pytest.param("bounce-stop", "accept-explicit", marks=pytest.mark.nightly),
+    pytest.param("bounce-kill", "accept-explicit", marks=pytest.mark.nightly),
+    pytest.param("bounce-stop", "slow", marks=pytest.mark.nightly)])
 def test_fast_bounce(chaos_run, fault, workload):
     outcome = chaos_run(workload, fault=fault)
     assert_chaos_verdict(outcome, fault)
