@@ -42,6 +42,8 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("churn", "accept-implicit", "consumers join the group and leave it during the run",
              events=("consumer-join",)),
     Workload("wide", "accept-implicit", "more consumers (5) than partitions (2)", consumers=5, partitions=2),
+    Workload("accept-async", "accept-async", "explicit ACCEPT of every record, committed with commitAsync: "
+             "results arrive by callback while the consumer polls on"),
 )}
 
 

@@ -199,3 +199,44 @@ def test_disk_failure_plans_the_disk_that_holds_the_partition_on_its_leader(tmp_
     ctx.cluster = _DiskCluster(tmp_path, 2, isr=(2,))
     with pytest.raises(NotApplied, match="no other in-sync replica"):
         CATALOGUE["disk-fail"].plan(ctx, 1)
+
+
+def test_bounce_judges_against_the_clusters_own_session_timeout():
+    """A spec that overrides broker.session.timeout.ms is judged against its own value, not the default."""
+    from types import SimpleNamespace
+
+    from harness.faults.bounce import SESSION_TIMEOUT_MS, session_timeout_ms
+    plain = SimpleNamespace(cluster=SimpleNamespace(spec=SimpleNamespace(broker_overrides={})))
+    assert session_timeout_ms(plain) == SESSION_TIMEOUT_MS == 4000
+    own = SimpleNamespace(cluster=SimpleNamespace(spec=SimpleNamespace(
+        broker_overrides={"broker.session.timeout.ms": "9000"})))
+    assert session_timeout_ms(own) == 9000
+    assert session_timeout_ms(SimpleNamespace(cluster=object())) == SESSION_TIMEOUT_MS  # no spec: the default
+
+
+def test_pending_async_counts_an_acknowledged_batch_whose_commit_has_no_result_yet(tmp_path):
+    from harness.faults.base import FaultContext
+    from harness.faults.consumer import pending_async
+    from harness.history.store import HistoryWriter
+    history = HistoryWriter(tmp_path / "h.jsonl")
+    ctx = FaultContext(None, history, topic="t")
+    rec = {"topic": "t", "partition": 0, "offset": 0}
+    history.append("consumer-0", "ok", "poll", {"records": [{**rec, "id": "a", "delivery_count": 1}]})
+    history.append("consumer-0", "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]})
+    assert pending_async(ctx, "consumer-0") == 0  # acknowledged, no commit yet
+    history.append("consumer-0", "invoke", "commit", {})
+    assert pending_async(ctx, "consumer-0") == 1
+    history.append("consumer-1", "ok", "poll", {"records": []})
+    assert pending_async(ctx, "consumer-0") == 1 and pending_async(ctx, "consumer-1") == 0
+    history.append("consumer-0", "ok", "callback", {"partitions": [{"topic": "t", "partition": 0, "offsets": [0]}],
+                                                     "error": None})
+    assert pending_async(ctx, "consumer-0") == 0  # its result came
+    history.close()
+
+
+def test_a_driver_without_commit_async_refuses_the_async_behaviour_in_one_line(tmp_path):
+    from harness.clients.registry import DriverInfo
+    info = DriverInfo("plain", ("explicit", "commit_sync"), make=lambda *a: None, autonomous=lambda *a: "driver")
+    assert info.make_autonomous("c", {"behaviour": "accept-explicit"}, None, tmp_path) == "driver"
+    with pytest.raises(HarnessError, match="declares no commit_async, which behaviour accept-async needs"):
+        info.make_autonomous("c", {"behaviour": "accept-async"}, None, tmp_path)

@@ -204,8 +204,11 @@ class AckBook:
             if self.commit_groups:
                 self.commit_groups.pop(process, None)
             self.retired[process] = ({}, self.retired[process][0])
-            # acks the previous commit carried must have their result by now
-            for key, a in self.commit_scope.get(process, ()):
+            # acks the previous commit carried must have their result by now, if it returned (commitSync); a
+            # commit that never returned before the next began was asynchronous (commitAsync): its results
+            # come by callback, later, and its acks stay pending (a crash, the close or the end judges them)
+            returned = self.commit_done.get(process, True)
+            for key, a in self.commit_scope.get(process, ()) if returned else ():
                 if pending.get(key) is a:
                     del pending[key]
                     self.findings.anomaly(NAME, "ack-result-missing",

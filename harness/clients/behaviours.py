@@ -11,13 +11,16 @@ and any driver (Python, Java, Go) can implement the same behaviour.
   broker must archive it at the delivery-count limit; the others are ACCEPTed.
 - `slow`: about one first-delivery batch in five is held past the acquisition lock
   (`hold_ms`) before it is ACCEPTed, so the lock expires and the record moves on.
+- `accept-async`: ACCEPT every record, then commit asynchronously (`commitAsync`): the consumer
+  polls on at once, and each commit's results arrive later through the acknowledgement commit
+  callback, so commits are often still pending when something happens to the consumer.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-BEHAVIOURS = ("accept-implicit", "accept-explicit", "mix", "poison", "slow")
+BEHAVIOURS = ("accept-implicit", "accept-explicit", "mix", "poison", "slow", "accept-async")
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT")
 
 
@@ -29,6 +32,11 @@ def _unit(seed: int, *parts: object) -> float:
 
 def explicit(behaviour: str) -> bool:
     return behaviour != "accept-implicit"
+
+
+def commits_async(behaviour: str) -> bool:
+    """Whether `behaviour` commits with commitAsync (results by callback) instead of commitSync."""
+    return behaviour == "accept-async"
 
 
 def is_poison(seed: int, record_id: str) -> bool:

@@ -5,7 +5,7 @@
 Config keys: `bootstrap`, `group`, `topics`, `behaviour` (one of
 `harness.clients.behaviours.BEHAVIOURS`: implicit mode, where the commit_sync
 that follows a poll accepts the batch, or explicit acknowledgements decided
-per record from `seed`, then commit_sync), `seed`, `hold_ms` (how long the
+per record from `seed`, then commit_sync, or commit_async for `accept-async`), `seed`, `hold_ms` (how long the
 `slow` behaviour holds a batch), `client_config` (extra librdkafka
 properties), `poll_timeout` (seconds).
 
@@ -37,7 +37,7 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import AcknowledgeType, KafkaException, ShareConsumer
 
-from harness.clients.behaviours import BEHAVIOURS, ack_type, explicit as is_explicit, holds
+from harness.clients.behaviours import BEHAVIOURS, ack_type, commits_async, explicit as is_explicit, holds
 
 _ACK = {"ACCEPT": AcknowledgeType.ACCEPT, "RELEASE": AcknowledgeType.RELEASE, "REJECT": AcknowledgeType.REJECT}
 _out_lock = threading.Lock()
@@ -114,7 +114,10 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
         emit("ok", "acknowledge", {"records": [
             {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": type_}
             for m, type_ in zip(records, types)]})
-        commit(consumer)
+        if commits_async(behaviour):
+            commit_async(consumer)
+        else:
+            commit(consumer)
     emit("invoke", "close", {})
     try:
         consumer.close()
@@ -125,6 +128,15 @@ def run(config: dict[str, Any], stop: threading.Event, abandon: threading.Event 
 
 def _id(msg: Any) -> str:
     return (msg.value() or b"").decode(errors="replace")
+
+
+def commit_async(consumer: ShareConsumer) -> None:
+    """commit_async: no result here (the callback brings it); an exception makes the outcome unknown."""
+    emit("invoke", "commit", {})
+    try:
+        consumer.commit_async()
+    except KafkaException as exc:
+        emit("info", "commit", {"error": _error_text(exc)})
 
 
 def commit(consumer: ShareConsumer) -> None:
@@ -196,11 +208,7 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
         commit(consumer)
         return {}
     if cmd == "commit_async":
-        emit("invoke", "commit", {})
-        try:
-            consumer.commit_async()
-        except KafkaException as exc:
-            emit("info", "commit", {"error": _error_text(exc)})
+        commit_async(consumer)
         return {}
     return {"error": f"unknown command {cmd!r}"}
 

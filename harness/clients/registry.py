@@ -64,6 +64,10 @@ class DriverInfo:
     def make_autonomous(self, name: str, config: dict[str, Any], history, log_dir: Path, dist=None):
         """A driver running `config["behaviour"]` on its own (a chaos run's consumer), not started."""
         self.check_autonomous()
+        from harness.clients.behaviours import commits_async
+        if commits_async(config.get("behaviour", "")) and not self.supports("commit_async"):
+            raise HarnessError(f"the {self.name} driver declares no commit_async, which behaviour "
+                               f"{config['behaviour']} needs: use another behaviour or driver")
         return self.autonomous(name, config, history, log_dir, dist)
 
     def ack_types(self) -> tuple[str, ...]:

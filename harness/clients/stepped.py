@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from harness.clients.behaviours import ack_type, explicit as is_explicit, holds
+from harness.clients.behaviours import ack_type, commits_async, explicit as is_explicit, holds
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -131,7 +131,8 @@ class SteppedConsumer:
             self._ok({"cmd": "ack", "records": [
                 {"topic": r["topic"], "partition": r["partition"], "offset": r["offset"],
                  "type": ack_type(self.behaviour, self.seed, r["id"], r["delivery_count"])} for r in records]})
-        self._ok({"cmd": "commit_sync"})  # implicit mode: the commit accepts the batch (errors are in the history)
+        # implicit mode: the commit accepts the batch (errors are in the history); accept-async: results by callback
+        self._ok({"cmd": "commit_async" if commits_async(self.behaviour) else "commit_sync"})
         return True
 
 

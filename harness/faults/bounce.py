@@ -37,6 +37,13 @@ from harness.wait import WaitTimeout, wait_until
 SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
 
 
+def session_timeout_ms(ctx: FaultContext) -> int:
+    """The cluster's `broker.session.timeout.ms`: its spec's override where it has one, else the harness's."""
+    spec = getattr(ctx.cluster, "spec", None)
+    overrides = getattr(spec, "broker_overrides", None) or {}
+    return int(overrides.get("broker.session.timeout.ms", SESSION_TIMEOUT_MS))
+
+
 def leader_epoch(ctx: FaultContext, partition: int) -> tuple[int, int] | None:
     """(leader, leader epoch) of the test topic's `partition` as a live broker's metadata reports it
     (None if no broker answers)."""
@@ -103,14 +110,15 @@ class Bounce:
             held = []
         before = leader_epoch(ctx, p)
         old_pid, new_pid, restarted_ms = _restart_at_once(ctx, node, self.mode)
-        if self.mode == "kill" and restarted_ms >= SESSION_TIMEOUT_MS:
+        session = session_timeout_ms(ctx)
+        if self.mode == "kill" and restarted_ms >= session:
             raise NotApplied(f"n{node} was started again only {restarted_ms:.0f} ms after the kill, past "
-                             f"broker.session.timeout.ms {SESSION_TIMEOUT_MS}: not a bounce faster than "
+                             f"broker.session.timeout.ms {session}: not a bounce faster than "
                              f"failure detection")
         plan.state["before"] = before
         how = "killed (SIGKILL)" if self.mode == "kill" else "stopped (SIGTERM, controlled shutdown)"
         return (f"{how} n{node} (pid {old_pid}) and started it again {restarted_ms:.0f} ms later (pid {new_pid}; "
-                f"broker.session.timeout.ms {SESSION_TIMEOUT_MS}); {ctx.topic}-{p} before: {_epoch_text(before)}; "
+                f"broker.session.timeout.ms {session}); {ctx.topic}-{p} before: {_epoch_text(before)}; "
                 + (f"holding unacknowledged records: {', '.join(held)}" if held else "no consumer held records"))
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:

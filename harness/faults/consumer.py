@@ -10,7 +10,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from harness.clients.behaviours import explicit
+from harness.clients.behaviours import commits_async, explicit
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.wait import WaitTimeout, wait_until
 
@@ -29,6 +29,22 @@ def in_flight(ctx: FaultContext, process: str) -> int:
             last_poll = op
             break
     return len(last_poll.value["records"]) if last_poll is not None else 0
+
+
+def pending_async(ctx: FaultContext, process: str) -> int:
+    """Records the process acknowledged in its last commit, when that commit has not returned and no
+    callback has arrived since (an asynchronous commit still pending; 0: none)."""
+    invoked = False
+    for op in reversed(ctx.history.ops()):
+        if op.process != process:
+            continue
+        if op.f == "callback" or (op.f == "commit" and op.type != "invoke") or op.f in ("close", "crash"):
+            return 0
+        if op.f == "commit":
+            invoked = True
+        elif op.f == "acknowledge" and op.type == "ok":
+            return len(op.value["records"]) if invoked else 0
+    return 0
 
 
 def _driver(ctx: FaultContext, plan: Plan):
@@ -75,12 +91,22 @@ class ConsumerFault:
         driver = _driver(ctx, plan)
         if self.action == "close":
             return self._close(ctx, driver)
-        try:
-            held = wait_until(lambda: in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
-                              what=f"{driver.name} to hold a batch", interval=0.005)
-        except WaitTimeout:
-            held = 0
-        where = f"mid-batch ({held} records polled, not committed)" if held else "between batches"
+        if commits_async(ctx.consumers.behaviour):  # the moment an asynchronous commit is pending
+            try:
+                held = wait_until(lambda: pending_async(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
+                                  what=f"{driver.name} to have a commit pending", interval=0.005)
+            except WaitTimeout:
+                held = 0
+            where = (f"with an asynchronous commit pending ({held} record{'s' if held != 1 else ''} acknowledged, "
+                     "no result yet)" if held
+                     else "with no asynchronous commit pending")
+        else:
+            try:
+                held = wait_until(lambda: in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
+                                  what=f"{driver.name} to hold a batch", interval=0.005)
+            except WaitTimeout:
+                held = 0
+            where = f"mid-batch ({held} records polled, not committed)" if held else "between batches"
         if self.action == "kill":
             driver.crash()
             if driver.alive():
