@@ -1115,9 +1115,10 @@ def test_an_acknowledgement_that_failed_but_reached_the_broker_is_settled_by_the
 
 
 def test_async_commits_get_their_results_by_later_callbacks():
-    """commitAsync: the commit never returns, the consumer polls and commits again, and each commit's
-    results arrive later by callback. A commit that never returned is not asked for results at the next
-    commit; a commitSync that returned without one still is; a crash with one pending loses the result."""
+    """commitAsync (its invoke says `async`): the commit never returns, the consumer polls and commits
+    again, and each commit's results arrive later by callback. It is not asked for results at the next
+    commit; a commitSync that returned without one still is, and so is one whose return the history
+    lacks; a crash with an async commit pending loses the result."""
     def cb(h, c, offsets):
         h.add(c, "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": offsets}], "error": None})
 
@@ -1126,22 +1127,22 @@ def test_async_commits_get_their_results_by_later_callbacks():
         h.produce(f"r{i}", 0, i)
     h.poll("consumer-0", [("r0", 0, 0)])
     h.ack("consumer-0", [(0, 0)])
-    h.add("consumer-0", "invoke", "commit", {})  # async: no result here
+    h.add("consumer-0", "invoke", "commit", {"async": True})  # no result here
     h.poll("consumer-0", [("r1", 0, 1)])
     h.ack("consumer-0", [(0, 1)])
-    h.add("consumer-0", "invoke", "commit", {})
+    h.add("consumer-0", "invoke", "commit", {"async": True})
     cb(h, "consumer-0", [0])  # the first commit's result, after the second began
     h.poll("consumer-0", [("r2", 0, 2)])
     cb(h, "consumer-0", [1])
     h.ack("consumer-0", [(0, 2)])
-    h.add("consumer-0", "invoke", "commit", {})
+    h.add("consumer-0", "invoke", "commit", {"async": True})
     cb(h, "consumer-0", [2])
     assert kinds(ack_results.check(h.ops)) == []
     lost = H()
     lost.produce("r0", 0, 0)
     lost.poll("consumer-0", [("r0", 0, 0)])
     lost.ack("consumer-0", [(0, 0)])
-    lost.add("consumer-0", "invoke", "commit", {})
+    lost.add("consumer-0", "invoke", "commit", {"async": True})
     lost.add("nemesis", "info", "crash", {"process": "consumer-0"})
     result = ack_results.check(lost.ops)
     assert kinds(result) == [] and result.allowances.get("ack-lost-with-consumer") == 1
@@ -1149,7 +1150,7 @@ def test_async_commits_get_their_results_by_later_callbacks():
     never.produce("r0", 0, 0)
     never.poll("consumer-0", [("r0", 0, 0)])
     never.ack("consumer-0", [(0, 0)])
-    never.add("consumer-0", "invoke", "commit", {})
+    never.add("consumer-0", "invoke", "commit", {"async": True})
     assert kinds(ack_results.check(never.ops)) == ["ack-result-missing"]
     sync = H()  # a commit that returned without a result for it: still an anomaly at the next commit
     sync.produce("r0", 0, 0)
@@ -1160,3 +1161,11 @@ def test_async_commits_get_their_results_by_later_callbacks():
     sync.add("consumer-0", "ok", "commit", {"results": []})
     sync.consume("consumer-0", [("r1", 0, 1)])
     assert "ack-result-missing" in kinds(ack_results.check(sync.ops))
+    unreturned = H()  # a commitSync whose return the history lacks is not taken for an async one
+    unreturned.produce("r0", 0, 0)
+    unreturned.produce("r1", 0, 1)
+    unreturned.poll("consumer-0", [("r0", 0, 0)])
+    unreturned.ack("consumer-0", [(0, 0)])
+    unreturned.add("consumer-0", "invoke", "commit", {})
+    unreturned.consume("consumer-0", [("r1", 0, 1)])
+    assert "ack-result-missing" in kinds(ack_results.check(unreturned.ops))

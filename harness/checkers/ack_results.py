@@ -37,6 +37,7 @@ class AckBook:
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
+        self.commit_async: dict[str, bool] = {}  # process -> its last commit was commitAsync (results by callback)
         #: process -> share-partition -> its pending acks, grouped at the first per-partition result of a
         #: commit (a commit returns one row per partition: grouping once keeps each row's cost to its own)
         self.commit_groups: dict[str, dict[tuple, list]] = {}
@@ -196,19 +197,21 @@ class AckBook:
             return
         self.resolve(process, tp, key, a, error is None, index, time, "callback")
 
-    def commit(self, index: int, time: int, process: str, type_: str, tp: tuple, error) -> None:
-        """A commit's invoke, or one of its results: per share-partition `tp` (an `ok` row), or its failure
-        (`fail`, `info`: `tp` is (None, ...))."""
+    def commit(self, index: int, time: int, process: str, type_: str, tp: tuple, error,
+               asynchronous: bool = False) -> None:
+        """A commit's invoke (`asynchronous`: commitAsync, whose results come by callback), or one of its
+        results: per share-partition `tp` (an `ok` row), or its failure (`fail`, `info`: `tp` is (None, ...))."""
         pending = self.unresolved[process]
         if type_ == "invoke":
             if self.commit_groups:
                 self.commit_groups.pop(process, None)
             self.retired[process] = ({}, self.retired[process][0])
-            # acks the previous commit carried must have their result by now, if it returned (commitSync); a
-            # commit that never returned before the next began was asynchronous (commitAsync): its results
-            # come by callback, later, and its acks stay pending (a crash, the close or the end judges them)
-            returned = self.commit_done.get(process, True)
-            for key, a in self.commit_scope.get(process, ()) if returned else ():
+            # acks the previous commit carried must have their result by now, unless it was commitAsync: its
+            # results come by callback, later, and its acks stay pending (a crash, the close or the end
+            # judges them)
+            previous_async = self.commit_async.get(process, False)
+            self.commit_async[process] = asynchronous
+            for key, a in self.commit_scope.get(process, ()) if not previous_async else ():
                 if pending.get(key) is a:
                     del pending[key]
                     self.findings.anomaly(NAME, "ack-result-missing",

@@ -49,6 +49,9 @@ from harness.history.events import EventTable, as_events
 from harness.history.schema import KNOWN_F, Op
 from harness.model.profiles import MODEL_PROFILES, model_profile
 
+#: The value of a commitAsync's invoke as the event table keeps it (compact JSON)
+ASYNC_COMMIT = '{"async":true}'
+
 __all__ = ["PROPERTIES", "Observation", "Partial", "Replay", "StateRanges", "config_of", "observation", "replay",
            "replay_parquet"]
 
@@ -116,8 +119,8 @@ class Replay:
                 tp = of_topic[partition] = (topic, partition)
             if f == "produce":
                 produce(index, time, type_, tp, offset, rid)
-            elif f == "commit":
-                commit(index, time, process, type_, tp, error)
+            elif f == "commit":  # an invoke of commitAsync says so ({"async":true}): its results come by callback
+                commit(index, time, process, type_, tp, error, type_ == "invoke" and value == ASYNC_COMMIT)
             elif f == "poll":
                 if type_ == "ok" and topic is not None:
                     batch_row(index, process, tp, offset)

@@ -132,7 +132,7 @@ def _id(msg: Any) -> str:
 
 def commit_async(consumer: ShareConsumer) -> None:
     """commit_async: no result here (the callback brings it); an exception makes the outcome unknown."""
-    emit("invoke", "commit", {})
+    emit("invoke", "commit", {"async": True})
     try:
         consumer.commit_async()
     except KafkaException as exc:

@@ -179,10 +179,13 @@ public class ShareDriver {
                         }
                         break;
                     }
-                    case "commit_async":
-                        emit("invoke", "commit", obj());
+                    case "commit_async": {
+                        ObjectNode async = obj();
+                        async.put("async", true);  // no result here: the callback brings it
+                        emit("invoke", "commit", async);
                         consumer.commitAsync();
                         break;
+                    }
                     default:
                         reply.put("error", "unknown command " + cmd);
                 }

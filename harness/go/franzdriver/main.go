@@ -499,7 +499,7 @@ func (d *driver) commitSync() {
 // commitAsync starts FlushAcks without waiting: the results come through the callback.
 func (d *driver) commitAsync() {
 	d.acceptForCommit()
-	emit("invoke", "commit", obj{})
+	emit("invoke", "commit", obj{"async": true})
 	d.mu.Lock()
 	d.results, d.order = map[tp]error{}, nil
 	d.mu.Unlock()
