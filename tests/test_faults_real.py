@@ -108,7 +108,9 @@ def test_leader_failover_moves_the_leader_and_returns_it(ctx, mode):
     else:
         assert not ctx.cluster.node_alive(old)
     heal(nemesis, record)
-    assert ctx.inspector.leader_of(ctx.topic, partition) == old
+    # as the heal observed it, right after the preferred-replica election: Kafka may move leadership again
+    # after a proven heal (seen in CI); the fixture's end check waits that out and re-elects
+    assert f"{ctx.topic}-{partition} led by n{old}" in record.heal_evidence, record.heal_evidence
 
 
 @pytest.mark.parametrize("role", [pytest.param("group", marks=pytest.mark.nightly), "share",
@@ -308,4 +310,6 @@ def test_disk_failure_moves_leadership_off_the_failed_disk_and_the_broker_surviv
     heal(nemesis, record)
     assert disk.is_dir() and (disk / f"{topic}-{index}").is_dir()  # re-replicated onto the new disk
     assert ctx.cluster.node_pid(old) not in (None, pid)
-    assert ctx.inspector.leader_of(topic, index) == old
+    # the heal waited until the preferred replicas led again (else it fails); Kafka may move leadership
+    # again after that (seen in CI), which the fixture's end check waits out and re-elects
+    assert "every partition in sync" in record.heal_evidence, record.heal_evidence
