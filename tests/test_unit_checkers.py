@@ -941,7 +941,7 @@ def test_combine_share_state_lays_updates_over_the_last_snapshot():
         {"topic": "t", "partition": 0, "start_offset": 1, "batches": [[1, 2, 2, 1], [3, 3, 4, 3]],
          "max_start_offset": 1, "writes": [["snapshot", -1, 0, [[0, 3, 0, 1]]], ["update", -1, -1, [[1, 2, 2, 1]]],
                     ["update", -1, 1, [[3, 3, 4, 3]]]],
-         "writes_from": 0, "ever_written": [[0, 3]], "ever_archived": [[3, 3]]}]
+         "writes_from": 0, "ever_written": [[0, 3]], "ever_archived": [[3, 3]], "start_regressions": []}]
 
 
 def test_combine_share_state_matches_topic_ids_in_either_base64_alphabet():
@@ -1022,6 +1022,8 @@ def test_combine_share_state_merges_overlaps_as_the_share_coordinator_does():
     assert state["batches"] == [[6, 7, 2, 1]] and state["start_offset"] == 2 and state["max_start_offset"] == 6
     [early] = combine_share_state(records[:4], {"X": "t"})
     assert early["batches"] == [[0, 3, 2, 1], [4, 4, 0, 2]]
+    timed = [dict(r, timestamp=1000 + i) for i, r in enumerate(records)]
+    assert combine_share_state(timed, {"X": "t"})[0]["start_regressions"] == [[1005, 6, 2]]
 
 
 def _regressed(version: str, reset: bool = False) -> H:
@@ -1045,6 +1047,55 @@ def test_state_start_offset_going_back_is_a_known_bug_up_to_4_3_and_an_anomaly_o
     new = durable_state.check(_regressed("4.4").ops)
     assert kinds(new) == ["state-start-offset-regressed"] * 2, new
     assert "went back from 4" in new.anomalies[0].message
+
+
+def _upgraded_then_regressed(regressed_at_ms: int | None) -> H:
+    """A rolling upgrade 4.3 -> 4.4 (all nodes on 4.4 from 100 ms of history time on), records 0..3 accepted
+    after it, and the state topic's start went from 4 back to 2: `regressed_at_ms` is when that write was
+    made (history time, from its record timestamp; None: the decoder gave no time)."""
+    h = H(version="4.3")
+    h.ops[0].value["wall_clock_ms"] = 1_000_000
+    h.add("nemesis", "ok", "release", {"nodes": {"1": "4.4.0", "2": "4.3.1", "3": "4.3.1"}}, dt_ms=40)
+    h.add("nemesis", "ok", "release", {"nodes": {"1": "4.4.0", "2": "4.4.0", "3": "4.4.0"}}, dt_ms=59)
+    for o in range(4):
+        h.produce(f"r{o}", 0, o)
+    h.consume("consumer-0", [(f"r{o}", 0, o) for o in range(4)])
+    part = {"topic": T, "partition": 0, "start_offset": 2, "batches": [], "max_start_offset": 4,
+            "writes": [["update", 3, 4, []], ["update", 3, 2, []]]}
+    if regressed_at_ms is not None:
+        part["start_regressions"] = [[1_000_000 + regressed_at_ms, 4, 2]]
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [part]})
+    return h
+
+
+def test_a_rolling_upgrade_excuses_a_start_offset_going_back_only_while_a_release_with_the_bug_ran():
+    """The model profile of each phase: the known bug of 4.3 explains a write made while a 4.3 node ran
+    (before the last node moved to 4.4), not one made after; without the write's time it is unknown."""
+    during = durable_state.check(_upgraded_then_regressed(50).ops)
+    assert during.valid is True and during.allowances == {"state-start-offset-regressed": 2}, during
+    after = durable_state.check(_upgraded_then_regressed(500).ops)
+    assert kinds(after) == ["state-start-offset-regressed"] * 2, after
+    unknown = durable_state.check(_upgraded_then_regressed(None).ops)
+    assert unknown.valid == "unknown" and "no write's time shows" in str(unknown.unknown), unknown
+
+
+def test_the_phased_profile_combines_the_releases_the_nodes_run():
+    from harness.model.profiles import PhasedProfile, model_profile
+    p = PhasedProfile(model_profile("4.1"))
+    assert p.session_release_decrements and not p.renew and not p.phased
+    p.nodes_run(["4.2.2", "4.1.2", "4.1.2"], 10)
+    assert p.session_release_decrements and not p.renew and p.line == "4.1+4.2" and p.phased
+    p.nodes_run(["4.4.0", "4.4.0", "4.4.0"], 20)
+    assert p.renew and not p.known_bugs and p.line == "4.4"
+    assert p.had_at("session-release-decrement", 15) and not p.had_at("session-release-decrement", 20)
+    assert p.ever("state-start-offset-regressed") and "4.4 from" in p.describe()
+
+
+def test_the_upgrade_path_goes_through_the_newest_release_of_every_line():
+    from harness.faults.upgrade import release_of, upgrade_path
+    assert upgrade_path("4.2.2", "4.4.0") == ["4.3.1", "4.4.0"]
+    assert upgrade_path("4.1.2", "4.3.1") == ["4.2.2", "4.3.1"]
+    assert upgrade_path("4.4.0", "4.4.0") == [] and release_of("4.3.1") == "4.3"
 
 
 def test_state_start_offset_is_not_excused_as_the_known_bug_after_an_admin_reset():

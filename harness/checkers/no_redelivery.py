@@ -30,7 +30,7 @@ class AfterTerminal:
         self.pending: list[tuple] = []
 
     def report(self, tp: tuple, offset: int, prop: str, kind: str, message: str, evidence: tuple[int, ...]) -> None:
-        if self.profile.state_start_may_regress and tp not in self.ledger.reset_tps \
+        if self.profile.ever("state-start-offset-regressed") and tp not in self.ledger.reset_tps \
                 and len(self.pending) < ANOMALY_CAP:
             self.pending.append((tp, offset, prop, kind, message, evidence))
         else:
@@ -47,7 +47,15 @@ class AfterTerminal:
             if how is None:
                 self.findings.anomaly(prop, kind, message, evidence, offset=o)
                 continue
-            # a known bug of this release
+            excused = self.state_topic.regression_excused(tp)
+            if excused is None:
+                self.findings.obs.unknown.setdefault(prop, self.state_topic.regression_unknown(tp))
+                continue
+            if not excused:  # the start went back in a phase whose releases do not have the bug
+                self.findings.anomaly(prop, kind, f"{message}; in __share_group_state the {how}, written while "
+                                      f"no release with that known bug ran", evidence, offset=o)
+                continue
+            # a known bug of this release (of the phase that wrote it)
             self.findings.allow("durable-state", "state-start-offset-regressed",
                                 (*evidence, self.state_topic.final_state[tp][2]))
             self.findings.known_bug(f"{message}; in __share_group_state the {how}: {tp[0]}-{tp[1]}@{o} lost its "

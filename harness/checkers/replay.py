@@ -47,7 +47,7 @@ from harness.checkers.no_redelivery import AfterTerminal
 from harness.checkers.state_topic import StateRanges, StateTopic
 from harness.history.events import EventTable, as_events
 from harness.history.schema import KNOWN_F, Op
-from harness.model.profiles import MODEL_PROFILES, model_profile
+from harness.model.profiles import MODEL_PROFILES, PhasedProfile, model_profile
 
 #: The value of a commitAsync's invoke as the event table keeps it (compact JSON)
 ASYNC_COMMIT = '{"async":true}'
@@ -69,11 +69,14 @@ class Replay:
         # latest and by_duration both initialize a share-partition past what came before (by time or at the end)
         self.latest = reset == "latest" or reset.startswith("by_duration")
         self.read_committed = config.get("isolation_level") == "read_committed"
-        self.profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
+        #: the model profile in force as the replay advances (`release` operations move it: a rolling upgrade)
+        self.profile = PhasedProfile(model_profile(config.get("model_profile") or config.get("kafka_version")
+                                                   or "4.3"))
         self.findings = Findings(config)
         self.ledger = Ledger(self.limit, self.tol_ns, self.findings.n)
         self.evidence = Evidence(self.findings, self.profile, self.limit, self.lock_ns, settle_ns)
         self.state_topic = StateTopic(self.findings, self.ledger, self.profile)
+        self.state_topic.wall_clock_ms = config.get("wall_clock_ms")
         self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic)
         self.acks = ack_results.AckBook(self)
         self.batches = batch_order.Judge(self.findings)
@@ -256,6 +259,8 @@ class Replay:
                 self.evidence.fault_heal(v, index, time)
         elif f in ("share-offsets", "share-state"):
             self.durable_read(index, time, process, type_, f, topic, partition, offset, v)
+        elif f == "release" and type_ == "ok":  # the nodes run these releases from now on
+            self.profile.nodes_run(list((v.get("nodes") or {}).values()), time)
         elif f == "dead-letters":
             self.dead_letters.row(index, type_, None if topic is None else (topic, partition), v)
         elif type_ in ("ok", "info") and f == "transaction":

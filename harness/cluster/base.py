@@ -95,6 +95,30 @@ class Killable(Nodes, Protocol):
 
 
 @runtime_checkable
+class Upgradable(Killable, Protocol):
+    """Nodes can move to a newer Kafka release one by one (a rolling upgrade), then the cluster's
+    features are finalised at that release's levels."""
+
+    def node_version(self, node_id: int) -> str: ...
+
+    def reported_version(self, node_id: int) -> str | None:
+        """The release the node's own log reported at its last start ("Kafka version: ..."), if any."""
+        ...
+
+    def upgrade_node(self, node_id: int, version: str) -> str:
+        """Stop the node, start it on `version`'s jars with its data kept; the version it ran before."""
+        ...
+
+    def finish_upgrade(self, release: str) -> str:
+        """Every node on one release: finalise the features (`--release-version <release>`)."""
+        ...
+
+    def features(self) -> dict[str, Any]:
+        """Feature name -> its supported range and finalised level."""
+        ...
+
+
+@runtime_checkable
 class Disks(Nodes, Protocol):
     """A broker's log directories can fail (the disk under one goes) and be replaced by new disks."""
 

@@ -263,7 +263,9 @@ def combine_share_state(records: list[dict], topic_names: dict[str, str]) -> lis
     Partitions of topics not in `topic_names` (id -> name) are left out. Each partition also has
     `max_start_offset` (the highest start offset ever written; above `start_offset` when the start went
     back) and the `writes` its state came from (the snapshot, then the updates: `[kind, leader epoch,
-    start offset, batches]`, the last 50), the evidence a state-topic anomaly prints. And what every write
+    start offset, batches]`, the last 50), the evidence a state-topic anomaly prints; `start_regressions`,
+    each write that moved the start back below the highest before it (`[timestamp ms, highest, start]`,
+    the first 50: when, on the writer's clock, for a history whose releases changed). And what every write
     since the share-partition's first one held, as merged `[first, last]` ranges: `ever_written` (in
     any batch) and `ever_archived` (in a batch as ARCHIVED), from `writes_from` (the first write's start
     offset): the evidence the checkers ask of a record archived by acquisitions the history never saw."""
@@ -284,11 +286,13 @@ class _StateReplay:
         self.writes: dict[tuple[str, int], list[list]] = {}
         self.max_start: dict[tuple[str, int], int] = {}
         self.ever: dict[tuple[str, int], tuple[int, list, list]] = {}  # key -> (writes_from, written, archived)
+        #: key -> every write that moved the start offset back: [timestamp ms, highest start before, start]
+        self.regressions: dict[tuple[str, int], list[list[int]]] = {}
 
     def apply(self, r: dict) -> None:
         key = (_uuid_key(r["topic_id"]), r["partition"])
         if r["type"] == "tombstone":
-            for table in (self.states, self.writes, self.max_start, self.ever):
+            for table in (self.states, self.writes, self.max_start, self.ever, self.regressions):
                 table.pop(key, None)
             return
         self._note_ranges(key, r)
@@ -304,7 +308,13 @@ class _StateReplay:
                 archived.append((first, last))
 
     def _note_write(self, key: tuple[str, int], r: dict) -> None:
-        """The highest start offset ever written, and the writes since the last snapshot (the last 50)."""
+        """The highest start offset ever written, the writes since the last snapshot (the last 50), and when
+        a write moved the start back (the record's timestamp, where the decoder gave one; the first 50)."""
+        top = self.max_start.get(key)
+        if top is not None and 0 <= r["start_offset"] < top and "timestamp" in r:
+            regressions = self.regressions.setdefault(key, [])
+            if len(regressions) < 50:
+                regressions.append([int(r["timestamp"]), top, r["start_offset"]])
         self.max_start[key] = max(self.max_start.get(key, 0), r["start_offset"])
         if r["type"] != "update":
             self.writes[key] = []
@@ -332,7 +342,8 @@ class _StateReplay:
         writes_from, written, archived = self.ever[key]
         return {"topic": topic, "partition": key[1], "start_offset": start, "batches": batches,
                 "max_start_offset": max(start, self.max_start.get(key, 0)), "writes": self.writes.get(key, []),
-                "writes_from": writes_from, "ever_written": _merged(written), "ever_archived": _merged(archived)}
+                "writes_from": writes_from, "ever_written": _merged(written), "ever_archived": _merged(archived),
+                "start_regressions": self.regressions.get(key, [])}
 
 
 def _as_batches(offsets: dict[int, tuple[int, int]]) -> list[list[int]]:

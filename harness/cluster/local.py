@@ -26,12 +26,14 @@ from harness.cluster.local_files import cluster_id_of, format_storage, log_dirs,
 from harness.cluster.local_links import ProxyLinks
 from harness.cluster.local_logs import LogMark, copy_new_log_bytes, error_tails
 from harness.cluster.local_node import LocalNode, wait_listening
-from harness.cluster.local_spec import LocalClusterSpec, plan_ports
+from harness.cluster.local_spec import LocalClusterSpec, PortPlan, plan_ports
 from harness.cluster.readiness import wait_share_consumable
+from harness.errors import HarnessError
 from harness.kafka import cds
 from harness.kafka import config as kconfig
+from harness.kafka import features
 from harness.kafka.jars import KafkaDistribution, resolve
-from harness.kafka.versions import check_supported
+from harness.kafka.versions import check_supported, parse_version
 from harness.paths import cache_dir
 from harness.ports import allocate, release
 from harness.procs import REAPER
@@ -62,6 +64,10 @@ class LocalCluster:
         self._nodes: dict[int, LocalNode] = {}
         self._proxies = ProxyLinks()
         self._dist: KafkaDistribution | None = None
+        #: the jars each node runs (a rolling upgrade moves them one by one; `distribution` is the
+        #: cluster's, which the harness's own tools use, until the upgrade finishes)
+        self._node_dists: dict[int, KafkaDistribution] = {}
+        self._plan: PortPlan | None = None
         self._inspector: ClusterInspector | None = None
         self._ports: list[int] = []  # every port allocated for this cluster, released by close()
         self._log_marks: dict[int, LogMark] = {}  # node -> how far collect_logs has copied its server.log
@@ -202,7 +208,8 @@ class LocalCluster:
     def start_node(self, node_id: int, wait: bool = True) -> None:
         node = self._nodes[node_id]
         if not node.alive():
-            node.start(self.spec.heap_mb, self.distribution.classpath, self._jvm_flags("broker"))
+            dist = self._node_dists.get(node_id, self.distribution)
+            node.start(self.spec.heap_mb, dist.classpath, cds.flags(dist, "broker"))
         if wait:  # (also for a process started before with wait=False: a bounce)
             self._wait_serving([node_id], self.spec.start_timeout)
 
@@ -240,6 +247,55 @@ class LocalCluster:
 
     def resume_node(self, node_id: int) -> None:
         self._nodes[node_id].resume()
+
+    # ---- Upgradable ---------------------------------------------------------
+    def node_version(self, node_id: int) -> str:
+        """The Kafka release node `node_id` runs (or will run when started)."""
+        return self._node_dists.get(node_id, self.distribution).version
+
+    def upgrade_node(self, node_id: int, version: str) -> str:
+        """One step of a rolling upgrade: stop the node (SIGTERM: controlled shutdown), give it
+        `version`'s jars and a config rendered for that release, start it and wait until it serves and
+        is registered. The data stays. Returns the version it ran before."""
+        dist = resolve(version, cache_dir())
+        check_supported(dist.version)
+        old = self.node_version(node_id)
+        if parse_version(dist.version) < parse_version(old):
+            raise HarnessError(f"n{node_id} runs Kafka {old}: {dist.version} is a downgrade, not an upgrade")
+        node = self._nodes[node_id]
+        node.stop(timeout=30)
+        if self._plan is not None:  # the same settings, rendered for the new release line
+            write_node(node_id, node.home, self.spec, self._plan, self.links, dist)
+        self._node_dists[node_id] = dist
+        self.start_node(node_id, wait=True)
+        return old
+
+    def reported_version(self, node_id: int) -> str | None:
+        """The release node `node_id`'s server log reported at its last start ("Kafka version: ...")."""
+        log = self._nodes[node_id].logs / "server.log"
+        if not log.is_file():
+            return None
+        found = None
+        with open(log, errors="replace") as lines:
+            for line in lines:
+                if "INFO Kafka version: " in line:
+                    found = line.split("Kafka version: ", 1)[1].split()[0]
+        return found
+
+    def finish_upgrade(self, release: str) -> str:
+        """Every node runs the same release now: it becomes the cluster's (the harness's own tools
+        use its jars), and its `FeatureCommand upgrade --release-version <release>` finalises the
+        features; returns what the command printed. A node on another release is an error."""
+        versions = {self.node_version(n) for n in self._nodes}
+        if len(versions) != 1:
+            raise HarnessError(f"cannot finish the upgrade: the nodes run {sorted(versions)}")
+        self._dist = self._node_dists[min(self._nodes)]
+        self.version = self._dist.version
+        return features.upgrade_release(self._dist, cache_dir(), self.bootstrap_servers, release)
+
+    def features(self) -> dict[str, features.FeatureLevel]:
+        """Every cluster feature's supported range and finalised level (the cluster's FeatureCommand)."""
+        return features.describe(self.distribution, cache_dir(), self.bootstrap_servers)
 
     # ---- Disks -------------------------------------------------------------
 
@@ -299,11 +355,12 @@ class LocalCluster:
         """Lay the ports out, put a proxy on every link, write every node's home."""
         base = None if self.spec.base_port is None else self.spec.base_port + 1
         # every port but Toxiproxy's API (taken first)
-        plan = plan_ports(self.spec, self._claim_ports(self.spec.port_count() - 1, base))
+        plan = self._plan = plan_ports(self.spec, self._claim_ports(self.spec.port_count() - 1, base))
         self._proxies.wire(plan.links)
         for i in plan.roles:
             self._nodes[i] = write_node(i, self.run_dir / "nodes" / f"n{i}", self.spec, plan, self.links,
                                         self.distribution)
+            self._node_dists[i] = self.distribution
 
     def _format_storage(self, nodes: list[LocalNode] | None = None, cluster_id: str | None = None) -> None:
         format_storage(nodes or list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",

@@ -1,7 +1,8 @@
 """The fault catalogue: every nemesis the harness can inject, by name and by option group.
 
 `--faults` takes group names (`leader,coordinator,partition,truncate,latency,
-consumer,restart`), single fault names (`leader-kill`), or `all`. Each fault
+consumer,restart`), single fault names (`leader-kill`), or `all`. `rolling-upgrade` is taken only
+by name (the cluster stays upgraded: `harness.faults.upgrade`). Each fault
 is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
 schedule (`schedule.py`) of them and records every step in the history.
 """
@@ -16,6 +17,7 @@ from harness.faults.disk import DiskFailure
 from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
+from harness.faults.upgrade import RollingUpgrade
 
 GROUPS = ("leader", "coordinator", "partition", "truncate", "latency", "consumer", "restart")
 
@@ -29,11 +31,17 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
     Bounce("kill"), Bounce("stop"), DiskFailure("data"), DiskFailure("state"),
+    RollingUpgrade(),
 )}
 
 
 def in_group(group: str) -> list[str]:
     return [name for name, fault in CATALOGUE.items() if fault.group == group]
+
+
+def by_name_only(name: str) -> bool:
+    """A fault `all` and its group never draw (a rolling upgrade: the cluster stays upgraded)."""
+    return getattr(CATALOGUE[name], "by_name_only", False)
 
 
 def parse_faults(text: str | None) -> tuple[str, ...]:
@@ -44,9 +52,9 @@ def parse_faults(text: str | None) -> tuple[str, ...]:
     chosen: set[str] = set()
     for word in (w.strip() for w in text.split(",")):
         if word == "all":
-            chosen |= set(CATALOGUE)
+            chosen |= {name for name in CATALOGUE if not by_name_only(name)}
         elif word in GROUPS:
-            chosen |= set(in_group(word))
+            chosen |= {name for name in in_group(word) if not by_name_only(name)}
         elif word in CATALOGUE:
             chosen.add(word)
         else:

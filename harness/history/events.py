@@ -313,8 +313,8 @@ def _flatten(table: EventTable, op: Op) -> None:
                 add(*base, p["topic"], p["partition"], p["start_offset"],
                     value=json.dumps({"batches": p["batches"], "writes": p.get("writes", []),
                                       "max_start_offset": p.get("max_start_offset", p["start_offset"]),
-                                      **{k: p[k] for k in ("writes_from", "ever_written", "ever_archived")
-                                         if k in p}},
+                                      **{k: p[k] for k in ("writes_from", "ever_written", "ever_archived",
+                                                           "start_regressions") if k in p}},
                                      separators=(",", ":")))
             return
         if f == "dead-letters" and isinstance(v.get("records"), list):

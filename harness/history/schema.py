@@ -16,7 +16,7 @@ KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
     "recover", "hold", "share-state", "records-deleted", "transaction",
-    "records-compacted", "dead-letters",
+    "records-compacted", "dead-letters", "release", "features",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -136,6 +136,12 @@ def validate_state_partition(p: Any, where: str, start: Any = None) -> None:
                 raise ValueError(f"field {where}.{key}[{j}] must be [first, last], got {_short(pair)}")
             if not 0 <= _int(pair[0], f"{where}.{key}[{j}][0]") <= _int(pair[1], f"{where}.{key}[{j}][1]"):
                 raise ValueError(f"field {where}.{key}[{j}] must have 0 <= first <= last, got {_short(pair)}")
+    regressions = p.get("start_regressions", [])
+    if not isinstance(regressions, list) or not all(
+            isinstance(r, list) and len(r) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in r)
+            for r in regressions):
+        raise ValueError(f"field {where}.start_regressions must be a list of [timestamp_ms, highest, start], "
+                         f"got {_short(regressions)}")
     writes = p.get("writes", [])
     if not isinstance(writes, list):
         raise ValueError(f"field {where}.writes must be a list, got {_short(writes)}")
@@ -223,6 +229,25 @@ def _check_records_compacted(v: Any, t: str) -> None:
 
 def _check_config(v: Any, t: str) -> None:
     _fields(v, "value", ints=("schema_version",))
+
+
+def _check_release(v: Any, t: str) -> None:
+    _fields(v, "value")
+    nodes = v.get("nodes")
+    if not isinstance(nodes, dict) or not nodes or not all(
+            isinstance(k, str) and isinstance(x, str) for k, x in nodes.items()):
+        raise ValueError(f"field value.nodes must map each node id to the release it runs, got {_short(nodes)}")
+    for version in nodes.values():
+        parse_version_or_fail(version, "value.nodes")
+
+
+def parse_version_or_fail(version: str, where: str) -> None:
+    from harness.errors import HarnessError
+    from harness.model.profiles import model_profile
+    try:
+        model_profile(version)
+    except HarnessError as exc:
+        raise ValueError(f"field {where}: {exc}") from None
 
 
 def _check_truncated(v: Any, t: str) -> None:
@@ -315,6 +340,7 @@ _VALUE_CHECKS: dict[str, tuple[Callable[[Any, str], None], bool]] = {
     "fault-start": (_check_fault, False),
     "fault-heal": (_check_fault, False),
     "dead-letters": (_check_dead_letters, True),
+    "release": (_check_release, True),
 }
 
 

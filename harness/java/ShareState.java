@@ -2,7 +2,8 @@
 // serde (the release's classes, so the format is the release's) and prints them, in log order per
 // state partition, as one JSON line:
 // {"records":[{"type":"snapshot"|"update"|"tombstone","topic_id","partition","start_offset","leader_epoch",
-//              "state_epoch" (snapshots), "batches":[[first_offset,last_offset,delivery_state,delivery_count],...]}]}
+//              "state_epoch" (snapshots), "batches":[[first_offset,last_offset,delivery_state,delivery_count],...],
+//              "timestamp" (the record's, ms)}]}
 // Usage: java -cp <kafka libs>:<dir> ShareState <bootstrap> <group>
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -56,6 +57,8 @@ public class ShareState {
                         record.value() == null ? null : ByteBuffer.wrap(record.value()));
                     String json = render(decoded, group);
                     if (json == null) continue;
+                    // the record's timestamp: when the share coordinator wrote it (its clock)
+                    json = json.substring(0, json.length() - 1) + ",\"timestamp\":" + record.timestamp() + "}";
                     out.append(first ? "" : ",").append(json);
                     first = false;
                 }

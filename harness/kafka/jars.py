@@ -146,3 +146,42 @@ def _mvn_failure(version: str, output: str) -> str:
     errors = [line for line in output.splitlines() if "ERROR" in line]
     first = errors[0].replace("[ERROR]", "").strip() if errors else output.strip()[-300:]
     return f"mvn failed to resolve Kafka {version} ({first}): check network access to Maven Central"
+
+
+def tools_classpath(dist: KafkaDistribution, cache: Path) -> str:
+    """`dist`'s classpath plus its `kafka-tools` jar (FeatureCommand and the other admin tools), which the
+    broker's dependencies do not pull in: fetched once per version into `<cache>/kafka/<version>/tools`
+    (a KAFKA_HOME distribution has it in libs already)."""
+    if list(dist.libs.glob("kafka-tools-[0-9]*.jar")):
+        return dist.classpath
+    jar = cache / "kafka" / dist.version / "tools" / f"kafka-tools-{dist.version}.jar"
+    if not jar.is_file():
+        _fetch_tools_jar(dist.version, jar)
+    return dist.classpath + os.pathsep + str(jar)
+
+
+def _fetch_tools_jar(version: str, jar: Path) -> None:
+    mvn = require_tool("mvn", "install Apache Maven 3.8+ (e.g. apt-get install maven) or set KAFKA_HOME")
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".mvn-", dir=jar.parent))
+    procs.REAPER.register_dir(tmp)
+    try:
+        cmd = [mvn, "-B", "-q", "dependency:copy", f"-Dartifact=org.apache.kafka:kafka-tools:{version}",
+               f"-DoutputDirectory={tmp}"]
+        with open(jar.parent.parent.parent / ".m2.lock", "w") as m2_lock:
+            fcntl.flock(m2_lock, fcntl.LOCK_EX)
+            try:
+                proc = procs.run("mvn", cmd, timeout=MVN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise HarnessError(f"mvn did not fetch kafka-tools {version} within {MVN_TIMEOUT // 60} minutes: "
+                                   "check network access to Maven Central (or set KAFKA_HOME)") from None
+        got = tmp / jar.name
+        if proc.returncode != 0 or not got.is_file():
+            missing = re.search(r"Could not find artifact (\S+)", proc.stdout + proc.stderr)
+            raise HarnessError(f"mvn could not fetch org.apache.kafka:kafka-tools:{version}"
+                               + (f" ({missing[1]} missing)" if missing else "")
+                               + ": check network access to Maven Central (or set KAFKA_HOME)")
+        os.replace(got, jar)  # atomic: a concurrent fetch of the same jar ends with the same file
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        procs.REAPER.forget_dir(tmp)

@@ -98,3 +98,63 @@ def model_profile(version_or_line: str) -> ModelProfile:
         raise HarnessError(f"no model profile for Kafka {version_or_line}: known lines are "
                            f"{', '.join(MODEL_PROFILES)} (add one in harness/model/profiles.py from the release's sources)")
     return profile
+
+
+class PhasedProfile:
+    """The model profile in force at each moment of a history whose brokers changed release (a rolling
+    upgrade: `release` operations, docs/history.md), read by the replay as it advances.
+
+    While the nodes run different releases, the profile is their combination: RENEW only where every
+    node has it, and the known bugs of any release a node runs (the broker that leads a share-partition,
+    or coordinates its state, may be any of them). `phases` keeps when each combination began, so a
+    deviation judged after the fact (a start offset that went back, found in the state topic read at the
+    end) is excused only if a release with that bug ran when the write was made (`had_at`). A history
+    without `release` operations has one phase: its config's profile, as before.
+    """
+
+    def __init__(self, base: ModelProfile) -> None:
+        self.base = base
+        self.line, self.renew, self.known_bugs = base.line, base.renew, base.known_bugs
+        #: (history time the phase began, its known bugs, the releases running), in time order
+        self.phases: list[tuple[int, frozenset[str], tuple[str, ...]]] = [(0, base.known_bugs, (base.line,))]
+
+    def nodes_run(self, versions, time: int) -> None:
+        """From history time `time` on, the nodes run `versions` (one per node)."""
+        profiles = [model_profile(v) for v in versions]
+        if not profiles:
+            return
+        self.renew = all(p.renew for p in profiles)
+        self.known_bugs = frozenset().union(*(p.known_bugs for p in profiles))
+        lines = tuple(sorted({p.line for p in profiles}))
+        self.line = "+".join(lines)
+        self.phases.append((time, self.known_bugs, lines))
+
+    @property
+    def phased(self) -> bool:
+        """Whether the releases changed during the history."""
+        return len({lines for _, _, lines in self.phases}) > 1
+
+    @property
+    def session_release_decrements(self) -> bool:
+        return "session-release-decrement" in self.known_bugs
+
+    @property
+    def state_start_may_regress(self) -> bool:
+        return "state-start-offset-regressed" in self.known_bugs
+
+    def ever(self, bug: str) -> bool:
+        """Whether a release with `bug` ran at some moment so far."""
+        return any(bug in bugs for _, bugs, _ in self.phases)
+
+    def had_at(self, bug: str, time: int) -> bool:
+        """Whether a release with `bug` ran at history time `time`."""
+        current = self.phases[0][1]
+        for began, bugs, _ in self.phases:
+            if began > time:
+                break
+            current = bugs
+        return bug in current
+
+    def describe(self) -> str:
+        """The phases, for a finding's text: "4.3 from 0.0 s, 4.3+4.4 from 12.1 s, 4.4 from 30.2 s"."""
+        return ", ".join(f"{'+'.join(lines)} from {began / 1e9:.1f} s" for began, _, lines in self.phases)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -161,6 +162,8 @@ class RunContext:
             "auto_offset_reset": configs.get("share.auto.offset.reset", "earliest"),
             "isolation_level": configs.get("share.isolation.level", "read_uncommitted"),
             "lock_tolerance_ms": spec.lock_tolerance_ms, "settle_ms": spec.settle_ms, "seed": spec.seed, **limits,
+            # the wall clock at the history's time 0: places the brokers' own timestamps (state-topic writes)
+            "wall_clock_ms": time.time_ns() // 1_000_000 - self.history.now_ns() // 1_000_000,
             **({"dead_letter_topic": self.dead_letter_topic, "dead_letter_copy": spec.dead_letter == "copy"}
                if self.dead_letter_topic else {})})
         return limits
