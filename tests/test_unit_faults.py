@@ -226,6 +226,9 @@ def test_pending_async_counts_an_acknowledged_batch_whose_commit_has_no_result_y
     history.append("consumer-0", "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]})
     assert pending_async(ctx, "consumer-0") == 0  # acknowledged, no commit yet
     history.append("consumer-0", "invoke", "commit", {})
+    assert pending_async(ctx, "consumer-0") == 0  # a commitSync under way is not an asynchronous commit
+    history.append("consumer-0", "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]})
+    history.append("consumer-0", "invoke", "commit", {"async": True})
     assert pending_async(ctx, "consumer-0") == 1
     history.append("consumer-1", "ok", "poll", {"records": []})
     assert pending_async(ctx, "consumer-0") == 1 and pending_async(ctx, "consumer-1") == 0

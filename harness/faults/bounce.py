@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 from harness.cluster.base import Killable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
-from harness.faults.consumer import IN_FLIGHT_WAIT, in_flight
+from harness.faults.consumer import in_flight, wait_for_moment
 from harness.faults.process import DISRUPTS, take_down
 from harness.faults.recovery import partition_metadata, restore_preferred_leaders, wait_in_sync
 from harness.kafka import config as kconfig
-from harness.wait import WaitTimeout, wait_until
+from harness.wait import WaitTimeout
 
 SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
 
@@ -103,11 +103,8 @@ class Bounce:
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
         node, p = plan.state["node"], plan.state["partition"]
-        try:  # the moment a consumer sits between polls holding unacknowledged records, if one comes
-            held = wait_until(lambda: _holders(ctx), timeout=IN_FLIGHT_WAIT, what="a consumer holding records",
-                              interval=0.005)
-        except WaitTimeout:
-            held = []
+        # the moment a consumer sits between polls holding unacknowledged records, if one comes
+        held = wait_for_moment(lambda: _holders(ctx), "a consumer holding records") or []
         before = leader_epoch(ctx, p)
         old_pid, new_pid, restarted_ms = _restart_at_once(ctx, node, self.mode)
         session = session_timeout_ms(ctx)

@@ -32,8 +32,8 @@ def in_flight(ctx: FaultContext, process: str) -> int:
 
 
 def pending_async(ctx: FaultContext, process: str) -> int:
-    """Records the process acknowledged in its last commit, when that commit has not returned and no
-    callback has arrived since (an asynchronous commit still pending; 0: none)."""
+    """Records the process acknowledged in its last commit, when that commit is a commitAsync (its invoke
+    says `{"async": true}`) and no callback has arrived since (still pending; 0: none)."""
     invoked = False
     for op in reversed(ctx.history.ops()):
         if op.process != process:
@@ -41,10 +41,21 @@ def pending_async(ctx: FaultContext, process: str) -> int:
         if op.f == "callback" or (op.f == "commit" and op.type != "invoke") or op.f in ("close", "crash"):
             return 0
         if op.f == "commit":
+            if not (isinstance(op.value, dict) and op.value.get("async") is True):
+                return 0  # a commitSync under way: not what this waits for
             invoked = True
         elif op.f == "acknowledge" and op.type == "ok":
             return len(op.value["records"]) if invoked else 0
     return 0
+
+
+def wait_for_moment(condition, what: str):
+    """The moment `condition` holds, waited for up to `IN_FLIGHT_WAIT`: its value then, 0 if it never came
+    (the fault acts anyway, and its evidence says which it was)."""
+    try:
+        return wait_until(condition, timeout=IN_FLIGHT_WAIT, what=what, interval=0.005)
+    except WaitTimeout:
+        return 0
 
 
 def _driver(ctx: FaultContext, plan: Plan):
@@ -92,20 +103,12 @@ class ConsumerFault:
         if self.action == "close":
             return self._close(ctx, driver)
         if commits_async(ctx.consumers.behaviour):  # the moment an asynchronous commit is pending
-            try:
-                held = wait_until(lambda: pending_async(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
-                                  what=f"{driver.name} to have a commit pending", interval=0.005)
-            except WaitTimeout:
-                held = 0
+            held = wait_for_moment(lambda: pending_async(ctx, driver.name), f"{driver.name} to have a commit pending")
             where = (f"with an asynchronous commit pending ({held} record{'s' if held != 1 else ''} acknowledged, "
                      "no result yet)" if held
                      else "with no asynchronous commit pending")
         else:
-            try:
-                held = wait_until(lambda: in_flight(ctx, driver.name), timeout=IN_FLIGHT_WAIT,
-                                  what=f"{driver.name} to hold a batch", interval=0.005)
-            except WaitTimeout:
-                held = 0
+            held = wait_for_moment(lambda: in_flight(ctx, driver.name), f"{driver.name} to hold a batch")
             where = f"mid-batch ({held} records polled, not committed)" if held else "between batches"
         if self.action == "kill":
             driver.crash()
