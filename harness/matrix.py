@@ -3,7 +3,8 @@
 `share-harness matrix` (nightly: `tox -e matrix`) runs, for every release (default: the newest of
 each supported line) and every client (default: confluent, java, franz), one pytest child with
 `suites/conformance` and the short chaos set (`CHAOS_SUITES`: leader failover, fast bounce, rolling
-restart, consumer-lane latency and disk failure, the ci profile's subsets) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
+restart, consumer-lane latency, disk failure and a rolling upgrade from that release to the newest, the
+ci profile's subsets) on a fresh local cluster of that release, then writes `matrix.md` and `matrix.json`:
 KIP area x (release, client), each cell one of
 
 - PASS: every applicable test of the area passed;
@@ -34,9 +35,11 @@ from harness.errors import HarnessError
 CLIENTS = ("confluent", "java", "franz")
 #: the chaos row: one line of the page for the short chaos set
 CHAOS_AREA, CHAOS_TITLE = "chaos", ("Chaos: leader failover under every workload, fast bounce, rolling restart, "
-                                     "consumer-lane latency (short set)")
+                                     "consumer-lane latency, disk failure, a rolling upgrade from the release "
+                                     "(short set)")
 CHAOS_SUITES = ("suites/chaos/test_chaos_leader.py", "suites/chaos/test_chaos_bounce.py",
-                "suites/chaos/test_chaos_client.py", "suites/chaos/test_chaos_disk.py")
+                "suites/chaos/test_chaos_client.py", "suites/chaos/test_chaos_disk.py",
+                "suites/chaos/test_chaos_upgrade.py")
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
           "NOT RUN": "NOT RUN"}

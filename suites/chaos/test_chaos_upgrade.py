@@ -6,23 +6,37 @@ next release's jars with its data kept, a full ISR between steps, the features f
 release's `FeatureCommand upgrade --release-version` after each release). The share groups' durable
 state and every delivery guarantee are checked across it, each phase against the model profile of the
 releases its brokers ran (the history's `release` operations).
+
+`under-test`: the upgrade starts from the release under test (`--kafka-version`, as the version matrix
+passes it) when that is older than the newest supported, else from the newest release of the line before
+it (4.3.1 for 4.4.0).
 """
 
 import pytest
 
 from harness.clients.registry import unsupported_release
 from harness.faults.upgrade import upgrade_path
-from harness.kafka.versions import DEFAULT_VERSION
+from harness.kafka.versions import DEFAULT_VERSION, SUPPORTED_LINES, newest_known, parse_version
 from harness.workloads import apply_workload
 from ksh_fixtures.chaos import assert_chaos_verdict
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
 
+def start_release(start: str, under_test: str) -> str:
+    """The release a scenario's cluster starts on (see the module's text for `under-test`)."""
+    if start != "under-test":
+        return start
+    if parse_version(under_test) < parse_version(DEFAULT_VERSION):
+        return under_test
+    return newest_known(SUPPORTED_LINES[SUPPORTED_LINES.index(DEFAULT_VERSION.rsplit(".", 1)[0]) - 1])
+
+
 @pytest.mark.parametrize("start, workload", [
-    ("4.3.1", "accept-explicit"), pytest.param("4.2.2", "mix", marks=pytest.mark.nightly),
-    pytest.param("4.3.1", "accept-implicit", marks=pytest.mark.nightly)])
+    ("under-test", "accept-explicit"), pytest.param("4.2.2", "mix", marks=pytest.mark.nightly),
+    pytest.param("under-test", "accept-implicit", marks=pytest.mark.nightly)])
 def test_rolling_upgrade(own_cluster_run, ksh_spec, scenario_seed, start, workload):
+    start = start_release(start, ksh_spec.kafka_version)
     if reason := unsupported_release(ksh_spec.client, start):
         pytest.skip(f"not supported on {start}: {reason}")
     spec = apply_workload(ksh_spec, workload)
