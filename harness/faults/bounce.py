@@ -171,10 +171,16 @@ class RollingRestart:
         return f"rolling {how} restart, a full ISR between steps: " + "; ".join(steps)
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        cluster = ctx.cluster_as(Killable)
-        for node in plan.state["order"]:  # after a failed apply: nothing stays down
-            cluster.start_node(node, wait=True)
-        wait_in_sync(ctx)
-        moved = restore_preferred_leaders(ctx)
-        return "every node running, every partition in sync" + (
-            f", preferred leaders restored on {len(moved)} partitions" if moved else "")
+        return heal_roll(ctx, plan.state["order"])
+
+
+def heal_roll(ctx: FaultContext, order: list[int], running: str = "") -> str:
+    """The heal of a roll over `order`: every node started (after a failed apply nothing stays down),
+    every partition in sync, the preferred leaders restored; `running` is said of the nodes."""
+    cluster = ctx.cluster_as(Killable)
+    for node in order:
+        cluster.start_node(node, wait=True)
+    wait_in_sync(ctx)
+    moved = restore_preferred_leaders(ctx)
+    return f"every node running{running}, every partition in sync" + (
+        f", preferred leaders restored on {len(moved)} partitions" if moved else "")

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 from harness.cluster.base import Upgradable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan
+from harness.faults.bounce import heal_roll
 from harness.faults.process import DISRUPTS
-from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.faults.recovery import wait_in_sync
 from harness.kafka.versions import DEFAULT_VERSION, SUPPORTED_LINES, newest_known, parse_version
 from harness.wait import WaitTimeout
 
@@ -111,13 +112,8 @@ class RollingUpgrade:
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
         cluster = ctx.cluster_as(Upgradable)
-        for node in plan.state["order"]:  # after a failed apply: nothing stays down
-            cluster.start_node(node, wait=True)
-        wait_in_sync(ctx)
-        moved = restore_preferred_leaders(ctx)
         versions = {n: cluster.node_version(n) for n in plan.state["order"]}
-        return (f"every node running ({', '.join(f'n{n} {v}' for n, v in sorted(versions.items()))}), every "
-                f"partition in sync" + (f", preferred leaders restored on {len(moved)} partitions" if moved else ""))
+        return heal_roll(ctx, plan.state["order"], f" ({', '.join(f'n{n} {v}' for n, v in sorted(versions.items()))})")
 
     @staticmethod
     def _record(ctx: FaultContext, versions: dict[int, str]) -> None:

@@ -114,14 +114,7 @@ def _download(version: str, target: Path) -> None:
         out = tmp / "libs"
         cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
                "-DincludeScope=runtime", f"-DoutputDirectory={out}"]
-        # Runs for different versions share ~/.m2, whose writes Maven does not lock: one mvn at a time.
-        with open(target.parent / ".m2.lock", "w") as m2_lock:
-            fcntl.flock(m2_lock, fcntl.LOCK_EX)
-            try:
-                proc = procs.run("mvn", cmd, timeout=MVN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise HarnessError(f"mvn did not resolve Kafka {version} within {MVN_TIMEOUT // 60} minutes: "
-                                   "check network access to Maven Central (or set KAFKA_HOME)") from None
+        proc = _run_mvn(cmd, target.parent, f"resolve Kafka {version}")
         if proc.returncode != 0:
             raise HarnessError(_mvn_failure(version, proc.stdout + proc.stderr))
         if not list(out.glob("kafka_2.13-*.jar")):
@@ -134,6 +127,18 @@ def _download(version: str, target: Path) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         procs.REAPER.forget_dir(tmp)
+
+
+def _run_mvn(cmd: list[str], kafka_cache: Path, what: str) -> subprocess.CompletedProcess[str]:
+    """`cmd` run to its end, one mvn at a time: runs for different versions share ~/.m2, whose writes
+    Maven does not lock (`kafka_cache`: `<cache>/kafka`, which holds the lock file)."""
+    with open(kafka_cache / ".m2.lock", "w") as m2_lock:
+        fcntl.flock(m2_lock, fcntl.LOCK_EX)
+        try:
+            return procs.run("mvn", cmd, timeout=MVN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise HarnessError(f"mvn did not {what} within {MVN_TIMEOUT // 60} minutes: "
+                               "check network access to Maven Central (or set KAFKA_HOME)") from None
 
 
 def _mvn_failure(version: str, output: str) -> str:
@@ -168,13 +173,7 @@ def _fetch_tools_jar(version: str, jar: Path) -> None:
     try:
         cmd = [mvn, "-B", "-q", "dependency:copy", f"-Dartifact=org.apache.kafka:kafka-tools:{version}",
                f"-DoutputDirectory={tmp}"]
-        with open(jar.parent.parent.parent / ".m2.lock", "w") as m2_lock:
-            fcntl.flock(m2_lock, fcntl.LOCK_EX)
-            try:
-                proc = procs.run("mvn", cmd, timeout=MVN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise HarnessError(f"mvn did not fetch kafka-tools {version} within {MVN_TIMEOUT // 60} minutes: "
-                                   "check network access to Maven Central (or set KAFKA_HOME)") from None
+        proc = _run_mvn(cmd, jar.parent.parent.parent, f"fetch kafka-tools {version}")
         got = tmp / jar.name
         if proc.returncode != 0 or not got.is_file():
             missing = re.search(r"Could not find artifact (\S+)", proc.stdout + proc.stderr)

@@ -61,13 +61,10 @@ KNOWN_BUGS = {b.name: b for b in (
 )}
 
 
-@dataclass(frozen=True)
-class ModelProfile:
-    line: str
-    #: whether clients may acknowledge with RENEW (KIP-1222, 4.2.0).
-    renew: bool
-    #: the KNOWN_BUGS this line has.
-    known_bugs: frozenset[str] = frozenset()
+class _BugFlags:
+    """The known bugs the model asks about, from `known_bugs`."""
+
+    known_bugs: frozenset[str]
 
     @property
     def session_release_decrements(self) -> bool:
@@ -78,6 +75,15 @@ class ModelProfile:
     def state_start_may_regress(self) -> bool:
         """Known bug up to 4.3: out-of-order share-state writes move the start offset back."""
         return "state-start-offset-regressed" in self.known_bugs
+
+
+@dataclass(frozen=True)
+class ModelProfile(_BugFlags):
+    line: str
+    #: whether clients may acknowledge with RENEW (KIP-1222, 4.2.0).
+    renew: bool
+    #: the KNOWN_BUGS this line has.
+    known_bugs: frozenset[str] = frozenset()
 
 
 _REGRESS = frozenset({"state-start-offset-regressed"})
@@ -100,7 +106,7 @@ def model_profile(version_or_line: str) -> ModelProfile:
     return profile
 
 
-class PhasedProfile:
+class PhasedProfile(_BugFlags):
     """The model profile in force at each moment of a history whose brokers changed release (a rolling
     upgrade: `release` operations, docs/history.md), read by the replay as it advances.
 
@@ -133,14 +139,6 @@ class PhasedProfile:
     def phased(self) -> bool:
         """Whether the releases changed during the history."""
         return len({lines for _, _, lines in self.phases}) > 1
-
-    @property
-    def session_release_decrements(self) -> bool:
-        return "session-release-decrement" in self.known_bugs
-
-    @property
-    def state_start_may_regress(self) -> bool:
-        return "state-start-offset-regressed" in self.known_bugs
 
     def ever(self, bug: str) -> bool:
         """Whether a release with `bug` ran at some moment so far."""
