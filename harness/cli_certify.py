@@ -44,7 +44,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             raise HarnessError(f"--{what} {text!r} names none: give them comma-separated")
         return found
     versions = names(args.versions, "versions") or default_versions()
-    cells, page = run_matrix(versions, names(args.clients, "clients"), args.out, args.seed, args.select)
+    cells, page = run_matrix(versions, names(args.clients, "clients"), args.out, args.seed, args.select,
+                             args.workers, args.resume)
     word = overall(cells, selected=args.select is not None)
     print(f"matrix {word}: {len(cells)} cells; page {page}")
     return {"PASS": exitcodes.PASS, "FAIL": exitcodes.VIOLATION}.get(word, exitcodes.UNKNOWN)

@@ -171,6 +171,12 @@ def _add_matrix(sub) -> None:
     matrix.add_argument("--seed", type=_whole, default=1)
     matrix.add_argument("-k", dest="select", default=None, help="a pytest -k expression: only these tests")
     matrix.add_argument("--out", type=Path, default=None, help="matrix root (default: reports/matrix)")
+    matrix.add_argument("--workers", type=_whole, default=1,
+                        help="pytest-xdist workers per cell, each with its own cluster (2 on a 2-core machine "
+                             "takes about half the time)")
+    matrix.add_argument("--resume", type=Path, default=None,
+                        help="a matrix directory an earlier run wrote: keep its finished cells (same --seed and "
+                             "-k), run the others into it")
 
 
 def _add_clean(sub) -> None:

@@ -75,29 +75,47 @@ class Cell:
     evidence: list[str] = field(default_factory=list)  # one line per failed or known-bug test
     select: str | None = None  # the pytest -k expression the cell ran with, if any
     reproduce: str = ""
+    seed: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "client": self.client, "out": str(self.out), "rc": self.rc,
-                "areas": self.areas, "evidence": self.evidence, "reproduce": self.reproduce}
+                "areas": self.areas, "evidence": self.evidence, "reproduce": self.reproduce, "seed": self.seed,
+                "select": self.select}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Cell:
+        return cls(d["version"], d["client"], Path(d["out"]), d.get("rc"), dict(d.get("areas") or {}),
+                   list(d.get("evidence") or []), d.get("select"), d.get("reproduce", ""), int(d.get("seed", 1)))
+
+    def finished(self) -> bool:
+        """Whether the cell decided every area (none UNKNOWN): a resumed matrix keeps it as it is."""
+        return bool(self.areas) and "UNKNOWN" not in self.areas.values()
 
 
-def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None) -> list[str]:
+def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None,
+                 workers: int = 1) -> list[str]:
+    """The cell's pytest; `workers` > 1 runs it on that many xdist workers (each with its own cluster of the
+    release; whole files per worker, as CI runs), whose conformance rows the controller gathers into one
+    report (`ksh_fixtures.plugin.pytest_sessionfinish`)."""
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
            *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
            "--ksh-conformance-out", str(out / "conformance")]
+    if workers > 1:
+        cmd += ["-n", str(workers), "--dist", "loadfile"]
     return cmd + (["-k", select] if select else [])
 
 
-def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None) -> Cell:
+def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None,
+             workers: int = 1) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
     from harness.certify import repo_root
     from harness.clients.registry import unsupported_release
     from harness.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
     root = repo_root()
-    cmd = cell_command(root, version, client, out, seed, select)
-    cell = Cell(version, client, out, select=select, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
+    cmd = cell_command(root, version, client, out, seed, select, workers)
+    cell = Cell(version, client, out, select=select, seed=seed, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
     why = unsupported_release(client, version)
@@ -202,16 +220,43 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
     return page
 
 
+def finished_cells(resume: Path) -> dict[tuple[str, str], Cell]:
+    """The cells a matrix directory's `matrix.json` holds as finished, by (release, client); bad input
+    (no such directory, no matrix.json, not one a matrix wrote) is one line naming the fix."""
+    page = resume / "matrix.json"
+    if not page.is_file():
+        raise HarnessError(f"--resume {resume}: no matrix.json there: pass a directory a matrix run wrote "
+                           "(reports/matrix/<time>)")
+    try:
+        cells = [Cell.from_json(c) for c in json.loads(page.read_text())["cells"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"--resume {resume}: its matrix.json is not a matrix's ({exc}): start a new matrix "
+                           "without --resume") from None
+    return {(c.version, c.client): c for c in cells if c.finished()}
+
+
 def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = None, seed: int = 1,
-               select: str | None = None) -> tuple[list[Cell], Path]:
-    """Every (release, client) cell in turn; the page rewritten after each (a long run shows progress)."""
+               select: str | None = None, workers: int = 1,
+               resume: Path | None = None) -> tuple[list[Cell], Path]:
+    """Every (release, client) cell in turn; the page rewritten after each (a long run shows progress).
+    With `resume` (a directory an earlier matrix wrote), its finished cells of the same seed and -k
+    selection are kept as they are and only the others run, into that directory."""
     from harness.report.rundir import new_stamped_dir, reports_root
     check_matrix_args(versions, clients)
-    out = new_stamped_dir(out_root or reports_root() / "matrix", "matrix")
+    if workers < 1:
+        raise HarnessError(f"invalid --workers {workers}: use 1 or more")
+    done = finished_cells(resume) if resume is not None else {}
+    out = resume if resume is not None else new_stamped_dir(out_root or reports_root() / "matrix", "matrix")
     cells: list[Cell] = []
     for version in versions:
         for client in clients:
+            kept = done.get((version, client))
+            if kept is not None and kept.seed == seed and kept.select == select:
+                print(f"matrix: Kafka {version} with {client}: kept from {out}", flush=True)
+                cells.append(kept)
+                continue
             print(f"matrix: Kafka {version} with {client} ...", flush=True)
-            cells.append(run_cell(version, client, out / version / client, seed, select))
+            cells.append(run_cell(version, client, out / version / client, seed, select, workers))
             write_matrix(cells, out)
+    write_matrix(cells, out)
     return cells, out / "matrix.md"

@@ -81,3 +81,39 @@ def test_an_area_that_ran_nothing_is_unknown_unless_tests_were_selected(tmp_path
     c = cell(tmp_path, 0, {"ordering": "PASS", "locks": "NOT RUN"})
     assert c.areas["locks"] == "NOT RUN"
     assert overall([c]) == "UNKNOWN" and overall([c], selected=True) == "PASS"
+
+
+def test_a_resumed_matrix_keeps_its_finished_cells_and_runs_the_rest(tmp_path, monkeypatch):
+    from harness import matrix
+    done = Cell("4.3.1", "java", tmp_path / "4.3.1" / "java", rc=0, areas={"ordering": "PASS", CHAOS_AREA: "PASS"})
+    unfinished = Cell("4.4.0", "java", tmp_path / "4.4.0" / "java", rc=-9, areas={"ordering": "UNKNOWN"})
+    other_seed = Cell("4.2.2", "java", tmp_path / "4.2.2" / "java", rc=0, areas={"ordering": "PASS"}, seed=2)
+    matrix.write_matrix([done, unfinished, other_seed], tmp_path)
+    ran = []
+
+    def fake_run(version, client, out, seed, select, workers):
+        ran.append((version, client, workers))
+        return Cell(version, client, out, rc=0, areas={"ordering": "PASS", CHAOS_AREA: "PASS"}, seed=seed)
+    monkeypatch.setattr(matrix, "run_cell", fake_run)
+    cells, page = matrix.run_matrix(["4.2.2", "4.3.1", "4.4.0"], ["java"], resume=tmp_path, workers=2)
+    assert ran == [("4.2.2", "java", 2), ("4.4.0", "java", 2)]  # another seed's cell and the unknown one again
+    assert [c.version for c in cells] == ["4.2.2", "4.3.1", "4.4.0"] and page == tmp_path / "matrix.md"
+    assert json.loads((tmp_path / "matrix.json").read_text())["overall"] == "PASS"
+
+
+def test_resume_and_workers_bad_input_is_one_line(tmp_path):
+    from harness import matrix
+    with pytest.raises(HarnessError, match="no matrix.json there"):
+        matrix.run_matrix(["4.4.0"], ["java"], resume=tmp_path)
+    (tmp_path / "matrix.json").write_text("{}")
+    with pytest.raises(HarnessError, match="not a matrix's"):
+        matrix.run_matrix(["4.4.0"], ["java"], resume=tmp_path)
+    with pytest.raises(HarnessError, match="invalid --workers 0"):
+        matrix.run_matrix(["4.4.0"], ["java"], workers=0)
+
+
+def test_a_cell_on_workers_runs_whole_files_per_worker(tmp_path):
+    from harness.matrix import cell_command
+    cmd = cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None, workers=2)
+    assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--dist") + 1] == "loadfile"
+    assert "-n" not in cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None)

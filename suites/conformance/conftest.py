@@ -6,14 +6,16 @@ needs a release line or a group-level config: elsewhere it is skipped with that 
 
 `share_session(**spec_overrides)` opens a `harness.conformance.ShareSession` on the session
 cluster; `session.assert_conforms()` closes it, checks its history with all seven checkers and asserts
-the verdict. At the end a report (area x result) is written to reports/conformance/<time>/.
+the verdict. At the end a report (area x result) is written to reports/conformance/<time>/ (by the
+harness's pytest plugin, which gathers the rows of every xdist worker first: `ksh_fixtures.plugin`).
 """
 
 from __future__ import annotations
 
 import pytest
 
-_ROWS = pytest.StashKey[list]()
+from ksh_fixtures.plugin import CONFORMANCE_ROWS as _ROWS
+
 _SESSIONS = pytest.StashKey[dict]()
 
 
@@ -136,23 +138,3 @@ def pytest_runtest_makereport(item, call):
         rule = item.get_closest_marker("rule")
         item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir,
                                                            rule.args[0] if rule else ""))
-
-
-def pytest_sessionfinish(session, exitstatus) -> None:
-    rows = session.config.stash.get(_ROWS, [])
-    if not rows:
-        return
-    import time
-
-    from pathlib import Path
-
-    from ksh_fixtures.plugin import session_spec
-    from harness.conformance.report import write_report
-    from harness.report.rundir import reports_root
-    spec = session_spec(session.config)
-    target = spec.bootstrap_servers or "local cluster started by the harness"
-    out = Path(spec.conformance_out or reports_root() / "conformance" / time.strftime("%Y%m%d-%H%M%S"))
-    path = write_report(rows, spec.kafka_version, target, out, spec.client)
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"conformance report: {path}")
