@@ -244,3 +244,34 @@ def test_a_driver_without_commit_async_refuses_the_async_behaviour_in_one_line(t
     assert info.make_autonomous("c", {"behaviour": "accept-explicit"}, None, tmp_path) == "driver"
     with pytest.raises(HarnessError, match="declares no commit_async, which behaviour accept-async needs"):
         info.make_autonomous("c", {"behaviour": "accept-async"}, None, tmp_path)
+
+
+def test_a_rolling_upgrade_is_not_applied_where_the_backend_cannot_upgrade_or_nothing_is_newer(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.faults.base import FaultContext, NotApplied
+    from harness.faults.upgrade import RollingUpgrade
+    from harness.history.store import HistoryWriter
+    from harness.kafka.versions import DEFAULT_VERSION
+
+    class Fake:  # an Upgradable backend, as far as the plan reads it
+        def __init__(self, why: str, version: str) -> None:
+            self.why, self.version = why, version
+        broker_ids = controller_ids = [1, 2, 3]
+        stop_node = kill_node = start_node = restart_node = node_alive = node_pid = wait_ready = print
+        reported_version = upgrade_node = finish_upgrade = features = print  # not called by the plan
+
+        def upgrade_unsupported(self) -> str:
+            return self.why
+
+        def node_version(self, node: int) -> str:
+            return self.version
+    history = HistoryWriter(tmp_path / "h.jsonl")
+    for cluster, match in ((Fake("an image per release", "4.3.1"), "an image per release"),
+                           (Fake("", DEFAULT_VERSION), "nothing newer")):
+        with pytest.raises(NotApplied, match=match):
+            RollingUpgrade().plan(FaultContext(cluster, history, topic="t"), 0)
+    plan = RollingUpgrade().plan(FaultContext(Fake("", "4.2.2"), history, topic="t",
+                                              consumers=SimpleNamespace(live=lambda: [])), 1)
+    assert plan.state["path"] == ["4.3.1", DEFAULT_VERSION] and plan.state["order"] == [2, 3, 1]
+    history.close()

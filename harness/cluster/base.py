@@ -99,6 +99,10 @@ class Upgradable(Killable, Protocol):
     """Nodes can move to a newer Kafka release one by one (a rolling upgrade), then the cluster's
     features are finalised at that release's levels."""
 
+    def upgrade_unsupported(self) -> str:
+        """Why this backend cannot move nodes to another release ("" when it can)."""
+        ...
+
     def node_version(self, node_id: int) -> str: ...
 
     def reported_version(self, node_id: int) -> str | None:

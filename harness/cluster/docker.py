@@ -28,6 +28,7 @@ from harness.cluster.local_files import format_storage
 from harness.cluster.local_node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import cds
+from harness.kafka.jars import KafkaDistribution
 from harness.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
 
@@ -85,7 +86,14 @@ class DockerCluster(LocalCluster):
         found = self._archives()
         return [str(found)] if found else []
 
-    def _jvm_flags(self, program: str) -> list[str]:
+    def upgrade_unsupported(self) -> str:
+        return (f"the docker backend runs the release inside its image ({self.image}): a rolling upgrade "
+                "would need an image per release, swapped per container; use the local backend")
+
+    def upgrade_node(self, node_id: int, version: str) -> str:
+        raise HarnessError(self.upgrade_unsupported())
+
+    def _jvm_flags(self, program: str, dist: KafkaDistribution | None = None) -> list[str]:
         found = self._archives()  # of the image's JVM (the host's archives are not for it)
         return [f"-XX:SharedArchiveFile={found / f'{program}.jsa'}"] if found else []
 

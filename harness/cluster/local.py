@@ -209,7 +209,7 @@ class LocalCluster:
         node = self._nodes[node_id]
         if not node.alive():
             dist = self._node_dists.get(node_id, self.distribution)
-            node.start(self.spec.heap_mb, dist.classpath, cds.flags(dist, "broker"))
+            node.start(self.spec.heap_mb, dist.classpath, self._jvm_flags("broker", dist))
         if wait:  # (also for a process started before with wait=False: a bounce)
             self._wait_serving([node_id], self.spec.start_timeout)
 
@@ -249,6 +249,10 @@ class LocalCluster:
         self._nodes[node_id].resume()
 
     # ---- Upgradable ---------------------------------------------------------
+    def upgrade_unsupported(self) -> str:
+        """Why this cluster cannot move to another release node by node ("" when it can)."""
+        return ""
+
     def node_version(self, node_id: int) -> str:
         """The Kafka release node `node_id` runs (or will run when started)."""
         return self._node_dists.get(node_id, self.distribution).version
@@ -366,9 +370,10 @@ class LocalCluster:
         format_storage(nodes or list(self._nodes.values()), self.distribution, tag=f"storage-format {id(self):x}",
                        jvm_flags=self._jvm_flags("storage"), cluster_id=cluster_id)
 
-    def _jvm_flags(self, program: str) -> list[str]:
-        """The class-data archive of `program` ("broker", "storage") that setup built, if any."""
-        return cds.flags(self.distribution, program)
+    def _jvm_flags(self, program: str, dist: KafkaDistribution | None = None) -> list[str]:
+        """The class-data archive of `program` ("broker", "storage") that setup built for `dist` (default:
+        the cluster's), if any."""
+        return cds.flags(dist or self.distribution, program)
 
     def _dead_node(self) -> str | None:
         for node in self._nodes.values():

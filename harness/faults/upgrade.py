@@ -68,6 +68,8 @@ class RollingUpgrade:
 
     def plan(self, ctx: FaultContext, pick: int) -> Plan:
         cluster = ctx.cluster_as(Upgradable)
+        if why := cluster.upgrade_unsupported():
+            raise NotApplied(why)
         nodes = node_ids(cluster)
         versions = {n: cluster.node_version(n) for n in nodes}
         path = upgrade_path(min(versions.values(), key=parse_version))
