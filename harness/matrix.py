@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ class Cell:
     evidence: list[str] = field(default_factory=list)  # one line per failed or known-bug test
     select: str | None = None  # the pytest -k expression the cell ran with, if any
     reproduce: str = ""
-    seed: int = 1
+    seed: int | None = 1  # None: not recorded (a page from before seeds were): never matches a resume
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "client": self.client, "out": str(self.out), "rc": self.rc,
@@ -85,11 +86,14 @@ class Cell:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Cell:
         return cls(d["version"], d["client"], Path(d["out"]), d.get("rc"), dict(d.get("areas") or {}),
-                   list(d.get("evidence") or []), d.get("select"), d.get("reproduce", ""), int(d.get("seed", 1)))
+                   list(d.get("evidence") or []), d.get("select"), d.get("reproduce", ""),
+                   int(d["seed"]) if "seed" in d else None)
 
     def finished(self) -> bool:
-        """Whether the cell decided every area (none UNKNOWN): a resumed matrix keeps it as it is."""
-        return bool(self.areas) and "UNKNOWN" not in self.areas.values()
+        """Whether the cell decided every area (none UNKNOWN, and without a -k selection none NOT RUN, which
+        `overall` counts as undecided too): a resumed matrix keeps it as it is."""
+        undecided = {"UNKNOWN"} if self.select else {"UNKNOWN", "NOT RUN"}
+        return bool(self.areas) and not undecided & set(self.areas.values())
 
 
 def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None,
@@ -101,8 +105,8 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
            *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
            "--ksh-conformance-out", str(out / "conformance")]
-    if workers > 1:
-        cmd += ["-n", str(workers), "--dist", "loadfile"]
+    if workers > 1:  # a crashed worker ends the cell (pytest exit 2: UNKNOWN), as in CI: its test has no row
+        cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart=0"]
     return cmd + (["-k", select] if select else [])
 
 
@@ -124,6 +128,11 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
         cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
         cell.evidence = [f"{client} on {version}: {why}"]
         return cell
+    for stale in (out / "conformance", out / "junit.xml"):  # an earlier attempt's (a resumed matrix): never read
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink(missing_ok=True)
     with open(out / "pytest.log", "w") as log:
         cell.rc = run_pytest(cmd, cwd=root, stdout=log)
     read_cell(cell)
@@ -248,15 +257,16 @@ def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = 
     done = finished_cells(resume) if resume is not None else {}
     out = resume if resume is not None else new_stamped_dir(out_root or reports_root() / "matrix", "matrix")
     cells: list[Cell] = []
-    for version in versions:
-        for client in clients:
-            kept = done.get((version, client))
-            if kept is not None and kept.seed == seed and kept.select == select:
-                print(f"matrix: Kafka {version} with {client}: kept from {out}", flush=True)
-                cells.append(kept)
-                continue
-            print(f"matrix: Kafka {version} with {client} ...", flush=True)
-            cells.append(run_cell(version, client, out / version / client, seed, select, workers))
-            write_matrix(cells, out)
+    wanted = [(version, client) for version in versions for client in clients]
+    for version, client in wanted:
+        kept = done.get((version, client))
+        if kept is not None and kept.seed == seed and kept.select == select:
+            print(f"matrix: Kafka {version} with {client}: kept from {out}", flush=True)
+            cells.append(kept)
+            continue
+        print(f"matrix: Kafka {version} with {client} ...", flush=True)
+        cells.append(run_cell(version, client, out / version / client, seed, select, workers))
+        # the page after each cell keeps the finished cells still ahead, should this run be interrupted too
+        write_matrix(cells + [done[key] for key in wanted[len(cells):] if key in done], out)
     write_matrix(cells, out)
     return cells, out / "matrix.md"

@@ -1220,3 +1220,20 @@ def test_async_commits_get_their_results_by_later_callbacks():
     unreturned.add("consumer-0", "invoke", "commit", {})
     unreturned.consume("consumer-0", [("r1", 0, 1)])
     assert "ack-result-missing" in kinds(ack_results.check(unreturned.ops))
+
+
+def test_a_regression_excuses_only_the_offsets_it_moved_back_over_and_only_in_its_phase():
+    """Per offset: a 4.3 write that moved the start 4 -> 2 excuses 2..3, not 6..9, which a write made after the
+    upgrade to 4.4 moved back (10 -> 6); an offset no timed write moved back over is unknown."""
+    from harness.checkers.state_topic import StateTopic
+    from harness.model.profiles import PhasedProfile, model_profile
+    profile = PhasedProfile(model_profile("4.3"))
+    profile.nodes_run(["4.4.0"] * 3, 100 * MS)
+    topic = StateTopic(None, None, profile)
+    topic.wall_clock_ms = 1_000_000
+    topic.regressions[("t", 0)] = [[1_000_050, 4, 2], [1_000_500, 10, 6]]
+    assert topic.regression_excused(("t", 0), 3) is True
+    assert topic.regression_excused(("t", 0), 7) is False
+    assert topic.regression_excused(("t", 0), 12) is None
+    topic.regressions[("t", 0)] = [[1_000_500, 10, 6]] * 50  # the decoder's list was cut: later ones unknown
+    assert topic.regression_excused(("t", 0), 7) is None

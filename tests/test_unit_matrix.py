@@ -117,3 +117,9 @@ def test_a_cell_on_workers_runs_whole_files_per_worker(tmp_path):
     cmd = cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None, workers=2)
     assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--dist") + 1] == "loadfile"
     assert "-n" not in cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None)
+
+
+def test_a_cell_with_an_area_not_run_is_not_finished_without_a_selection(tmp_path):
+    assert not Cell("4.4.0", "java", tmp_path, areas={"ordering": "NOT RUN"}).finished()
+    assert Cell("4.4.0", "java", tmp_path, areas={"ordering": "NOT RUN"}, select="ordering").finished()
+    assert not Cell.from_json({"version": "4.4.0", "client": "java", "out": str(tmp_path)}).seed  # none recorded

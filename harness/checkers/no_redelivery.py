@@ -47,7 +47,7 @@ class AfterTerminal:
             if how is None:
                 self.findings.anomaly(prop, kind, message, evidence, offset=o)
                 continue
-            excused = self.state_topic.regression_excused(tp)
+            excused = self.state_topic.regression_excused(tp, o)
             if excused is None:
                 self.findings.obs.unknown.setdefault(prop, self.state_topic.regression_unknown(tp))
                 continue

@@ -109,20 +109,23 @@ class StateTopic:
         self.state_max_start[tp] = v.get("max_start_offset", start)
         self.regressions[tp] = v.get("start_regressions")
 
-    def regression_excused(self, tp: tuple) -> bool | None:
-        """Whether the known bug `state-start-offset-regressed` explains `tp`'s start offset going back:
-        the release under test has it; or, where the releases changed during the history (a rolling
-        upgrade), a write moved the start back while a release with the bug ran. None: releases with and
-        without it ran, and no write's time says which one moved the start back (unknown, never a pass)."""
+    def regression_excused(self, tp: tuple, offset: int) -> bool | None:
+        """Whether the known bug `state-start-offset-regressed` explains `tp`'s start offset going back over
+        `offset`: the release under test has it; or, where the releases changed during the history (a
+        rolling upgrade), a write that moved the start back over `offset` (from above it to at or below it)
+        was made while a release with the bug ran. None: releases with and without it ran, and no such
+        write with a time is known (the decoder gave none, or its list was cut at 50): unknown, never a pass."""
         bug, profile = "state-start-offset-regressed", self.profile
         if not getattr(profile, "phased", False):
             return profile.state_start_may_regress
         if not profile.ever(bug):
             return False
-        times = self.regressions.get(tp)
-        if not times or self.wall_clock_ms is None:
+        times = [ts for ts, highest, start in self.regressions.get(tp) or () if start <= offset < highest]
+        if not times or self.wall_clock_ms is None or any(ts < self.wall_clock_ms for ts in times):
             return None
-        return any(profile.had_at(bug, (ts - self.wall_clock_ms) * MS) for ts, _, _ in times)
+        if any(profile.had_at(bug, (ts - self.wall_clock_ms) * MS) for ts in times):
+            return True
+        return None if len(self.regressions.get(tp) or ()) >= 50 else False
 
     def regression_unknown(self, tp: tuple) -> str:
         return (f"{tp[0]}-{tp[1]}: __share_group_state's start offset went back while the releases changed "
@@ -163,7 +166,7 @@ class StateTopic:
 
             def not_terminal(o: int, message: str, evidence: tuple[int, ...]) -> None:
                 if o < went_back:
-                    excused = self.regression_excused(tp)
+                    excused = self.regression_excused(tp, o)
                     if excused is None:
                         findings.obs.unknown.setdefault("durable-state", self.regression_unknown(tp))
                         return

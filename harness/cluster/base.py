@@ -109,8 +109,9 @@ class Upgradable(Killable, Protocol):
         """The release the node's own log reported at its last start ("Kafka version: ..."), if any."""
         ...
 
-    def upgrade_node(self, node_id: int, version: str) -> str:
-        """Stop the node, start it on `version`'s jars with its data kept; the version it ran before."""
+    def upgrade_node(self, node_id: int, version: str, on_stopped: Any = None) -> str:
+        """Stop the node, start it on `version`'s jars with its data kept; the version it ran before.
+        `on_stopped()` is called once the old process has exited."""
         ...
 
     def finish_upgrade(self, release: str) -> str:

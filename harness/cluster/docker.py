@@ -90,7 +90,7 @@ class DockerCluster(LocalCluster):
         return (f"the docker backend runs the release inside its image ({self.image}): a rolling upgrade "
                 "would need an image per release, swapped per container; use the local backend")
 
-    def upgrade_node(self, node_id: int, version: str) -> str:
+    def upgrade_node(self, node_id: int, version: str, on_stopped=None) -> str:
         raise HarnessError(self.upgrade_unsupported())
 
     def _jvm_flags(self, program: str, dist: KafkaDistribution | None = None) -> list[str]:

@@ -257,10 +257,11 @@ class LocalCluster:
         """The Kafka release node `node_id` runs (or will run when started)."""
         return self._node_dists.get(node_id, self.distribution).version
 
-    def upgrade_node(self, node_id: int, version: str) -> str:
+    def upgrade_node(self, node_id: int, version: str, on_stopped: Callable[[], None] | None = None) -> str:
         """One step of a rolling upgrade: stop the node (SIGTERM: controlled shutdown), give it
         `version`'s jars and a config rendered for that release, start it and wait until it serves and
-        is registered. The data stays. Returns the version it ran before."""
+        is registered. The data stays. `on_stopped` is called once the old process has exited (the
+        old release runs no more). Returns the version it ran before."""
         dist = resolve(version, cache_dir())
         check_supported(dist.version)
         old = self.node_version(node_id)
@@ -268,6 +269,8 @@ class LocalCluster:
             raise HarnessError(f"n{node_id} runs Kafka {old}: {dist.version} is a downgrade, not an upgrade")
         node = self._nodes[node_id]
         node.stop(timeout=30)
+        if on_stopped is not None:
+            on_stopped()
         if self._plan is not None:  # the same settings, rendered for the new release line
             write_node(node_id, node.home, self.spec, self._plan, self.links, dist)
         self._node_dists[node_id] = dist

@@ -10,8 +10,9 @@ finalises the features (metadata.version, share.version, ...).
 
 Proof of effect, per node: a new process, and the release its own server log reports at start
 ("Kafka version: ..."); per release: the finalised feature levels the cluster reports before and after.
-The history records which release each node ran when (`release` operations, docs/history.md), so the
-checkers apply the model profile of each phase (`harness.model.profiles.PhasedProfile`).
+The history records which release each node ran when (`release` operations, docs/history.md: one
+before the first step, and one the moment each node's old process has exited), so the checkers apply
+the model profile of each phase (`harness.model.profiles.PhasedProfile`).
 
 The upgrade cannot be undone (Kafka has no downgrade across these metadata versions), so the heal only
 makes sure every node runs, every partition is in sync and the preferred leaders lead. For the same
@@ -92,13 +93,16 @@ class RollingUpgrade:
                 if parse_version(versions[node]) >= parse_version(version):
                     continue
                 started, old_pid = time.monotonic(), cluster.node_pid(node)
+
+                def stopped(node: int = node, version: str = version) -> None:
+                    # the old release runs no more: from now on the history has the node on the new one
+                    versions[node] = version
+                    self._record(ctx, versions)
                 try:
-                    cluster.upgrade_node(node, version)
+                    cluster.upgrade_node(node, version, on_stopped=stopped)
                     wait_in_sync(ctx)
                 except WaitTimeout as exc:
                     raise NotApplied(f"after upgrading n{node} to {version}: {str(exc).splitlines()[0]}") from None
-                versions[node] = version
-                self._record(ctx, versions)
                 reported = cluster.reported_version(node)
                 if reported != version or cluster.node_pid(node) in (None, old_pid):
                     raise NotApplied(f"n{node} was started on {version}'s jars but its log reports {reported} "

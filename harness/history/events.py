@@ -206,7 +206,7 @@ def check_arrow_schema(schema, path: Path) -> None:
 
 #: Operations whose value (JSON in an event row) the replay reads: checked when a Parquet history loads.
 VALUE_FS = ("config", "crash", "fault-start", "fault-heal", "transaction", "share-state", "truncated",
-            "reset-offsets", "dead-letters")
+            "reset-offsets", "dead-letters", "release")
 #: Of those, the ones whose `ok` rows carry one share-partition's part of the op (the op is flattened).
 FLAT_VALUE = ("share-state", "truncated", "reset-offsets", "dead-letters")
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from ksh_fixtures.plugin import CONFORMANCE_ROWS as _ROWS
+import dataclasses
+
+from ksh_fixtures.plugin import CONFORMANCE_ROW_ATTR as ROW_ATTR
 
 _SESSIONS = pytest.StashKey[dict]()
 
@@ -136,5 +138,7 @@ def pytest_runtest_makereport(item, call):
         from harness.conformance.report import Row
         run_dir = item.config.stash.get(_SESSIONS, {}).get(item.nodeid, "")
         rule = item.get_closest_marker("rule")
-        item.config.stash.setdefault(_ROWS, []).append(Row(marker.args[0], item.nodeid, doc, result, reason, run_dir,
-                                                           rule.args[0] if rule else ""))
+        row = Row(marker.args[0], item.nodeid, doc, result, reason, run_dir, rule.args[0] if rule else "")
+        # on the report itself: it reaches xdist's controller with the report (`ksh_fixtures.plugin`
+        # gathers the rows from the reports), even from a worker that crashes later
+        setattr(report, ROW_ATTR, list(dataclasses.astuple(row)))
