@@ -53,7 +53,7 @@ def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     failed = [r for r in rows if r["result"] in ("fail", "xpass")]
     if failed:
         return "fail", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in failed), runs
-    errored = [r for r in rows if r["result"] == "error"]
+    errored = [r for r in rows if r["result"] in ("error", "unknown")]  # unknown: its process died
     if errored:
         return "error", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in errored), runs
     if any(r["result"] == "xfail" for r in rows):

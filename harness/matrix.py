@@ -23,6 +23,7 @@ report's (`harness.conformance.report`).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -105,7 +106,7 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
            *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
            "--ksh-conformance-out", str(out / "conformance")]
-    if workers > 1:  # a crashed worker ends the cell (pytest exit 2: UNKNOWN), as in CI: its test has no row
+    if workers > 1:  # a worker that dies is not replaced (as in CI); its test's row and scenario stay unknown
         cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart=0"]
     return cmd + (["-k", select] if select else [])
 
@@ -160,8 +161,13 @@ def read_cell(cell: Cell) -> None:
     cell.evidence += chaos_evidence
 
 
+#: how xdist's controller words the failure of a test whose worker process died
+_WORKER_CRASHED = re.compile(r"worker '[^']+' crashed while running")
+
+
 def chaos_result(junit: Path) -> tuple[str, list[str]]:
-    """The short chaos set's word from the cell's JUnit XML: FAIL if a scenario failed or errored, KNOWN
+    """The short chaos set's word from the cell's JUnit XML: FAIL if a scenario failed or errored, UNKNOWN
+    if the worker running one died (xdist reports that as a failure: it is no verdict), KNOWN
     BUG if one passed only by a release's known bug (xfail), PASS if at least one passed, NOT SUPPORTED
     if all were skipped, UNKNOWN without the XML or a scenario."""
     if not junit.is_file():
@@ -173,9 +179,14 @@ def chaos_result(junit: Path) -> tuple[str, list[str]]:
         name = case.get("name")
         failed = case.find("failure") if case.find("failure") is not None else case.find("error")
         skipped = case.find("skipped")
-        if failed is not None:
+        message = (failed.get("message") or "") if failed is not None else ""
+        if failed is not None and _WORKER_CRASHED.search(message):  # its process died: no verdict at all
+            results.append("unknown")
+            evidence.append(f"unknown: chaos `{name}`: the pytest worker running it died ({message[:200]}); "
+                            "its scenario has no verdict")
+        elif failed is not None:
             results.append("fail")
-            evidence.append(f"fail: chaos `{name}`: {(failed.get('message') or '').splitlines()[0][:200]}")
+            evidence.append(f"fail: chaos `{name}`: {(message.splitlines() or [''])[0][:200]}")
         elif skipped is not None and (skipped.get("type") or "").endswith("xfail"):
             results.append("xfail")
             evidence.append(f"known bug: chaos `{name}`: {(skipped.get('message') or '')[:200]}")
@@ -185,7 +196,8 @@ def chaos_result(junit: Path) -> tuple[str, list[str]]:
             results.append("pass")
     if not results:
         return "UNKNOWN", ["chaos: no scenario ran"]
-    word = ("FAIL" if "fail" in results else "KNOWN BUG" if "xfail" in results else
+    word = ("FAIL" if "fail" in results else "UNKNOWN" if "unknown" in results else
+            "KNOWN BUG" if "xfail" in results else
             "PASS" if "pass" in results else "NOT SUPPORTED")
     return word, evidence
 

@@ -53,6 +53,16 @@ def test_a_failed_or_known_bug_chaos_scenario_is_its_row(tmp_path):
     assert c.areas[CHAOS_AREA] == "KNOWN BUG" and overall([c]) == "PASS"
 
 
+def test_a_scenario_whose_worker_died_is_unknown_not_a_failure(tmp_path):
+    died = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s4"><failure message="worker \'gw0\' '
+            'crashed while running \'suites/chaos/test_chaos_bounce.py::s4\'"/></testcase>')
+    c = cell(tmp_path / "a", 1, {"ordering": "PASS"}, extra=died)
+    assert c.areas[CHAOS_AREA] == "UNKNOWN" and overall([c]) == "UNKNOWN"
+    assert any(e.startswith("unknown: chaos `s4`: the pytest worker running it died") for e in c.evidence)
+    failed = '<testcase classname="suites.chaos.test_chaos_leader" name="s2"><failure message="lost 3"/></testcase>'
+    assert cell(tmp_path / "b", 1, {"ordering": "PASS"}, extra=died + failed).areas[CHAOS_AREA] == "FAIL"
+
+
 @pytest.mark.parametrize("rc, areas", [(2, {"ordering": "PASS"}), (0, None), (-9, {"ordering": "PASS"})])
 def test_a_cell_that_did_not_finish_is_unknown_never_a_pass(tmp_path, rc, areas):
     c = cell(tmp_path, rc, areas)

@@ -239,3 +239,37 @@ def test_a_session_of_nightly_tests_only_is_not_a_pass_in_ci(pytester):
     pytester.makepyfile(test_inner="import pytest\n\n@pytest.mark.nightly\ndef test_long():\n    pass\n")
     result = pytester.runpytest_subprocess(*FAST, timeout=60)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+
+
+ROWS_CONFTEST = """
+import dataclasses
+import pytest
+from ksh_fixtures.plugin import CONFORMANCE_ROW_ATTR
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # as suites/conformance/conftest.py attaches a row
+    report = (yield).get_result()
+    from harness.conformance.report import Row, report_row
+    settled = report_row(report)
+    if settled is not None:
+        setattr(report, CONFORMANCE_ROW_ATTR, list(dataclasses.astuple(Row("ordering", item.nodeid, item.name,
+                                                                            *settled))))
+"""
+
+
+def test_a_conformance_test_whose_worker_dies_is_unknown_in_the_report(pytester, tmp_path):
+    """A native abort in an xdist worker (its process gone mid-test) leaves the test's row "unknown" and
+    its area UNKNOWN in the one report the controller writes: never a missing row in an area that passes."""
+    pytester.makeconftest(ROWS_CONFTEST)
+    pytester.makepyfile(test_inner="import os\n\ndef test_fine():\n    pass\n\n"
+                                   "def test_dies():\n    os.abort()\n")
+    out = tmp_path / "conf"
+    result = pytester.runpytest_subprocess(*FAST, "-n", "1", "--max-worker-restart=0",
+                                           "--ksh-conformance-out", str(out), timeout=120)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    import json
+    report = json.loads((out / "conformance.json").read_text())
+    assert report["areas"]["ordering"] == "UNKNOWN", report
+    results = {t["test"].split("::")[-1]: t["result"] for t in report["tests"]}
+    assert results == {"test_fine": "pass", "test_dies": "unknown"}

@@ -29,7 +29,8 @@ class Row:
     area: str
     test: str  # node id
     behaviour: str  # the behaviour in KIP terms (the test's docstring, first line)
-    result: str  # pass | fail | error | skipped | xfail (a known deviation of the release) | xpass
+    result: str  # pass | fail | error | skipped | xfail (a known deviation of the release) | xpass | unknown
+    #  (unknown: its set-up held but no result came: the process running it died)
     reason: str = ""  # skip reason or failure summary (one line)
     run_dir: str = ""
     rule: str = ""  # the client rule it decides (harness.certify.RULES), if any
@@ -59,12 +60,28 @@ def reportable(report) -> bool:
     return report.when == "call" or (report.when == "setup" and (report.skipped or report.failed))
 
 
+#: the reason of a test whose set-up held and whose call never reported
+UNFINISHED = "did not finish: the process running it died before its result (see the session's log)"
+
+
+def report_row(report) -> tuple[str, str] | None:
+    """(result, reason) of the row `report` carries: its outcome if it settles the test, "unknown" for a
+    set-up that held (replaced by the call's row when that comes), else None."""
+    if reportable(report):
+        return outcome(report)
+    if report.when == "setup" and report.passed:
+        return "unknown", UNFINISHED
+    return None
+
+
 def area_result(rows: list[Row]) -> str:
-    """An area fails if any test failed or errored; deviates if a known deviation of the release was
-    met (xfail); passes if at least one passed; else skipped."""
+    """An area fails if any test failed or errored; is unknown if a test never finished; deviates if a
+    known deviation of the release was met (xfail); passes if at least one passed; else skipped."""
     results = {r.result for r in rows}
     if results & {"fail", "error"}:
         return "FAIL"
+    if "unknown" in results:
+        return "UNKNOWN"
     if "xfail" in results:
         return "KNOWN DEVIATION"
     if results & {"pass", "xpass"}:
@@ -74,12 +91,13 @@ def area_result(rows: list[Row]) -> str:
 
 def render_markdown(rows: list[Row], kafka_version: str, target: str, client: str = "confluent") -> str:
     lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "", f"Client: {client}", "",
-             "| Area | Result | Passed | Failed | Known deviations | Skipped |", "|---|---|---|---|---|---|"]
+             "| Area | Result | Passed | Failed | Unfinished | Known deviations | Skipped |",
+             "|---|---|---|---|---|---|---|"]
     for area, title in AREAS.items():
         mine = [r for r in rows if r.area == area]
         count = lambda *names: sum(1 for r in mine if r.result in names)  # noqa: E731
         lines.append(f"| {title} | {area_result(mine)} | {count('pass', 'xpass')} | {count('fail', 'error')} | "
-                     f"{count('xfail')} | {count('skipped')} |")
+                     f"{count('unknown')} | {count('xfail')} | {count('skipped')} |")
     for area, title in AREAS.items():
         mine = [r for r in rows if r.area == area]
         if not mine:

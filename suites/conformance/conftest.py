@@ -130,9 +130,10 @@ def pytest_runtest_makereport(item, call):
     marker = item.get_closest_marker("kip")
     if marker is None or not marker.args:
         return
-    from harness.conformance.report import outcome, reportable
-    if reportable(report):
-        result, reason = outcome(report)
+    from harness.conformance.report import report_row
+    settled = report_row(report)
+    if settled is not None:
+        result, reason = settled
         text = (getattr(item.function, "__doc__", None) or item.name).strip()
         doc = " ".join(line.strip() for line in text.split("\n\n")[0].splitlines())  # the first paragraph, whole
         from harness.conformance.report import Row
