@@ -105,7 +105,10 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
            *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
            "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
-           "--ksh-conformance-out", str(out / "conformance")]
+           "--ksh-conformance-out", str(out / "conformance"),
+           # C-level writes to stderr pass uncaptured into the cell's log: the one line a native abort
+           # leaves (an assertion of librdkafka or glibc) is never lost with the process's capture file
+           "--capture=sys"]
     if workers > 1:  # a worker that dies is not replaced (as in CI); its test's row and scenario stay unknown
         cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart=0"]
     return cmd + (["-k", select] if select else [])
