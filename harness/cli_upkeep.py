@@ -18,9 +18,14 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from harness.clients.franz import build_franz_driver
     from harness.cluster.java_admin import compiled
     from harness.kafka import cds
-    for version in args.kafka_version or [DEFAULT_VERSION, OLDEST_SUPPORTED]:
+    from harness.faults.upgrade import previous_line_release
+    from harness.kafka.jars import tools_classpath
+    # the default release, the one CI's rolling upgrade starts from, and the oldest (CI's smoke)
+    for version in args.kafka_version or dict.fromkeys([DEFAULT_VERSION, previous_line_release(), OLDEST_SUPPORTED]):
         dist = resolve(version, cache_dir())
         print(f"kafka {dist.version}: {dist.libs}")
+        if version == DEFAULT_VERSION:  # its FeatureCommand finalises CI's rolling upgrade
+            tools_classpath(dist, cache_dir())
         print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")
         print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")

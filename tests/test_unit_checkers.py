@@ -1092,8 +1092,9 @@ def test_the_phased_profile_combines_the_releases_the_nodes_run():
 
 
 def test_the_upgrade_path_goes_through_the_newest_release_of_every_line():
-    from harness.faults.upgrade import release_of, upgrade_path
+    from harness.faults.upgrade import previous_line_release, release_of, upgrade_path
     assert upgrade_path("4.2.2", "4.4.0") == ["4.3.1", "4.4.0"]
+    assert previous_line_release("4.4.0") == "4.3.1" and previous_line_release("4.2.2") == "4.1.2"
     assert upgrade_path("4.1.2", "4.3.1") == ["4.2.2", "4.3.1"]
     assert upgrade_path("4.4.0", "4.4.0") == [] and release_of("4.3.1") == "4.3"
 

@@ -43,6 +43,12 @@ def upgrade_path(current: str, target: str = DEFAULT_VERSION) -> list[str]:
     return path + [target] if end > now else []
 
 
+def previous_line_release(version: str = DEFAULT_VERSION) -> str:
+    """The newest known release of the supported line before `version`'s ("4.4.0" -> "4.3.1"): where a
+    rolling upgrade to `version` starts when the release under test is that newest one."""
+    return newest_known(SUPPORTED_LINES[SUPPORTED_LINES.index(release_of(version)) - 1])
+
+
 def release_of(version: str) -> str:
     """The `--release-version` that finalises `version`'s features: its line ("4.4.0" -> "4.4")."""
     return ".".join(version.split(".")[:2])

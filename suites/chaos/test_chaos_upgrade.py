@@ -15,8 +15,8 @@ it (4.3.1 for 4.4.0).
 import pytest
 
 from harness.clients.registry import unsupported_release
-from harness.faults.upgrade import upgrade_path
-from harness.kafka.versions import DEFAULT_VERSION, SUPPORTED_LINES, newest_known, parse_version
+from harness.faults.upgrade import previous_line_release, upgrade_path
+from harness.kafka.versions import DEFAULT_VERSION, parse_version
 from harness.workloads import apply_workload
 from ksh_fixtures.chaos import assert_chaos_verdict
 
@@ -29,7 +29,7 @@ def start_release(start: str, under_test: str) -> str:
         return start
     if parse_version(under_test) < parse_version(DEFAULT_VERSION):
         return under_test
-    return newest_known(SUPPORTED_LINES[SUPPORTED_LINES.index(DEFAULT_VERSION.rsplit(".", 1)[0]) - 1])
+    return previous_line_release()
 
 
 @pytest.mark.parametrize("start, workload", [
