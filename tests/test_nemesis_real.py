@@ -23,7 +23,8 @@ def test_run_with_a_fault_schedule_records_heals_and_plots_it(local_cluster, sha
     assert any(op["f"] == "recover" and op["type"] == "ok" for op in ops)
     schedule = json.loads((outcome.run_dir / "schedule.json").read_text())
     assert schedule["seed"] == 3 and len(schedule["schedule"]) == len(outcome.faults)
-    assert "<svg" in (outcome.run_dir / "timeline.html").read_text()
+    page = (outcome.run_dir / "run.html").read_text()  # the run's page: its plots and fault table
+    assert 'class="plot"' in page and "Plotly.newPlot" in page and "<h2>Faults</h2>" in page
     assert "--faults leader-kill,latency,consumer-kill --fault-seed 3" in outcome.spec.reproduce_command()
     # Every property holds, or (a consumer killed mid-batch) the only open question is an ACCEPT whose
     # outcome the broker alone knows and the durable read could not settle: reported unknown, never a pass.

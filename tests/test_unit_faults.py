@@ -1,4 +1,4 @@
-"""Fast tests of the fault catalogue's pure parts: names, seeded schedules, overlap rules, the timeline."""
+"""Fast tests of the fault catalogue's pure parts: names, seeded schedules, overlap rules, the fault bands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from harness.errors import HarnessError
 from harness.faults import CATALOGUE, GROUPS, in_group, parse_faults
 from harness.faults.schedule import TIMINGS, ScheduleTiming, end_of, generate
 from harness.history.schema import Op
-from harness.report.timeline import fault_bars, render
+from harness.report.plots import fault_bands, figures, series
 
 
 def test_every_group_has_faults_and_every_fault_a_group():
@@ -67,21 +67,50 @@ def _op(i, t, type_, f, value):
     return Op(i, int(t * 1e9), "nemesis", type_, f, value)
 
 
-def test_timeline_draws_applied_not_applied_and_unhealed_faults():
+def test_fault_bands_show_applied_not_applied_and_unhealed_faults():
     ops = [_op(0, 0.5, "invoke", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill", "targets": ["n2"]}),
-           _op(1, 1.0, "ok", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill", "targets": ["n2"]}),
+           _op(1, 1.0, "ok", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill", "targets": ["n2"],
+                                             "evidence": "leader of t-0 moved n2 -> n1"}),
            _op(2, 4.0, "ok", "fault-heal", {"id": "leader-kill-1", "fault": "leader-kill"}),
-           _op(3, 5.0, "fail", "fault-start", {"id": "truncate-2", "fault": "truncate", "targets": []}),
+           _op(3, 5.0, "fail", "fault-start", {"id": "truncate-2", "fault": "truncate", "targets": [],
+                                               "error": "no leader to truncate"}),
            _op(4, 6.0, "invoke", "fault-start", {"id": "latency-3", "fault": "latency", "targets": ["client->n1"]}),
            _op(5, 6.5, "ok", "fault-start", {"id": "latency-3", "fault": "latency", "targets": ["client->n1"]}),
            Op(6, int(9e9), "producer-0", "ok", "produce", {"id": "x", "topic": "t", "partition": 0, "offset": 0})]
-    bars = {b["id"]: b for b in fault_bars(ops)}
-    assert bars["leader-kill-1"]["applied"] and bars["leader-kill-1"]["healed"]
-    assert (bars["leader-kill-1"]["start"], bars["leader-kill-1"]["end"]) == (0.5, 4.0)
-    assert bars["truncate-2"]["applied"] is False
-    assert bars["latency-3"]["end"] == 9.0 and not bars["latency-3"]["healed"]  # never healed: to the end
-    html = render(ops)
-    assert html.startswith("<!doctype html>") and "<svg" in html and "NOT applied" in html and "n2" in html
+    bands = {f.id: f for f in fault_bands(ops)}
+    assert bands["leader-kill-1"].applied and bands["leader-kill-1"].healed
+    assert (bands["leader-kill-1"].start, bands["leader-kill-1"].end) == (0.5, 4.0)
+    assert bands["leader-kill-1"].evidence == "leader of t-0 moved n2 -> n1" and bands["leader-kill-1"].group == "leader"
+    assert bands["truncate-2"].applied is False and bands["truncate-2"].evidence == "no leader to truncate"
+    assert bands["latency-3"].end == 9.0 and not bands["latency-3"].healed  # never healed: to the end
+    figs = figures(series(ops))
+    assert set(figs) == {"throughput", "latency", "delivery counts", "consumers"}
+    shapes = figs["throughput"].layout.shapes  # a band per fault: filled when applied, dashed when not
+    assert len(shapes) == 3 and [s.opacity for s in shapes] == [0.18, 0.0, 0.18]
+
+
+def test_series_counts_rates_latencies_and_lanes():
+    c = "consumer-0"
+    rec = {"id": "r1", "topic": "t", "partition": 0, "offset": 0}
+    ops = [Op(0, 0, "harness", "ok", "config", {"delivery_count_limit": 2}),
+           Op(1, int(0.2e9), c, "ok", "start", {"client": "x"}),
+           Op(2, int(0.5e9), "producer-0", "invoke", "produce", {"id": "r1", "topic": "t"}),
+           Op(3, int(0.6e9), "producer-0", "ok", "produce", rec),
+           Op(4, int(1.6e9), c, "ok", "poll", {"records": [{**rec, "delivery_count": 1}]}),
+           Op(5, int(2.1e9), c, "ok", "poll", {"records": [{**rec, "delivery_count": 2}]}),
+           Op(6, int(2.2e9), c, "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]}),
+           Op(7, int(2.3e9), c, "invoke", "commit", {}),
+           Op(8, int(2.6e9), c, "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": None}]}),
+           Op(9, int(3.0e9), "harness", "info", "crash", {"process": c})]
+    s = series(ops)
+    assert s.rates["produced"][0] == 1 and s.rates["acknowledged by the broker"][0] == 1
+    assert s.rates["delivered"] == {1: 1, 2: 1} and s.rates["redelivered"] == {2: 1} and s.rates["accepted"][2] == 1
+    assert s.delivery_counts == {1: 1, 2: 1} and s.limit == 2
+    first = s.latencies["produce -> first delivery"]
+    assert len(first) == 1 and abs(first[0][1] - 1.0) < 1e-9  # the redelivery is not a first delivery
+    assert [round(x, 3) for _, x in s.latencies["delivery -> acknowledgement result"]] == [0.5]
+    assert [round(x, 3) for _, x in s.latencies["commit round trip"]] == [0.3]
+    assert s.lanes[c] == [(0.2, 3.0, "crashed")]
 
 
 def test_cli_rejects_an_unknown_fault_in_one_line():

@@ -32,7 +32,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     consumers, durable read, close, check, verdict. Never returns a pass for a run it could not check."""
     ctx = RunContext.open(spec, cluster, run_dir)
     chaos = bool(spec.faults or spec.workload_events)
-    pool, faults = None, []
+    pool, faults, finished = None, [], False
     try:
         pool = start_consumers(ctx)
         if chaos:
@@ -42,6 +42,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         drain(ctx.history, ctx.limits, spec.lock_tolerance_ms, spec.drain_timeout, lambda: len(pool.live()))
         pool.close_all()  # closed before the durable read, so every acknowledgement is in
         ctx.read_durable_state()
+        finished = True
     finally:
         try:
             if pool is not None:
@@ -50,10 +51,24 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
             try:
                 ctx.close()
             finally:
-                if chaos:  # the evidence of a failed run too
-                    from harness.report.timeline import write_timeline
-                    write_timeline(ctx.history.ops(), ctx.run_dir / "timeline.html", f"{spec.name} seed {spec.seed}")
+                if not finished:  # the run broke off: its page shows what the history holds (no verdict)
+                    _page(ctx, spec, broken_off=True)
     results, engine = ctx.check()
     outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults))
     ctx.write_verdict(results, engine, outcome.overall, outcome.chaos_missing, outcome.faults)
+    if chaos or outcome.overall is not True:  # the page of every chaos run and of every run that did not pass
+        _page(ctx, spec)
     return outcome
+
+
+def _page(ctx: RunContext, spec: RunSpec, broken_off: bool = False) -> None:
+    """The run's page (`run.html`). For a run that broke off, a page that cannot be drawn must not hide
+    why the run broke off: that error propagates, the page's is one line on stderr."""
+    from harness.report.page import write_run_page
+    try:
+        write_run_page(ctx.run_dir, ctx.history.ops(), f"{spec.name} seed {spec.seed}")
+    except Exception as exc:
+        if not broken_off:
+            raise
+        import sys
+        print(f"share-harness: the run page of {ctx.run_dir} could not be drawn: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 
 #: What a run directory holds from its start on (`harness.report.rundir`): a directory with any of them
 #: is a run, and must hold a history.
-RUN_MARKS = ("spec.json", "verdict.json", "logs", "timeline.html", "schedule.json")
+RUN_MARKS = ("spec.json", "verdict.json", "logs", "run.html", "schedule.json")
 
 
 def history_files(paths: list[Path], parquet_only: bool = True) -> list[Path]:

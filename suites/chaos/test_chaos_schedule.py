@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pyt
 
 def test_random_fault_schedule(chaos_run):
     """The schedule also leaves what a reader of the run needs: each fault started and healed in the
-    history, the schedule with its seed, the timeline, and a reproduce command naming both."""
+    history, the schedule with its seed, the run page, and a reproduce command naming both."""
     faults = parse_faults("leader,coordinator,partition,latency")
     outcome = chaos_run("crash", faults=faults, fault_interval=4.0)
     assert len(outcome.faults) >= 2, outcome.summary()
@@ -25,5 +25,6 @@ def test_random_fault_schedule(chaos_run):
     schedule = json.loads((outcome.run_dir / "schedule.json").read_text())
     seed = outcome.spec.effective_fault_seed
     assert schedule["seed"] == seed and len(schedule["schedule"]) == len(outcome.faults)
-    assert "<svg" in (outcome.run_dir / "timeline.html").read_text()
+    page = (outcome.run_dir / "run.html").read_text()  # the run's page: its plots and fault table
+    assert 'class="plot"' in page and "Plotly.newPlot" in page and "<h2>Faults</h2>" in page
     assert f"--faults {','.join(faults)} --fault-seed {seed}" in outcome.spec.reproduce_command()

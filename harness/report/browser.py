@@ -1,0 +1,62 @@
+"""Open a page of the harness in headless Chromium (Debian's `chromium`, driven by Playwright): the
+script errors it raised, the plots it drew, a screenshot. The pages' tests and the README's screenshots
+use it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+#: flags for a machine with no network beyond loopback: no background connections, no first-run work
+FLAGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync")
+INSTALL = "run `bash scripts/install.sh` (Debian's chromium and the playwright package)"
+
+
+@dataclass
+class Opened:
+    errors: list[str] = field(default_factory=list)  # uncaught script errors and console errors
+    plots: list[str] = field(default_factory=list)  # the titles of the plots that drew an SVG
+    title: str = ""
+
+
+def chromium() -> str:
+    """The Chromium executable (KSH_CHROMIUM, else `chromium` on PATH); one line naming the fix if none."""
+    path = os.environ.get("KSH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        raise HarnessError(f"no Chromium found (KSH_CHROMIUM or `chromium` on PATH): {INSTALL}")
+    return path
+
+
+def open_page(page_path: Path, screenshot: Path | None = None, width: int = 1300, timeout_s: float = 60) -> Opened:
+    """Load `page_path` (a file) and wait until every `.plot` drew its SVG (or `timeout_s` passes)."""
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        raise HarnessError(f"the playwright package is not installed: {INSTALL}") from None
+    opened = Opened()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=list(FLAGS), timeout=timeout_s * 1000)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.on("pageerror", lambda exc: opened.errors.append(f"script error: {exc}"))
+            page.on("console", lambda msg: msg.type == "error" and opened.errors.append(f"console: {msg.text}"))
+            page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=timeout_s * 1000)
+            expected = page.locator("div.plot").count()
+            try:
+                page.wait_for_function(f"document.querySelectorAll('div.plot .main-svg').length >= {expected}",
+                                       timeout=timeout_s * 1000)
+            except Error as exc:  # reported as plots missing, not raised: the caller names what is wrong
+                opened.errors.append(f"plots not drawn within {timeout_s:.0f} s: {str(exc).splitlines()[0]}")
+            opened.plots = page.eval_on_selector_all(
+                "div.plot", "els => els.filter(e => e.querySelector('.main-svg')).map(e => e.dataset.title)")
+            opened.title = page.title()
+            if screenshot is not None:
+                page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    return opened

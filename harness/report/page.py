@@ -1,0 +1,115 @@
+"""One self-contained HTML page per run (`run.html` in its run directory): the verdict per checker with
+its anomalies and allowances, the fault table with evidence, the plots (harness.report.plots), the
+reproduce command and links to the history, the verdict and the node and client logs.
+
+The page is rendered by a Jinja2 template (autoescaped) and carries Plotly's script inline, so it opens
+from a CI artifact or a mail attachment with no network. A run that did not reach its verdict (an
+error, Ctrl-C) still gets its page: the plots of what the history holds, and the verdict says UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.history.schema import Op
+from harness.report.plots import COLOURS, figures, series
+
+PAGE = "run.html"
+#: anomalies listed per checker on the page (the verdict.json has them all)
+ANOMALIES_SHOWN = 20
+
+_TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }}: {{ word }}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+.word { padding: 0.1em 0.5em; border-radius: 4px; color: white; }
+.PASS { background: #2a7d2a; } .FAIL { background: #c62828; } .UNKNOWN, .NONE { background: #8a6d00; }
+table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 0.3em 0.6em;
+vertical-align: top; text-align: left; font-size: 0.92em; } th { background: #f3f3f3; }
+code, pre { background: #f6f6f6; padding: 0.1em 0.3em; } pre { padding: 0.6em; overflow-x: auto; }
+.swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em; vertical-align: middle; }
+ul.anomalies { margin: 0.2em 0; padding-left: 1.2em; }
+</style></head><body>
+<h1>{{ title }} <span class="word {{ word }}">{{ word }}</span></h1>
+<p>Kafka {{ kafka_version }} &middot; seed {{ seed }} &middot; engine {{ engine }} &middot;
+{{ duration }} s of history, {{ n_ops }} operations</p>
+{% if reproduce %}<p>Reproduce: <code>{{ reproduce }}</code></p>{% endif %}
+{% if chaos_missing %}<p><b>The chaos asked for did not happen:</b> {{ chaos_missing }}</p>{% endif %}
+<h2>Checkers</h2>
+{% if checkers %}<table><tr><th>checker</th><th>verdict</th><th>anomalies</th><th>allowances</th></tr>
+{% for c in checkers %}<tr><td>{{ c.name }}</td><td><span class="word {{ c.word }}">{{ c.word }}</span>
+{% if c.reason %}<br>{{ c.reason }}{% endif %}</td>
+<td>{% if c.anomalies %}{{ c.n_anomalies }}<ul class="anomalies">{% for a in c.anomalies %}<li><b>{{ a.kind }}</b>: {{ a.message }}</li>{% endfor %}</ul>{% endif %}</td>
+<td>{% for k, n in c.allowances %}{{ k }}: {{ n }}<br>{% endfor %}</td></tr>{% endfor %}</table>
+{% else %}<p>No verdict: the run ended before its checkers ran (UNKNOWN, never a pass).</p>{% endif %}
+<h2>Faults</h2>
+{% if faults %}<table><tr><th>id</th><th>fault</th><th>targets</th><th>from&ndash;to (s)</th><th>applied</th><th>healed</th><th>evidence</th></tr>
+{% for f in faults %}<tr><td><span class="swatch" style="background: {{ f.colour }}"></span>{{ f.id }}</td><td>{{ f.fault }} ({{ f.group }})</td>
+<td>{{ f.targets|join(", ") }}</td><td>{{ "%.1f"|format(f.start) }}&ndash;{{ "%.1f"|format(f.end) }}</td>
+<td>{{ "yes" if f.applied else "NOT APPLIED" }}</td><td>{{ "yes" if f.healed else "no" }}</td><td>{{ f.evidence }}</td></tr>{% endfor %}</table>
+{% else %}<p>No fault in this run.</p>{% endif %}
+<h2>Plots</h2>
+{% for title, html in plots %}<div class="plot" data-title="{{ title }}">{{ html|safe }}</div>{% endfor %}
+<h2>Files</h2>
+<ul>{% for name in files %}<li><a href="{{ name }}">{{ name }}</a></li>{% endfor %}</ul>
+</body></html>
+"""
+
+
+def _checkers(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out = []
+    for r in (verdict or {}).get("results", ()):
+        valid = r.get("valid")
+        anomalies = r.get("anomalies") or []
+        out.append({"name": r.get("checker", "?"), "word": {True: "PASS", False: "FAIL"}.get(valid, "UNKNOWN"),
+                    "reason": r.get("reason") or "", "n_anomalies": len(anomalies),
+                    "anomalies": anomalies[:ANOMALIES_SHOWN],
+                    "allowances": sorted((r.get("allowances") or {}).items())})
+    return out
+
+
+def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str]]:
+    """(seconds, label) of the operations an anomaly cites as evidence (history indexes)."""
+    by_index = {op.index: op for op in ops}
+    marks = []
+    for r in (verdict or {}).get("results", ()):
+        for a in (r.get("anomalies") or [])[:200]:
+            for index in a.get("evidence") or ():
+                op = by_index.get(index)
+                if op is not None:
+                    marks.append((op.time / 1e9, f"{r.get('checker')}: {a.get('kind')}: {a.get('message', '')[:200]}"))
+    return marks
+
+
+def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files: Sequence[str] = ()) -> str:
+    """The page's HTML: self-contained (Plotly's script once, inline)."""
+    import jinja2
+    s = series(ops)
+    figs = figures(s, anomaly_marks(ops, verdict))
+    plots, first = [], True
+    for name, fig in figs.items():
+        plots.append((name, fig.to_html(full_html=False, include_plotlyjs=first, div_id=f"plot-{name.replace(' ', '-')}")))
+        first = False
+    word = (verdict or {}).get("verdict") or "UNKNOWN"
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(_TEMPLATE).render(
+        title=title, word=word, kafka_version=(verdict or {}).get("kafka_version", "?"),
+        seed=(verdict or {}).get("seed", "?"), engine=(verdict or {}).get("engine", "-"),
+        duration=f"{s.duration:.1f}", n_ops=len(ops), reproduce=(verdict or {}).get("reproduce", ""),
+        chaos_missing=(verdict or {}).get("chaos_missing") or "", checkers=_checkers(verdict),
+        faults=[{**f.__dict__, "colour": COLOURS.get(f.group, "#333")} for f in s.faults], plots=plots,
+        files=list(files))
+
+
+def write_run_page(run_dir: Path, ops: Sequence[Op], title: str) -> Path:
+    """`run_dir/run.html` from the history `ops` and the run's verdict.json (if it was written)."""
+    verdict_path = run_dir / "verdict.json"
+    verdict = json.loads(verdict_path.read_text()) if verdict_path.is_file() else None
+    files = [p.relative_to(run_dir).as_posix() for p in sorted(run_dir.rglob("*"))
+             if p.is_file() and p.name != PAGE and p.suffix in (".json", ".jsonl", ".log", ".parquet", ".txt")]
+    path = run_dir / PAGE
+    path.write_text(render(ops, verdict, title, files))
+    return path

@@ -1,0 +1,75 @@
+"""The run page in a real browser: headless Chromium (Debian's package, driven by Playwright) opens a
+page rendered from a small history and a failed verdict; no script error, every plot drawn, a
+screenshot taken. No cluster: the history is written here. Chromium missing is a failure naming the
+install command, never a skip (scripts/install.sh installs it)."""
+
+from __future__ import annotations
+
+import json
+
+from harness.history.schema import Op
+from harness.report.browser import open_page
+from harness.report.page import write_run_page
+
+
+def _history() -> list[Op]:
+    c, t = "consumer-0", "t"
+    ops = [Op(0, 0, "harness", "ok", "config", {"delivery_count_limit": 3}),
+           Op(1, int(0.1e9), c, "ok", "start", {"client": "x"})]
+    for i in range(30):
+        at = int((0.2 + i * 0.2) * 1e9)
+        rec = {"id": f"r{i}", "topic": t, "partition": 0, "offset": i}
+        ops += [Op(0, at, "producer-0", "invoke", "produce", {"id": f"r{i}", "topic": t}),
+                Op(0, at + 5_000_000, "producer-0", "ok", "produce", rec),
+                Op(0, at + 400_000_000, c, "ok", "poll", {"records": [{**rec, "delivery_count": 1 + i % 3}]}),
+                Op(0, at + 450_000_000, c, "ok", "acknowledge", {"records": [{**rec, "type": "ACCEPT"}]}),
+                Op(0, at + 460_000_000, c, "invoke", "commit", {}),
+                Op(0, at + 500_000_000, c, "ok", "commit", {"results": [{"topic": t, "partition": 0, "error": None}]})]
+    ops += [Op(0, int(1.0e9), "nemesis", "invoke", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill",
+                                                                   "targets": ["n2"]}),
+            Op(0, int(1.2e9), "nemesis", "ok", "fault-start", {"id": "leader-kill-1", "fault": "leader-kill",
+                                                               "targets": ["n2"], "evidence": "leader of t-0 moved n2 -> n1"}),
+            Op(0, int(3.0e9), "nemesis", "ok", "fault-heal", {"id": "leader-kill-1", "fault": "leader-kill"}),
+            Op(0, int(4.0e9), "nemesis", "fail", "fault-start", {"id": "partition-2", "fault": "partition-leader",
+                                                                 "targets": ["n1->n3"], "error": "no leader"}),
+            Op(0, int(7.0e9), "harness", "info", "crash", {"process": c})]
+    ops.sort(key=lambda op: op.time)
+    return [Op(i, op.time, op.process, op.type, op.f, op.value) for i, op in enumerate(ops)]
+
+
+def test_a_failed_runs_page_opens_in_chromium_with_every_plot_drawn(tmp_path):
+    ops = _history()
+    verdict = {"verdict": "FAIL", "overall": False, "kafka_version": "4.4.0", "seed": 7, "engine": "inprocess",
+               "reproduce": "share-harness run --seed 7", "chaos_missing": None,
+               "results": [{"checker": "no-loss", "valid": False, "reason": "",
+                            "anomalies": [{"kind": "lost", "message": "record r3 at t-0@3 was acknowledged by the "
+                                           "broker but never delivered", "evidence": [9]}],
+                            "allowances": {}},
+                           {"checker": "delivery-count", "valid": True, "anomalies": [],
+                            "allowances": {"delivery-count-lag": 2}}]}
+    (tmp_path / "verdict.json").write_text(json.dumps(verdict))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "n1-server.log").write_text("started\n")
+    page = write_run_page(tmp_path, ops, "a failed run <seed 7>")
+    text = page.read_text()
+    assert "a failed run &lt;seed 7&gt;" in text and "<script" in text  # escaped; the script inline
+    assert 'href="logs/n1-server.log"' in text and "NOT APPLIED" in text and "leader of t-0 moved n2 -&gt; n1" in text
+    assert "https://" not in text.split("<body>")[1].split("<h2>Plots</h2>")[0]  # nothing fetched from a network
+
+    shot = tmp_path / "page.png"
+    opened = open_page(page, screenshot=shot)
+    assert opened.errors == []
+    assert opened.plots == ["throughput", "latency", "delivery counts", "consumers"]
+    assert opened.title.endswith("FAIL")
+    assert shot.stat().st_size > 20_000  # a page with its plots, not a blank one
+
+
+def test_no_chromium_is_one_line_naming_the_install_command(monkeypatch, tmp_path):
+    import pytest
+
+    from harness.errors import HarnessError
+    from harness.report.browser import chromium
+    monkeypatch.delenv("KSH_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(HarnessError, match=r"no Chromium found .*scripts/install.sh"):
+        chromium()
