@@ -6,15 +6,18 @@ install command, never a skip (scripts/install.sh installs it)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from harness.history.schema import Op
 from harness.report.browser import open_page
 from harness.report.page import write_run_page
 
+pytest_plugins = ["pytester"]
+
 
 def _history() -> list[Op]:
     c, t = "consumer-0", "t"
-    ops = [Op(0, 0, "harness", "ok", "config", {"delivery_count_limit": 3}),
+    ops = [Op(0, 0, "harness", "ok", "config", {"schema_version": 1, "delivery_count_limit": 3}),
            Op(1, int(0.1e9), c, "ok", "start", {"client": "x"})]
     for i in range(30):
         at = int((0.2 + i * 0.2) * 1e9)
@@ -73,3 +76,40 @@ def test_no_chromium_is_one_line_naming_the_install_command(monkeypatch, tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(HarnessError, match=r"no Chromium found .*scripts/install.sh"):
         chromium()
+
+
+ALLURE_INNER = """
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from ksh_fixtures.plugin import attach_run
+
+
+def test_a_run(request):
+    run_dir = Path({run_dir!r})
+    attach_run(SimpleNamespace(run_dir=run_dir, spec=SimpleNamespace(name="a run", seed=7), overall=False),
+               request.config)
+"""
+
+
+def test_allure_gets_the_run_page_plots_verdict_history_and_logs(pytester, tmp_path):
+    """Every run test's allure result carries its run's page, its plots as images, the verdict, the
+    history and every node's and client's log: read back from the allure results themselves."""
+    run_dir = tmp_path / "run"
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "history.jsonl").write_text("".join(json.dumps(op.to_json()) + "\n" for op in _history()))
+    (run_dir / "verdict.json").write_text(json.dumps({"verdict": "PASS", "overall": True, "results": []}))
+    for name in ("n1-server.log", "consumer-0.log"):
+        (run_dir / "logs" / name).write_text("a line\n")
+    pytester.makepyfile(test_inner=ALLURE_INNER.format(run_dir=str(run_dir)))
+    results = tmp_path / "allure"
+    outcome = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--alluredir", str(results), timeout=180)
+    assert outcome.ret == 0, outcome.stdout.str()
+    [result] = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    attached = {a["name"]: results / a["source"] for a in result.get("attachments", [])}
+    assert set(attached) >= {"run.html", "throughput.png", "latency.png", "delivery-counts.png", "consumers.png",
+                             "verdict.json", "history.jsonl", "n1-server.log", "consumer-0.log"}, sorted(attached)
+    assert all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in attached.values())
+    assert Path(attached["throughput.png"]).read_bytes()[:4] == b"\x89PNG"
+    assert "Plotly.newPlot" in Path(attached["run.html"]).read_text()  # written for the run, which had none

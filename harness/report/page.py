@@ -104,12 +104,32 @@ def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files:
         files=list(files))
 
 
+def _verdict(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / "verdict.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def write_run_page(run_dir: Path, ops: Sequence[Op], title: str) -> Path:
     """`run_dir/run.html` from the history `ops` and the run's verdict.json (if it was written)."""
-    verdict_path = run_dir / "verdict.json"
-    verdict = json.loads(verdict_path.read_text()) if verdict_path.is_file() else None
+    verdict = _verdict(run_dir)
     files = [p.relative_to(run_dir).as_posix() for p in sorted(run_dir.rglob("*"))
              if p.is_file() and p.name != PAGE and p.suffix in (".json", ".jsonl", ".log", ".parquet", ".txt")]
     path = run_dir / PAGE
     path.write_text(render(ops, verdict, title, files))
     return path
+
+
+def write_plot_images(run_dir: Path, ops: Sequence[Op]) -> list[Path]:
+    """The page's plots as static images, `run_dir/plots/<name>.png` (for allure and CI logs), drawn by
+    kaleido in the same Chromium the pages' tests use, all in one browser session."""
+    import os
+
+    import plotly.io as pio
+
+    from harness.report.browser import chromium
+    os.environ.setdefault("BROWSER_PATH", chromium())  # kaleido's browser: Debian's, never a download
+    figs = figures(series(ops), anomaly_marks(ops, _verdict(run_dir)))
+    (run_dir / "plots").mkdir(exist_ok=True)
+    paths = [run_dir / "plots" / f"{name.replace(' ', '-')}.png" for name in figs]
+    pio.write_images(list(figs.values()), paths, width=1200, height=500)
+    return paths
