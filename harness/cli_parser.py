@@ -65,6 +65,8 @@ def _add_run(sub) -> None:
     run.add_argument("--suite", choices=tuple(SUITES), default=None,
                      help="run a pytest suite of the repository instead of one workload (JUnit XML, allure "
                           "results and, for conformance, the area report go under reports/)")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress lines while the run runs (the outcome is printed either way)")
     run.add_argument("--name", default="share-basic")
     run.add_argument("--seed", type=_whole, default=1)
     run.add_argument("--profile", choices=sorted(PROFILES), default="ci")

@@ -26,7 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.suite:
         return run_suite(args)
     from harness.run import run
-    outcome = run(spec_from_args(args))
+    outcome = run(spec_from_args(args), progress=not args.quiet)
     print(outcome.summary())
     return exitcodes.for_verdict(outcome.overall)
 

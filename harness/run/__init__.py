@@ -14,6 +14,7 @@ producer, the nemesis beside it, then the drain (`harness.run.drain`). A conform
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from harness.checkers import compose
@@ -27,13 +28,19 @@ from harness.spec import RunSpec
 __all__ = ["RunContext", "RunOutcome", "kafka_version_of", "make_cluster", "run"]
 
 
-def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None) -> RunOutcome:
+def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = None,
+        progress: bool = False) -> RunOutcome:
     """Run `spec` end to end and store it: open, consumers, produce (under faults), drain, close the
-    consumers, durable read, close, check, verdict. Never returns a pass for a run it could not check."""
+    consumers, durable read, close, check, verdict. Never returns a pass for a run it could not check.
+    `progress`: show the run's progress on stderr while it runs (harness.report.progress)."""
     ctx = RunContext.open(spec, cluster, run_dir)
     chaos = bool(spec.faults or spec.workload_events)
     pool, faults, finished = None, [], False
+    shown = contextlib.ExitStack()
     try:
+        if progress:
+            from harness.report.progress import RunProgress
+            shown.enter_context(RunProgress(ctx.history, spec.name))
         pool = start_consumers(ctx)
         if chaos:
             faults = produce_under_faults(ctx, pool)
@@ -44,6 +51,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
         ctx.read_durable_state()
         finished = True
     finally:
+        shown.close()
         try:
             if pool is not None:
                 pool.close_all()  # only on failure: the ones not closed yet
