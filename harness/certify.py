@@ -168,6 +168,8 @@ def write_comparison(root: Path) -> Path:
         lines.append(f"| {RULES[rule]} (`{rule}`) | " + " | ".join(cells) + " |")
     path = root / "index.md"
     path.write_text("\n".join(lines) + "\n")
+    from harness.report.html import write_html_twin
+    write_html_twin(path, "Share-consumer certificates compared")
     return path
 
 
@@ -218,6 +220,8 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     cert["log"] = str(out / "pytest.log") if quiet else None
     (out / "certificate.json").write_text(json.dumps(cert, indent=1))
     (out / "certificate.md").write_text(render_certificate(cert))
+    from harness.report.html import write_html_twin
+    write_html_twin(out / "certificate.md", f"Certificate: {info.name}, Kafka {kafka_version}: {cert['verdict']}")
     if cert["verdict"] != "UNKNOWN":  # the comparison shows decided certificates only
         write_comparison(out_root)
     return cert, out

@@ -241,6 +241,8 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
                                                  "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"
     page.write_text(render(cells))
+    from harness.report.html import write_html_twin
+    write_html_twin(page, "Version matrix: KIP-932 conformance and chaos by release and client")
     return page
 
 

@@ -113,3 +113,22 @@ def test_allure_gets_the_run_page_plots_verdict_history_and_logs(pytester, tmp_p
     assert all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in attached.values())
     assert Path(attached["throughput.png"]).read_bytes()[:4] == b"\x89PNG"
     assert "Plotly.newPlot" in Path(attached["run.html"]).read_text()  # written for the run, which had none
+
+
+def test_every_report_page_has_the_same_look_and_opens_without_errors(tmp_path):
+    """The HTML twins of the Markdown reports (conformance, matrix, certificates and their comparison)
+    and the nightly report: the harness's one style, result words as badges, no script error."""
+    from harness.conformance.report import Row, write_report
+    from harness.matrix import Cell, write_matrix
+    from harness.report.html import STYLE
+    conformance = write_report([Row("ordering", "suites/conformance/test_ordering.py::test_a", "in order", "pass"),
+                                Row("locks", "suites/conformance/test_locks.py::test_b", "lock", "fail", "held")],
+                               "4.4.0", "local", tmp_path / "conformance", "java").with_suffix(".html")
+    cell = Cell("4.4.0", "java", tmp_path / "cell", areas={"ordering": "PASS", "locks": "FAIL"},
+                evidence=["fail: `test_b`: held"])
+    write_matrix([cell], tmp_path)
+    for path, words in ((conformance, {"PASS", "FAIL"}), (tmp_path / "matrix.html", {"PASS", "FAIL"})):
+        text = path.read_text()
+        assert STYLE in text
+        opened = open_page(path)
+        assert opened.errors == [] and words <= set(opened.words), (path, opened)

@@ -119,4 +119,6 @@ def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path
          "tests": [r.__dict__ for r in rows]}, indent=1))
     path = out_dir / "conformance.md"
     path.write_text(render_markdown(rows, kafka_version, target, client))
+    from harness.report.html import write_html_twin
+    write_html_twin(path, f"KIP-932 conformance: Kafka {kafka_version}, {client}")
     return path

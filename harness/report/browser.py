@@ -21,6 +21,7 @@ INSTALL = "run `bash scripts/install.sh` (Debian's chromium and the playwright p
 class Opened:
     errors: list[str] = field(default_factory=list)  # uncaught script errors and console errors
     plots: list[str] = field(default_factory=list)  # the titles of the plots that drew an SVG
+    words: list[str] = field(default_factory=list)  # the result badges shown (PASS, FAIL, ...)
     title: str = ""
 
 
@@ -54,6 +55,7 @@ def open_page(page_path: Path, screenshot: Path | None = None, width: int = 1300
                 opened.errors.append(f"plots not drawn within {timeout_s:.0f} s: {str(exc).splitlines()[0]}")
             opened.plots = page.eval_on_selector_all(
                 "div.plot", "els => els.filter(e => e.querySelector('.main-svg')).map(e => e.dataset.title)")
+            opened.words = page.eval_on_selector_all(".word", "els => els.map(e => e.textContent)")
             opened.title = page.title()
             if screenshot is not None:
                 page.screenshot(path=str(screenshot), full_page=True)

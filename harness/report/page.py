@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.history.schema import Op
+from harness.report.html import STYLE
 from harness.report.plots import COLOURS, figures, series
 
 PAGE = "run.html"
@@ -22,17 +23,7 @@ ANOMALIES_SHOWN = 20
 
 _TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{ title }}: {{ word }}</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
-.word { padding: 0.1em 0.5em; border-radius: 4px; color: white; }
-.PASS { background: #2a7d2a; } .FAIL { background: #c62828; } .UNKNOWN, .NONE { background: #8a6d00; }
-table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 0.3em 0.6em;
-vertical-align: top; text-align: left; font-size: 0.92em; } th { background: #f3f3f3; }
-code, pre { background: #f6f6f6; padding: 0.1em 0.3em; } pre { padding: 0.6em; overflow-x: auto; }
-.swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em; vertical-align: middle; }
-ul.anomalies { margin: 0.2em 0; padding-left: 1.2em; }
-</style></head><body>
+<style>{{ style|safe }}</style></head><body>
 <h1>{{ title }} <span class="word {{ word }}">{{ word }}</span></h1>
 <p>Kafka {{ kafka_version }} &middot; seed {{ seed }} &middot; engine {{ engine }} &middot;
 {{ duration }} s of history, {{ n_ops }} operations</p>
@@ -101,7 +92,7 @@ def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files:
         duration=f"{s.duration:.1f}", n_ops=len(ops), reproduce=(verdict or {}).get("reproduce", ""),
         chaos_missing=(verdict or {}).get("chaos_missing") or "", checkers=_checkers(verdict),
         faults=[{**f.__dict__, "colour": COLOURS.get(f.group, "#333")} for f in s.faults], plots=plots,
-        files=list(files))
+        files=list(files), style=STYLE)
 
 
 def _verdict(run_dir: Path) -> dict[str, Any] | None:

@@ -123,8 +123,7 @@ def report(table: Path, out: Path, master: str | None = None) -> Path:
                        f"{r['passed']}/{r['runs']} ({r['anomalies']} anomalies)</td>")
         body.append(f"<tr><td>{html.escape(scenario)}</td>{''.join(tds)}</tr>")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("<!doctype html><meta charset='utf-8'><title>share-harness nightly</title>"
-                   "<style>body{font:13px sans-serif}td,th{border:1px solid #ccc;padding:3px}</style>"
-                   f"<h1>Nightly: pass rate and anomalies per scenario</h1><table><tr><th>scenario</th>{head}"
-                   f"</tr>{''.join(body)}</table>")
+    from harness.report.html import page
+    out.write_text(page("share-harness nightly", "<h1>Nightly: pass rate and anomalies per scenario</h1><table>"
+                        f"<tr><th>scenario</th>{head}</tr>{''.join(body)}</table>"))
     return out
