@@ -22,11 +22,11 @@ from harness.cli_certify import cmd_certify, cmd_matrix
 from harness.cli_parser import build_parser
 from harness.cli_report import cmd_check, cmd_nightly_report, cmd_tally
 from harness.cli_run import cmd_run
-from harness.cli_upkeep import cmd_clean, cmd_setup
+from harness.cli_upkeep import cmd_clean, cmd_page, cmd_setup
 from harness.errors import HarnessError, Inconclusive, first_line
 
 __all__ = ["build_parser", "main", "cmd_run", "cmd_check", "cmd_tally", "cmd_nightly_report", "cmd_certify",
-           "cmd_matrix", "cmd_clean", "cmd_setup"]
+           "cmd_matrix", "cmd_clean", "cmd_setup", "cmd_page"]
 
 def _terminate(signum, frame):  # SIGTERM -> the same clean-up path as Ctrl-C
     raise KeyboardInterrupt
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
                 "nightly-report": cmd_nightly_report, "certify": cmd_certify, "matrix": cmd_matrix,
-                "clean": cmd_clean}[args.command](args)
+                "clean": cmd_clean, "page": cmd_page}[args.command](args)
     except Inconclusive as exc:
         print(f"share-harness: inconclusive, nothing was decided: {exc}", file=sys.stderr)
         return exitcodes.UNKNOWN

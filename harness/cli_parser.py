@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_clean,
-                _add_setup):
+                _add_setup, _add_page):
         add(sub)
     return parser
 
@@ -189,6 +189,13 @@ def _add_clean(sub) -> None:
     clean.add_argument("--all", action="store_true", help="delete failed and unknown runs too (beyond --keep)")
     clean.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     clean.add_argument("--root", type=Path, default=None, help="reports root (default: $KSH_REPORTS_DIR or ./reports)")
+
+
+def _add_page(sub) -> None:
+    page = sub.add_parser("page", help="(re)write a run directory's page, run.html, from its history and verdict; "
+                                        "optionally screenshot it in headless Chromium")
+    page.add_argument("run_dir", type=Path, help="a run directory (reports/runs/<...>, or reports/runs/latest)")
+    page.add_argument("--screenshot", type=Path, default=None, help="write a PNG of the whole page here")
 
 
 def _add_setup(sub) -> None:

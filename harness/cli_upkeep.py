@@ -5,6 +5,7 @@ and franz-go drivers, Toxiproxy, the brokers' class-data archives) and `clean` d
 from __future__ import annotations
 
 import argparse
+import json
 
 from harness import exitcodes
 from harness.errors import HarnessError
@@ -30,6 +31,28 @@ def cmd_setup(args: argparse.Namespace) -> int:
         print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
     print(f"franz-go driver: {build_franz_driver(cache_dir())}")
+    return 0
+
+
+def cmd_page(args: argparse.Namespace) -> int:
+    """Exit 0 after writing `run_dir/run.html` (and the screenshot, if asked); a page with a script error or
+    a plot not drawn is an internal error, never a quiet success."""
+    from harness.history.store import read_history
+    from harness.report.page import write_run_page
+    run_dir = args.run_dir.resolve()
+    if not (run_dir / "history.jsonl").is_file():
+        raise HarnessError(f"{args.run_dir} is not a run directory (no history.jsonl): give reports/runs/<run>")
+    spec_path = run_dir / "spec.json"
+    spec = json.loads(spec_path.read_text()).get("spec", {}) if spec_path.is_file() else {}
+    page = write_run_page(run_dir, read_history(run_dir / "history.jsonl"),
+                          f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}")
+    print(f"page: {page}")
+    if args.screenshot is not None:
+        from harness.report.browser import open_page
+        opened = open_page(page, screenshot=args.screenshot)
+        if opened.errors:
+            raise RuntimeError(f"{page} did not render cleanly: {'; '.join(opened.errors)}")
+        print(f"screenshot: {args.screenshot} ({len(opened.plots)} plots drawn)")
     return 0
 
 

@@ -132,3 +132,18 @@ def test_every_report_page_has_the_same_look_and_opens_without_errors(tmp_path):
         assert STYLE in text
         opened = open_page(path)
         assert opened.errors == [] and words <= set(opened.words), (path, opened)
+
+
+def test_share_harness_page_rewrites_a_runs_page_and_screenshots_it(tmp_path, capsys):
+    from harness.cli import main
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "history.jsonl").write_text("".join(json.dumps(op.to_json()) + "\n" for op in _history()))
+    (run_dir / "spec.json").write_text(json.dumps({"spec": {"name": "a run", "seed": 3}}))
+    assert main(["page", str(run_dir), "--screenshot", str(tmp_path / "shot.png")]) == 0
+    out = capsys.readouterr().out
+    assert f"page: {run_dir / 'run.html'}" in out and "4 plots drawn" in out
+    assert "a run seed 3" in (run_dir / "run.html").read_text() and (tmp_path / "shot.png").stat().st_size > 20_000
+    assert main(["page", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a run directory" in err[0]
