@@ -153,7 +153,7 @@ def test_run_exit_code_follows_the_gate_verdict(monkeypatch, capsys):
     import harness.run
     for outcome, code in ((_outcome(True, [(True, True)]), 0), (_outcome(True, [(False, False)]), 3),
                           (_outcome(False, [(True, True)]), 1), (_outcome(None, [(True, True)]), 3)):
-        monkeypatch.setattr(harness.run, "run", lambda spec, _o=outcome: _o)
+        monkeypatch.setattr(harness.run, "run", lambda spec, progress=False, _o=outcome: _o)
         assert main(["run", "--faults", "leader"]) == code
     capsys.readouterr()
 

@@ -273,3 +273,18 @@ def test_a_conformance_test_whose_worker_dies_is_unknown_in_the_report(pytester,
     assert report["areas"]["ordering"] == "UNKNOWN", report
     results = {t["test"].split("::")[-1]: t["result"] for t in report["tests"]}
     assert results == {"test_fine": "pass", "test_dies": "unknown"}
+
+
+def test_a_plain_pytest_session_writes_its_junit_xml_under_reports(pytester, monkeypatch):
+    """Without --junitxml the plugin gives pytest one (reports/suites/<time>-pytest/junit.xml); ini
+    ksh_junit=false turns that off."""
+    pytester.makepyfile(test_inner="def test_plain():\n    pass\n")
+    env_reports = pytester.path / "reports"
+    monkeypatch.setenv("KSH_REPORTS_DIR", str(env_reports))
+    result = pytester.runpytest_subprocess(*FAST, timeout=60)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    [xml] = list(env_reports.glob("suites/*-pytest/junit.xml"))
+    assert 'name="test_plain"' in xml.read_text()
+    pytester.makeini("[pytest]\nksh_junit = false\n")
+    result = pytester.runpytest_subprocess(*FAST, timeout=60)
+    assert result.ret == pytest.ExitCode.OK and len(list(env_reports.glob("suites/*/junit.xml"))) == 1
