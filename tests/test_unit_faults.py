@@ -111,6 +111,8 @@ def test_series_counts_rates_latencies_and_lanes():
     assert [round(x, 3) for _, x in s.latencies["delivery -> acknowledgement result"]] == [0.5]
     assert [round(x, 3) for _, x in s.latencies["commit round trip"]] == [0.3]
     assert s.lanes[c] == [(0.2, 3.0, "crashed")]
+    title = figures(s, archived_at_limit=4)["delivery counts"].layout.title.text
+    assert "limit 2" in title and "4 records archived at the limit" in title
 
 
 def test_cli_rejects_an_unknown_fault_in_one_line():

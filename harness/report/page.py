@@ -62,6 +62,14 @@ def _checkers(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
     return out
 
 
+def archived_at_limit(verdict: dict[str, Any] | None) -> int | None:
+    """The records archived at the delivery-count limit, as the no-loss checker counted them."""
+    for r in (verdict or {}).get("results", ()):
+        if r.get("checker") == "no-loss" and isinstance(r.get("stats"), dict):
+            return r["stats"].get("archived_at_limit")
+    return None
+
+
 def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str]]:
     """(seconds, label) of the operations an anomaly cites as evidence (history indexes)."""
     by_index = {op.index: op for op in ops}
@@ -79,7 +87,7 @@ def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files:
     """The page's HTML: self-contained (Plotly's script once, inline)."""
     import jinja2
     s = series(ops)
-    figs = figures(s, anomaly_marks(ops, verdict))
+    figs = figures(s, anomaly_marks(ops, verdict), archived_at_limit(verdict))
     plots, first = [], True
     for name, fig in figs.items():
         plots.append((name, fig.to_html(full_html=False, include_plotlyjs=first, div_id=f"plot-{name.replace(' ', '-')}")))
@@ -119,7 +127,8 @@ def write_plot_images(run_dir: Path, ops: Sequence[Op]) -> list[Path]:
 
     from harness.report.browser import chromium
     os.environ.setdefault("BROWSER_PATH", chromium())  # kaleido's browser: Debian's, never a download
-    figs = figures(series(ops), anomaly_marks(ops, _verdict(run_dir)))
+    verdict = _verdict(run_dir)
+    figs = figures(series(ops), anomaly_marks(ops, verdict), archived_at_limit(verdict))
     (run_dir / "plots").mkdir(exist_ok=True)
     paths = [run_dir / "plots" / f"{name.replace(' ', '-')}.png" for name in figs]
     pio.write_images(list(figs.values()), paths, width=1200, height=500)

@@ -169,9 +169,11 @@ def _quantile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def figures(s: Series, anomalies: Sequence[tuple[float, str]] = ()) -> dict[str, Any]:
+def figures(s: Series, anomalies: Sequence[tuple[float, str]] = (), archived_at_limit: int | None = None
+            ) -> dict[str, Any]:
     """The run's figures, by title: throughput, latency quantiles, delivery counts, consumer lanes.
-    `anomalies` (time, label) are the anomalous records' operations, marked on the throughput plot."""
+    `anomalies` (time, label) are the anomalous records' operations, marked on the throughput plot;
+    `archived_at_limit`: the records the checkers found archived at the limit (the verdict's count)."""
     import plotly.graph_objects as go
     seconds = list(range(int(s.duration) + 1))
     out: dict[str, Any] = {}
@@ -212,7 +214,9 @@ def figures(s: Series, anomalies: Sequence[tuple[float, str]] = ()) -> dict[str,
     fig = go.Figure(go.Bar(x=counts, y=[s.delivery_counts[c] for c in counts], name="deliveries",
                            marker_color=["#d62728" if s.limit and c >= s.limit else "#1f77b4" for c in counts]))
     fig.update_layout(title="Delivery counts" + (f" (limit {s.limit}: at the limit in red, archived if not "
-                                                 "accepted)" if s.limit else ""),
+                                                 "accepted)" if s.limit else "")
+                      + (f"; {archived_at_limit} records archived at the limit" if archived_at_limit is not None
+                         else ""),
                       xaxis_title="delivery count", yaxis_title="deliveries", xaxis_dtick=1)
     out["delivery counts"] = fig
 
