@@ -156,12 +156,29 @@ def read_cell(cell: Cell) -> None:
     conformance = json.loads(report.read_text())
     cell.areas = {area: _WORDS.get(word, "UNKNOWN") for area, word in conformance.get("areas", {}).items()}
     for test in conformance.get("tests", ()):
-        if test["result"] in ("fail", "error", "xfail"):
+        if test["result"] in ("fail", "error", "xfail", "unknown"):
             kind = "known bug" if test["result"] == "xfail" else test["result"]
             where = f" ({test['run_dir']})" if test.get("run_dir") else ""
             cell.evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")
     cell.areas[CHAOS_AREA], chaos_evidence = chaos_result(cell.out / "junit.xml")
     cell.evidence += chaos_evidence
+    died = worker_died(cell.out / "junit.xml")
+    if died:  # the tests that worker had not reached never ran: no area it may have held is decided
+        cell.areas = {area: word if word == "FAIL" else "UNKNOWN" for area, word in cell.areas.items()}
+        cell.evidence.append(f"unknown: a pytest worker died ({died}); the tests it had not reached never ran, "
+                             "so no area but a failed one is decided")
+
+
+def worker_died(junit: Path) -> str:
+    """xdist's words for a worker that died while running a test ("" if none did)."""
+    if not junit.is_file():
+        return ""
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        for bad in (case.find("failure"), case.find("error")):
+            found = _WORKER_CRASHED.search(bad.get("message") or "") if bad is not None else None
+            if found:
+                return found.group(0)
+    return ""
 
 
 #: how xdist's controller words the failure of a test whose worker process died

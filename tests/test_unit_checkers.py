@@ -14,6 +14,7 @@ import pytest
 
 from harness.checkers import (Result, ack_results, batch_order, check_safe, compose, delivery_count,
                               durable_state, exclusive, no_loss, no_redelivery, verdict_word)
+from harness.errors import HarnessError
 from harness.history.schema import Op
 from harness.model.allowances import ALLOWANCES
 from harness.model.profiles import KNOWN_BUGS
@@ -1095,6 +1096,8 @@ def test_the_upgrade_path_goes_through_the_newest_release_of_every_line():
     from harness.faults.upgrade import previous_line_release, release_of, upgrade_path
     assert upgrade_path("4.2.2", "4.4.0") == ["4.3.1", "4.4.0"]
     assert previous_line_release("4.4.0") == "4.3.1" and previous_line_release("4.2.2") == "4.1.2"
+    with pytest.raises(HarnessError, match="oldest supported line"):
+        previous_line_release("4.1.2")
     assert upgrade_path("4.1.2", "4.3.1") == ["4.2.2", "4.3.1"]
     assert upgrade_path("4.4.0", "4.4.0") == [] and release_of("4.3.1") == "4.3"
 

@@ -54,10 +54,15 @@ def test_a_failed_or_known_bug_chaos_scenario_is_its_row(tmp_path):
 
 
 def test_a_scenario_whose_worker_died_is_unknown_not_a_failure(tmp_path):
-    died = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s4"><failure message="worker \'gw0\' '
-            'crashed while running \'suites/chaos/test_chaos_bounce.py::s4\'"/></testcase>')
-    c = cell(tmp_path / "a", 1, {"ordering": "PASS"}, extra=died)
-    assert c.areas[CHAOS_AREA] == "UNKNOWN" and overall([c]) == "UNKNOWN"
+    died = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s4"><error message="failed on setup with '
+            '&quot;worker \'gw0\' crashed while running \'suites/chaos/test_chaos_bounce.py::s4\'&quot;"/>'
+            '</testcase>')  # as xdist and junitxml write it
+    c = cell(tmp_path / "a", 1, {"ordering": "PASS", "locks": "FAIL"}, extra=died)
+    assert c.areas[CHAOS_AREA] == "UNKNOWN" and overall([c]) == "FAIL"
+    assert c.areas["ordering"] == "UNKNOWN" and c.areas["locks"] == "FAIL"  # the rest of the cell never ran
+    assert any("a pytest worker died (worker 'gw0' crashed while running)" in e for e in c.evidence)
+    c = cell(tmp_path / "c", 1, {"ordering": "PASS"}, extra=died)
+    assert overall([c]) == "UNKNOWN" and not c.finished()
     assert any(e.startswith("unknown: chaos `s4`: the pytest worker running it died") for e in c.evidence)
     failed = '<testcase classname="suites.chaos.test_chaos_leader" name="s2"><failure message="lost 3"/></testcase>'
     assert cell(tmp_path / "b", 1, {"ordering": "PASS"}, extra=died + failed).areas[CHAOS_AREA] == "FAIL"

@@ -61,7 +61,8 @@ def reportable(report) -> bool:
 
 
 #: the reason of a test whose set-up held and whose call never reported
-UNFINISHED = "did not finish: the process running it died before its result (see the session's log)"
+UNFINISHED = ("did not finish: its process died or the session was interrupted before its result "
+              "(see the session's log)")
 
 
 def report_row(report) -> tuple[str, str] | None:

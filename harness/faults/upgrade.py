@@ -46,7 +46,11 @@ def upgrade_path(current: str, target: str = DEFAULT_VERSION) -> list[str]:
 def previous_line_release(version: str = DEFAULT_VERSION) -> str:
     """The newest known release of the supported line before `version`'s ("4.4.0" -> "4.3.1"): where a
     rolling upgrade to `version` starts when the release under test is that newest one."""
-    return newest_known(SUPPORTED_LINES[SUPPORTED_LINES.index(release_of(version)) - 1])
+    at = SUPPORTED_LINES.index(release_of(version))
+    if at == 0:
+        from harness.errors import HarnessError
+        raise HarnessError(f"{version} is of the oldest supported line: no earlier release to upgrade from")
+    return newest_known(SUPPORTED_LINES[at - 1])
 
 
 def release_of(version: str) -> str:

@@ -44,6 +44,11 @@ class HistoryWriter:
         with self._lock:
             return list(self._ops)
 
+    def ops_since(self, index: int) -> list[Op]:
+        """The operations written from `index` on (a reader following the history as it grows)."""
+        with self._lock:
+            return self._ops[index:]
+
     def close(self) -> None:
         with self._lock:
             if not self._file.closed:

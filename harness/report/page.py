@@ -72,13 +72,12 @@ def archived_at_limit(verdict: dict[str, Any] | None) -> int | None:
 
 def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str]]:
     """(seconds, label) of the operations an anomaly cites as evidence (history indexes)."""
-    by_index = {op.index: op for op in ops}
     marks = []
     for r in (verdict or {}).get("results", ()):
         for a in (r.get("anomalies") or [])[:200]:
             for index in a.get("evidence") or ():
-                op = by_index.get(index)
-                if op is not None:
+                op = ops[index] if isinstance(index, int) and 0 <= index < len(ops) else None
+                if op is not None and op.index == index:  # a history's index is its position
                     marks.append((op.time / 1e9, f"{r.get('checker')}: {a.get('kind')}: {a.get('message', '')[:200]}"))
     return marks
 

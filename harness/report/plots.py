@@ -11,6 +11,7 @@ not applied is an empty dashed band, one never healed runs to the end. Jepsen's 
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -22,6 +23,8 @@ NS = 1e9
 COLOURS = {"leader": "#d62728", "coordinator": "#9467bd", "partition": "#1f77b4", "truncate": "#8c564b",
            "latency": "#ff7f0e", "consumer": "#2ca02c", "restart": "#7f7f7f", "disk": "#17becf"}
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
+#: poll marks drawn per consumer lane (crashes and closes always)
+MARKS_PER_LANE = 2000
 
 
 @dataclass
@@ -42,12 +45,16 @@ class Series:
     """What the plots draw, in one pass over the history (seconds since the run started)."""
     duration: float = 0.0
     rates: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # name -> second -> n
-    latencies: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))  # (t, s)
+    #: name -> second -> latencies (s) of what completed in that second (8 bytes each)
+    latencies: dict[str, dict[int, array]] = field(default_factory=lambda: defaultdict(dict))
     delivery_counts: Counter = field(default_factory=Counter)
     limit: int | None = None
     lanes: dict[str, list[tuple[float, float, str]]] = field(default_factory=lambda: defaultdict(list))
     marks: dict[str, list[tuple[float, str]]] = field(default_factory=lambda: defaultdict(list))  # lane events
     faults: list[Fault] = field(default_factory=list)
+
+    def latency(self, name: str, t: float, seconds: float) -> None:
+        self.latencies[name].setdefault(int(t), array("d")).append(seconds)
 
 
 def fault_bands(ops: Sequence[Op]) -> list[Fault]:
@@ -81,8 +88,7 @@ def series(ops: Sequence[Op]) -> Series:
     released, rejected. Latencies: produce (broker's ack) -> first delivery, delivery -> the commit
     result of its acknowledgement, commit round trip. The delivery counts seen, the consumers' lanes."""
     s = Series(duration=ops[-1].time / NS if ops else 0.0)
-    produced_at: dict[str, float] = {}
-    delivered: set[str] = set()
+    produced_at: dict[str, float] = {}  # records not delivered yet (a first delivery takes its own out)
     polled_at: dict[tuple, float] = {}  # (process, topic, partition, offset) -> delivery time
     awaiting: dict[str, list[float]] = defaultdict(list)  # process -> delivery times acknowledged, no result yet
     commit_at: dict[str, float] = {}
@@ -105,12 +111,11 @@ def series(ops: Sequence[Op]) -> Series:
                 s.delivery_counts[count] += 1
                 if count > 1:
                     s.rates["redelivered"][sec] += 1
-                rid = r.get("id")
-                if rid not in delivered and rid in produced_at:
-                    delivered.add(rid)
-                    s.latencies["produce -> first delivery"].append((t, t - produced_at[rid]))
+                at = produced_at.pop(r.get("id"), None)
+                if at is not None:
+                    s.latency("produce -> first delivery", t, t - at)
                 polled_at[(op.process, r.get("topic"), r.get("partition"), r.get("offset"))] = t
-            if v.get("records"):
+            if v.get("records") and len(s.marks[op.process]) < MARKS_PER_LANE:
                 s.marks[op.process].append((t, f"poll {len(v['records'])}"))
         elif op.f == "acknowledge" and op.type == "ok":
             for r in v.get("records", ()):
@@ -125,11 +130,13 @@ def series(ops: Sequence[Op]) -> Series:
                 commit_at[op.process] = t
                 continue
             if op.process in commit_at:
-                s.latencies["commit round trip"].append((t, t - commit_at.pop(op.process)))
+                s.latency("commit round trip", t, t - commit_at.pop(op.process))
             if op.type == "ok":
-                s.latencies["delivery -> acknowledgement result"] += [(t, t - at) for at in awaiting.pop(op.process, [])]
+                for at in awaiting.pop(op.process, []):
+                    s.latency("delivery -> acknowledgement result", t, t - at)
         elif op.f == "callback" and op.type == "ok":
-            s.latencies["delivery -> acknowledgement result"] += [(t, t - at) for at in awaiting.pop(op.process, [])]
+            for at in awaiting.pop(op.process, []):
+                s.latency("delivery -> acknowledgement result", t, t - at)
         elif op.f == "start" and op.type == "ok" and op.process.startswith("consumer"):
             started[op.process] = t
         elif op.f in ("close", "crash") and op.type in ("ok", "info", "fail"):
@@ -195,11 +202,11 @@ def figures(s: Series, anomalies: Sequence[tuple[float, str]] = (), archived_at_
     out["throughput"] = fig
 
     fig = go.Figure()
-    for name, points in s.latencies.items():
+    for name, per_second in s.latencies.items():
         windows: dict[int, list[float]] = defaultdict(list)
         width = max(1, int(s.duration // 60))  # at most ~60 windows
-        for t, latency in points:
-            windows[int(t // width) * width].append(latency * 1000)
+        for sec, latencies in per_second.items():
+            windows[sec // width * width].extend(x * 1000 for x in latencies)
         xs = sorted(windows)
         for q in QUANTILES:
             fig.add_trace(go.Scatter(x=xs, y=[_quantile(windows[x], q) for x in xs], mode="lines+markers",

@@ -56,9 +56,9 @@ class RunProgress:
 
     def update(self) -> Figures:
         """Fold the operations written since the last update into the figures."""
-        ops = self.history.ops()
+        new = self.history.ops_since(self._seen)
         f = self.figures
-        for op in ops[self._seen:]:
+        for op in new:
             v = op.value if isinstance(op.value, dict) else {}
             if op.f == "produce" and op.type == "ok":
                 f.produced += 1
@@ -72,7 +72,7 @@ class RunProgress:
                 f.faults_healed += 1
             elif op.f in _PHASES and op.type == "invoke" and op.process == "harness":
                 f.phase = _PHASES[op.f]
-        self._seen = len(ops)
+        self._seen += len(new)
         return f
 
     def __enter__(self) -> RunProgress:

@@ -60,7 +60,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
                 ctx.close()
             finally:
                 if not finished:  # the run broke off: its page shows what the history holds (no verdict)
-                    _page(ctx, spec, broken_off=True)
+                    _page(ctx, spec)
     results, engine = ctx.check()
     outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults))
     ctx.write_verdict(results, engine, outcome.overall, outcome.chaos_missing, outcome.faults)
@@ -69,14 +69,13 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     return outcome
 
 
-def _page(ctx: RunContext, spec: RunSpec, broken_off: bool = False) -> None:
-    """The run's page (`run.html`). For a run that broke off, a page that cannot be drawn must not hide
-    why the run broke off: that error propagates, the page's is one line on stderr."""
+def _page(ctx: RunContext, spec: RunSpec) -> None:
+    """The run's page (`run.html`). A report never decides a run: a page that cannot be drawn is one line
+    on stderr, and the verdict (or the error that broke the run off) stands."""
     from harness.report.page import write_run_page
     try:
         write_run_page(ctx.run_dir, ctx.history.ops(), f"{spec.name} seed {spec.seed}")
-    except Exception as exc:
-        if not broken_off:
-            raise
+    except Exception as exc:  # noqa: BLE001 - see above
         import sys
-        print(f"share-harness: the run page of {ctx.run_dir} could not be drawn: {exc}", file=sys.stderr)
+        print(f"share-harness: the run page of {ctx.run_dir} could not be drawn ({type(exc).__name__}: {exc}); "
+              "`share-harness page` draws it again", file=sys.stderr)
