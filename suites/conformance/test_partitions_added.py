@@ -7,7 +7,8 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("partitions
 
 
 LATEST_DEVIATION = (
-    "Kafka 4.2.1 and 4.3.1 (sources read) deviate from KIP-932 here: the group coordinator initializes an added partition's "
+    "Kafka 4.1 to 4.3 (sources of 4.2.1 and 4.3.1 read; met on 4.1.2 too) deviate from KIP-932 here: the group "
+    "coordinator initializes an added partition's "
     "share state with start offset -1 (GroupMetadataManager.buildInitializeShareGroupStateRequest), so the "
     "broker applies share.auto.offset.reset (SharePartition.startOffsetDuringInitialization) and, with "
     "latest (the default), skips what was produced to the new partition before its first share fetch; "
