@@ -15,6 +15,14 @@ def _state(s):
     return s.describe().get("state", "").upper()
 
 
+ALTER_HIDDEN_41 = (
+    "Kafka 4.1.0-4.1.2 deviate from KIP-932 here (fixed in 4.2.0, KAFKA-19440): the group coordinator refuses "
+    "to alter a non-empty group's offsets (ShareGroup.validateEmptyGroup: NON_EMPTY_GROUP as the response's "
+    "top-level error), but the broker's KafkaApis.handleAlterShareGroupOffsetsRequest merges only the "
+    "per-partition results and the Admin client's AlterShareGroupOffsetsHandler never reads the top-level "
+    "error, so the refusal reaches the application as a success; the offsets are not altered")
+
+
 def test_states_members_assignment_and_coordinator(share_session):
     """A group with a member is STABLE and describes its member, assignment and coordinator; with
     every member gone it is EMPTY."""
@@ -76,7 +84,11 @@ def test_alter_offsets_only_on_an_empty_group_and_redelivers_from_there(share_se
     c.poll_until(5, ack="ACCEPT")
     c.commit_sync()
     wait_until(lambda: _state(s) == "STABLE", timeout=30, what="the group to be STABLE", interval=0.5)
-    refused = s.alter_offset(0, 2)
+    # to be refused, so nothing to record in the history (a success is the failure, or 4.1's deviation)
+    before = s.read_start_offsets()
+    refused = s.admin("alter-offsets", s.group, s.topic, "0", "2")
+    if refused.get("error") is None:
+        refused["start offsets before and after it"] = (before, _xfail_if_refusal_hidden(s, before))
     assert refused.get("error") == "GroupNotEmptyException", refused
     c.close()
     wait_until(lambda: _state(s) == "EMPTY", timeout=30, what="the group to be EMPTY", interval=0.5)
@@ -85,6 +97,21 @@ def test_alter_offsets_only_on_an_empty_group_and_redelivers_from_there(share_se
     assert sorted(r.offset for r in again) == [2, 3, 4]
     s.consumers[-1].commit_sync()
     s.assert_conforms()
+
+
+def _xfail_if_refusal_hidden(s, before: dict) -> dict:
+    """xfail, with the evidence, if and only if this is 4.1's documented deviation: the release is of the 4.1
+    line and the group's start offset did not move (the refusal hidden, nothing altered). Else return the
+    start offsets read after the alter (for the caller's failure)."""
+    from harness.kafka.versions import release_line
+    from harness.run import kafka_version_of
+    version = kafka_version_of(s.cluster, s.spec)
+    after = s.read_start_offsets()
+    if release_line(version).line == "4.1" and 0 in before and after.get(0) == before[0] != 2:
+        pytest.xfail(f"{ALTER_HIDDEN_41}. Evidence of this run ({s.run_dir}): on Kafka {version}, altering the "
+                     f"STABLE group's start offset of partition 0 to 2 returned no error, and the start offset "
+                     f"read before and after it is {before[0]} (unchanged, not 2)")
+    return after
 
 
 @pytest.mark.rule("shared-partition")
