@@ -16,6 +16,8 @@ the share-state persister waits out with a fixed 1 s backoff
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import uuid
 from typing import Callable
 
@@ -27,6 +29,10 @@ from harness.cluster.inspect import ClusterInspector
 from harness.wait import wait_until
 
 READY_TOPIC = "__ksh_ready"
+
+
+#: the group-coordinator warm-up's own timeout (s): it never outlives readiness by more
+WARM_UP_S = 15.0
 
 
 def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
@@ -41,8 +47,20 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
     done = steps or (lambda step: None)
     group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
     # the first group lookup creates __consumer_offsets: start it now, beside the topic's creation
-    # (a warm-up only; the probe below is what proves the group coordinator works)
-    inspector.admin.describe_consumer_groups([group], request_timeout=timeout)
+    # (a warm-up only; the probe below is what proves the group coordinator works). Its result is
+    # awaited before returning: a coordinator request left in flight across a broker's kill is what
+    # librdkafka 2.16.0 aborts the whole process on (rdkafka_queue.h: rd_kafka_enq_once_del_source_return:
+    # Assertion `eonce->refcnt > 0' failed, in the admin coordinator request/response path).
+    warm_up = inspector.admin.describe_consumer_groups([group], request_timeout=min(timeout, WARM_UP_S))
+    try:
+        _ready(bootstrap, inspector, group, timeout=timeout, replication_factor=replication_factor, fatal=fatal,
+               diagnostics=diagnostics, done=done, java=java)
+    finally:
+        concurrent.futures.wait(list(warm_up.values()), timeout=WARM_UP_S + 5)
+
+
+def _ready(bootstrap: str, inspector: ClusterInspector, group: str, *, timeout: float, replication_factor: int,
+           fatal, diagnostics, done, java) -> None:
     wait_until(lambda: _try_create(inspector, replication_factor), timeout=timeout,
                what=f"topic {READY_TOPIC} to be created", interval=0.3, fatal=fatal, diagnostics=diagnostics)
     wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
