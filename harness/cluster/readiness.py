@@ -16,7 +16,6 @@ the share-state persister waits out with a fixed 1 s backoff
 
 from __future__ import annotations
 
-import concurrent.futures
 
 import uuid
 from typing import Callable
@@ -31,10 +30,6 @@ from harness.wait import wait_until
 READY_TOPIC = "__ksh_ready"
 
 
-#: the group-coordinator warm-up's own timeout (s): it never outlives readiness by more
-WARM_UP_S = 15.0
-
-
 def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
                           replication_factor: int, fatal: Callable[[], str | None] | None = None,
                           diagnostics: Callable[[], str] | None = None,
@@ -46,17 +41,13 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
     consumes the record with the release's own KafkaShareConsumer instead."""
     done = steps or (lambda step: None)
     group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
-    # the first group lookup creates __consumer_offsets: start it now, beside the topic's creation
-    # (a warm-up only; the probe below is what proves the group coordinator works). Its result is
-    # awaited before returning: a coordinator request left in flight across a broker's kill is what
-    # librdkafka 2.16.0 aborts the whole process on (rdkafka_queue.h: rd_kafka_enq_once_del_source_return:
-    # Assertion `eonce->refcnt > 0' failed, in the admin coordinator request/response path).
-    warm_up = inspector.admin.describe_consumer_groups([group], request_timeout=min(timeout, WARM_UP_S))
-    try:
-        _ready(bootstrap, inspector, group, timeout=timeout, replication_factor=replication_factor, fatal=fatal,
-               diagnostics=diagnostics, done=done, java=java)
-    finally:
-        concurrent.futures.wait(list(warm_up.values()), timeout=WARM_UP_S + 5)
+    # No group-coordinator admin request here (it was a warm-up creating __consumer_offsets early): in
+    # librdkafka 2.16.0 a coordinator request that times out or meets a broker's death can abort the whole
+    # process later (rdkafka_queue.h: rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'
+    # failed, called only from rdkafka_admin.c's coordinator request/response), and readiness ran one
+    # after every restart. The share consumer's own coordinator lookup creates the topic instead.
+    _ready(bootstrap, inspector, group, timeout=timeout, replication_factor=replication_factor, fatal=fatal,
+           diagnostics=diagnostics, done=done, java=java)
 
 
 def _ready(bootstrap: str, inspector: ClusterInspector, group: str, *, timeout: float, replication_factor: int,
