@@ -44,8 +44,13 @@ def cmd_page(args: argparse.Namespace) -> int:
         raise HarnessError(f"{args.run_dir} is not a run directory (no history.jsonl): give reports/runs/<run>")
     spec_path = run_dir / "spec.json"
     spec = json.loads(spec_path.read_text()).get("spec", {}) if spec_path.is_file() else {}
-    page = write_run_page(run_dir, read_history(run_dir / "history.jsonl"),
-                          f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}")
+    ops = read_history(run_dir / "history.jsonl")
+    try:
+        page = write_run_page(run_dir, ops, f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}")
+    except Exception as exc:  # the schema let through what the page cannot draw: bad input, one line
+        from harness.errors import first_line
+        raise HarnessError(f"malformed history {run_dir / 'history.jsonl'}: {type(exc).__name__}: "
+                           f"{first_line(exc)} (not a history a share-harness run wrote)") from None
     print(f"page: {page}")
     if args.screenshot is not None:
         from harness.report.browser import open_page

@@ -127,11 +127,38 @@ def test_every_report_page_has_the_same_look_and_opens_without_errors(tmp_path):
     cell = Cell("4.4.0", "java", tmp_path / "cell", areas={"ordering": "PASS", "locks": "FAIL"},
                 evidence=["fail: `test_b`: held"])
     write_matrix([cell], tmp_path)
-    for path, words in ((conformance, {"PASS", "FAIL"}), (tmp_path / "matrix.html", {"PASS", "FAIL"})):
+    pages = [(conformance, {"PASS", "FAIL"}), (tmp_path / "matrix.html", {"PASS", "FAIL"})]
+
+    # the certificates kept in the repository, each rendered again, and their comparison
+    import shutil
+
+    from harness.certify import render_certificate, write_comparison
+    from harness.report.html import write_html_twin
+    certs, verdicts = tmp_path / "certificates", set()
+    shutil.copytree(Path(__file__).resolve().parent.parent / "docs" / "certificates", certs)
+    for cert_json in sorted(certs.glob("*/certificate.json")):
+        cert = json.loads(cert_json.read_text())
+        md = cert_json.with_suffix(".md")
+        md.write_text(render_certificate(cert))
+        pages.append((write_html_twin(md, f"Certificate: {cert['driver']}"), {cert["verdict"]}))
+        verdicts.add(cert["verdict"])
+    write_comparison(certs)
+    pages.append((certs / "index.html", verdicts))
+
+    from harness.spark.nightly import report_html
+    nightly = tmp_path / "nightly.html"
+    nightly.write_text(report_html([
+        {"scenario": "leader-kill", "night": "2026-11-26", "runs": 4, "passed": 4, "anomalies": 0, "pass_rate": 1.0},
+        {"scenario": "leader-kill", "night": "2026-11-27", "runs": 4, "passed": 3, "anomalies": 2, "pass_rate": 0.75}]))
+    pages.append((nightly, set()))
+
+    assert len(pages) >= 6
+    for path, words in pages:
         text = path.read_text()
         assert STYLE in text
         opened = open_page(path)
         assert opened.errors == [] and words <= set(opened.words), (path, opened)
+    assert "3/4 (2 anomalies)" in nightly.read_text()
 
 
 def test_share_harness_page_rewrites_a_runs_page_and_screenshots_it(tmp_path, capsys):
@@ -147,3 +174,31 @@ def test_share_harness_page_rewrites_a_runs_page_and_screenshots_it(tmp_path, ca
     assert main(["page", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a run directory" in err[0]
+
+
+def test_an_anomalous_records_whole_story_is_marked_and_a_malformed_history_is_one_line(tmp_path, capsys):
+    """The anomaly cites one delivery; its record's produce, every delivery and acknowledgement are
+    marked (on the process's lane too), and no other record's. A history the page cannot draw is one
+    line naming it, never a traceback."""
+    from harness.cli import main
+    from harness.report.page import anomaly_marks
+    ops = _history()
+    [cited] = [op for op in ops if op.f == "poll" and op.value["records"][0]["offset"] == 3]
+    verdict = {"results": [{"checker": "no-loss", "valid": False,
+                            "anomalies": [{"kind": "lost", "message": "r3", "evidence": [cited.index]}]}]}
+    marks = anomaly_marks(ops, verdict)
+    story = [op for op in ops if op.f in ("produce", "poll", "acknowledge") and op.type == "ok"
+             and (op.value.get("offset") == 3 or any(r.get("offset") == 3 for r in op.value.get("records", [])))]
+    assert len(story) == 3 and sorted(t for t, _, _ in marks) == sorted(op.time / 1e9 for op in story)
+    assert {who for _, _, who in marks} == {"producer-0", "consumer-0"}
+    assert all(label.startswith("no-loss: lost: r3") for _, label, _ in marks)
+    assert anomaly_marks(ops, {"results": [{"anomalies": [{"evidence": [10_000, "x"]}]}]}) == []
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    bad = [op.to_json() for op in ops] + [{"index": len(ops), "time": ops[-1].time + 1, "process": "nemesis",
+                                           "type": "ok", "f": "fault-start", "value": {"id": "x", "fault": ["a"]}}]
+    (run_dir / "history.jsonl").write_text("".join(json.dumps(op) + "\n" for op in bad))
+    assert main(["page", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "malformed history" in err[0] and "Traceback" not in err[0], err

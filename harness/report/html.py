@@ -4,7 +4,7 @@
 A Markdown report stays where it is useful (certificates live in the repository as Markdown); beside it,
 `<name>.html` is the same text rendered by markdown-it-py (CommonMark with tables: the library `rich`
 already brings) inside this page's style, with every result word in a table cell shown as a coloured
-badge. Self-contained: the style is inline, nothing is fetched.
+badge (and so is a verdict in bold that opens a paragraph). Self-contained: the style is inline, nothing is fetched.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ ul.anomalies { margin: 0.2em 0; padding-left: 1.2em; }
 #: result words shown as badges (the class is the word with spaces as dashes)
 WORDS = ("PASS", "FAIL", "UNKNOWN", "KNOWN BUG", "KNOWN DEVIATION", "NOT SUPPORTED", "SKIPPED", "NOT RUN",
          "CERTIFIED", "NOT CERTIFIED", "not supported", "not applicable", "not run", "pass")
-_CELL = re.compile(r"<td>(?:<strong>)?(" + "|".join(sorted(map(re.escape, WORDS), key=len, reverse=True))
-                   + r")(?:</strong>)?(?=[ <(])")
+_ALTERNATIVES = "|".join(sorted(map(re.escape, WORDS), key=len, reverse=True))
+_CELL = re.compile(r"<td>(?:<strong>)?(" + _ALTERNATIVES + r")(?:</strong>)?(?=[ <(])")
+#: a paragraph that opens with its verdict in bold (a certificate's "**NOT CERTIFIED** against ...")
+_LEAD = re.compile(r"<p><strong>(" + _ALTERNATIVES + r")</strong>")
 
 
 def badge(word: str) -> str:
@@ -50,6 +52,7 @@ def markdown_page(text: str, title: str) -> str:
     from markdown_it import MarkdownIt
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
     body = _CELL.sub(lambda m: "<td>" + badge(m.group(1)), body)
+    body = _LEAD.sub(lambda m: "<p>" + badge(m.group(1)), body)
     return page(title, body)
 
 

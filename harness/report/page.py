@@ -70,16 +70,44 @@ def archived_at_limit(verdict: dict[str, Any] | None) -> int | None:
     return None
 
 
-def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str]]:
-    """(seconds, label) of the operations an anomaly cites as evidence (history indexes)."""
-    marks = []
+#: story operations marked per page (a failed run of 10^6 operations stays a page, not a freeze)
+STORY_MARKS = 2000
+
+
+def _record_keys(value: Any) -> list[tuple[Any, Any, Any]]:
+    """(topic, partition, offset) of every record an operation's value names: its `records`, or itself."""
+    if not isinstance(value, dict):
+        return []
+    records = value.get("records") if isinstance(value.get("records"), list) else [value]
+    return [(r.get("topic"), r.get("partition"), r.get("offset")) for r in records
+            if isinstance(r, dict) and r.get("offset") is not None]
+
+
+def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str, str]]:
+    """(seconds, label, process) of each anomalous record's whole story: every operation (produce, each
+    delivery, acknowledgement) that names a record an anomaly's evidence names, and the evidence
+    operations themselves (a commit names no record). At most `STORY_MARKS`, earliest first."""
+    cited: dict[tuple[Any, Any, Any], str] = {}
+    marks: dict[int, tuple[float, str, str]] = {}
     for r in (verdict or {}).get("results", ()):
         for a in (r.get("anomalies") or [])[:200]:
+            label = f"{r.get('checker')}: {a.get('kind')}: {a.get('message', '')[:200]}"
             for index in a.get("evidence") or ():
                 op = ops[index] if isinstance(index, int) and 0 <= index < len(ops) else None
-                if op is not None and op.index == index:  # a history's index is its position
-                    marks.append((op.time / 1e9, f"{r.get('checker')}: {a.get('kind')}: {a.get('message', '')[:200]}"))
-    return marks
+                if op is None or op.index != index:  # a history's index is its position
+                    continue
+                marks[index] = (op.time / 1e9, label, op.process)
+                for key in _record_keys(op.value):
+                    cited.setdefault(key, label)
+    if cited:
+        for op in ops:
+            for key in _record_keys(op.value):
+                if key in cited and op.index not in marks:
+                    topic, partition, offset = key
+                    marks[op.index] = (op.time / 1e9, f"{cited[key]} | {op.process} {op.f} ({op.type}) of "
+                                       f"{topic}-{partition}@{offset}", op.process)
+                    break
+    return [marks[i] for i in sorted(marks)][:STORY_MARKS]
 
 
 def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files: Sequence[str] = ()) -> str:

@@ -176,10 +176,11 @@ def _quantile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def figures(s: Series, anomalies: Sequence[tuple[float, str]] = (), archived_at_limit: int | None = None
+def figures(s: Series, anomalies: Sequence[tuple[float, str, str]] = (), archived_at_limit: int | None = None
             ) -> dict[str, Any]:
     """The run's figures, by title: throughput, latency quantiles, delivery counts, consumer lanes.
-    `anomalies` (time, label) are the anomalous records' operations, marked on the throughput plot;
+    `anomalies` (time, label, process) are the operations of the anomalous records' stories, marked on
+    the throughput plot and on their process's lane;
     `archived_at_limit`: the records the checkers found archived at the limit (the verdict's count)."""
     import plotly.graph_objects as go
     seconds = list(range(int(s.duration) + 1))
@@ -193,9 +194,9 @@ def figures(s: Series, anomalies: Sequence[tuple[float, str]] = (), archived_at_
                                  visible=True if name in ("produced", "delivered", "accepted", "redelivered")
                                  else "legendonly"))
     if anomalies:
-        fig.add_trace(go.Scatter(x=[t for t, _ in anomalies], y=[0] * len(anomalies), mode="markers",
+        fig.add_trace(go.Scatter(x=[t for t, _, _ in anomalies], y=[0] * len(anomalies), mode="markers",
                                  marker={"symbol": "x", "size": 11, "color": "black"}, name="anomalous records",
-                                 hovertext=[label for _, label in anomalies], hoverinfo="text"))
+                                 hovertext=[label for _, label, _ in anomalies], hoverinfo="text"))
     _bands(fig, s.faults)
     fig.update_layout(title="Throughput (records per second); faults shaded", xaxis_title="seconds",
                       yaxis_title="records/s")
@@ -244,8 +245,14 @@ def figures(s: Series, anomalies: Sequence[tuple[float, str]] = (), archived_at_
                                  marker={"symbol": ["x" if m == "crash" else "line-ns" for _, m in marks],
                                          "size": 9, "line": {"width": 1}, "color": "#333"},
                                  hovertext=[m for _, m in marks], hoverinfo="text+x"))
+    story = [(t, label, who) for t, label, who in anomalies if who in s.lanes]
+    if story:
+        fig.add_trace(go.Scatter(x=[t for t, _, _ in story], y=[who for _, _, who in story], mode="markers",
+                                 name="anomalous records", marker={"symbol": "x", "size": 11, "color": "#c62828"},
+                                 hovertext=[label for _, label, _ in story], hoverinfo="text+x"))
     _bands(fig, s.faults, legend=False)
-    fig.update_layout(title="Consumers: sessions (green; orange: ended by a crash), polls and crashes",
+    fig.update_layout(title="Consumers: sessions (green; orange: ended by a crash), polls and crashes"
+                      + ("; the anomalous records' stories as red crosses" if story else ""),
                       xaxis_title="seconds",
                       height=160 + 30 * max(1, len(s.lanes) + sum(len(f.targets) for f in s.faults)))
     out["consumers"] = fig

@@ -102,7 +102,14 @@ def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
 
 def report(table: Path, out: Path, master: str | None = None) -> Path:
     """Write the HTML report of `summary(table)` to `out`."""
-    rows = summary(table, master)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report_html(summary(table, master)))
+    return out
+
+
+def report_html(rows: list[dict[str, Any]]) -> str:
+    """The nightly page from `summary`'s rows: a scenario per row, a night per column, each cell its pass
+    rate as a bar and its counts."""
     nights = sorted({r["night"] for r in rows})
     by_scenario: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
@@ -122,8 +129,6 @@ def report(table: Path, out: Path, master: str | None = None) -> Path:
                        f"<div style='background:{colour};width:{max(pct, 4)}%;height:8px'></div>"
                        f"{r['passed']}/{r['runs']} ({r['anomalies']} anomalies)</td>")
         body.append(f"<tr><td>{html.escape(scenario)}</td>{''.join(tds)}</tr>")
-    out.parent.mkdir(parents=True, exist_ok=True)
     from harness.report.html import page
-    out.write_text(page("share-harness nightly", "<h1>Nightly: pass rate and anomalies per scenario</h1><table>"
-                        f"<tr><th>scenario</th>{head}</tr>{''.join(body)}</table>"))
-    return out
+    return page("share-harness nightly", "<h1>Nightly: pass rate and anomalies per scenario</h1><table>"
+                f"<tr><th>scenario</th>{head}</tr>{''.join(body)}</table>")
