@@ -185,6 +185,29 @@ def worker_died(junit: Path) -> str:
 _WORKER_CRASHED = re.compile(r"worker '[^']+' crashed while running")
 
 
+_CHECKER_LINE = re.compile(r"^(\s*)([\w-]+): (FAIL|UNKNOWN)\b")
+
+
+def failing_checkers(text: str, per_checker: int = 2) -> list[str]:
+    """From a chaos test's failure text (the verdict's summary, pytest's `E` prefixes and all): each checker
+    that did not pass, with the first `per_checker` anomalies it listed below itself."""
+    out: list[str] = []
+    depth, shown = None, 0
+    for raw in text.splitlines():
+        line = raw[1:] if raw.startswith("E") else raw
+        m = _CHECKER_LINE.match(line)
+        if m:
+            depth, shown = len(m.group(1)), 0
+            out.append(f"{m.group(2)}: {m.group(3)}")
+        elif depth is not None and line.strip() and len(line) - len(line.lstrip()) > depth:
+            if shown < per_checker and re.match(r"\s*[\w-]+: ", line):
+                out.append(f"{out[-1].split(':')[0]}: {line.strip()[:300]}")
+                shown += 1
+        else:
+            depth = None
+    return out
+
+
 def chaos_result(junit: Path) -> tuple[str, list[str]]:
     """The short chaos set's word from the cell's JUnit XML: FAIL if a scenario failed or errored, UNKNOWN
     if the worker running one died (xdist reports that as a failure: it is no verdict), KNOWN
@@ -207,6 +230,7 @@ def chaos_result(junit: Path) -> tuple[str, list[str]]:
         elif failed is not None:
             results.append("fail")
             evidence.append(f"fail: chaos `{name}`: {(message.splitlines() or [''])[0][:200]}")
+            evidence += [f"fail: chaos `{name}`: {line}" for line in failing_checkers(failed.text or message)]
         elif skipped is not None and (skipped.get("type") or "").endswith("xfail"):
             results.append("xfail")
             evidence.append(f"known bug: chaos `{name}`: {(skipped.get('message') or '')[:200]}")

@@ -53,6 +53,26 @@ def test_a_failed_or_known_bug_chaos_scenario_is_its_row(tmp_path):
     assert c.areas[CHAOS_AREA] == "KNOWN BUG" and overall([c]) == "PASS"
 
 
+def test_a_failed_chaos_scenario_names_its_failing_checkers_and_their_first_anomalies(tmp_path):
+    text = ("AssertionError: verdict: FAIL  (s2, seed 1)\n"
+            "E         no-loss: PASS {'produced_ok': 300}\n"
+            "E         ack-results: FAIL {'acks': 389}\n"
+            "E           ack-result-missing: consumer-0's ACCEPT of t-0@5 got no result\n"
+            "E           ack-result-missing: consumer-0's ACCEPT of t-0@6 got no result\n"
+            "E           ack-result-missing: consumer-0's ACCEPT of t-0@7 got no result\n"
+            "E         durable-state: PASS {}\n"
+            "E         history of t-0@5:\n"
+            "E           #38 +4.767s producer-0 ok produce: {}\n")
+    failed = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s2"><failure message="verdict: FAIL">'
+              f'{text}</failure></testcase>')
+    c = cell(tmp_path, 1, {"ordering": "PASS"}, extra=failed)
+    chaos = [e for e in c.evidence if e.startswith("fail: chaos `s2`")]
+    assert chaos == ["fail: chaos `s2`: verdict: FAIL",
+                     "fail: chaos `s2`: ack-results: FAIL",
+                     "fail: chaos `s2`: ack-results: ack-result-missing: consumer-0's ACCEPT of t-0@5 got no result",
+                     "fail: chaos `s2`: ack-results: ack-result-missing: consumer-0's ACCEPT of t-0@6 got no result"]
+
+
 def test_a_scenario_whose_worker_died_is_unknown_not_a_failure(tmp_path):
     died = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s4"><error message="failed on setup with '
             '&quot;worker \'gw0\' crashed while running \'suites/chaos/test_chaos_bounce.py::s4\'&quot;"/>'
