@@ -8,15 +8,20 @@ group (auto offset reset earliest) until that record is delivered.
 The steps overlap where Kafka allows (`benchmarks/cluster_start.py` prints each
 one): the group coordinator's topic is created lazily by the first group
 lookup, so the probe asks for its group while its topic is being created; the
-consumer joins while the record is produced. What remains is Kafka's own: the
-lazy creation of `__share_group_state` at the group's first assignment, which
-the share-state persister waits out with a fixed 1 s backoff
-(`PersisterStateManager.REQUEST_BACKOFF_MS`), and the assignment that follows.
+consumer joins while the record is produced. Both coordinator topics are made
+lazily by Kafka: `__consumer_offsets` at the first group lookup and
+`__share_group_state` at the group's first assignment, which the share-state
+persister would then wait out with a fixed 1 s backoff
+(`PersisterStateManager.REQUEST_BACKOFF_MS`). So the probe first asks a broker
+for a group and a share coordinator itself (FindCoordinator v6, through
+`harness.kafka.wire`, not librdkafka): both topics are created while the probe's
+own topic is.
 """
 
 from __future__ import annotations
 
 
+import base64
 import uuid
 from typing import Callable
 
@@ -25,6 +30,7 @@ from confluent_kafka import Producer, ShareConsumer
 from harness.clients.logging import client_logging
 from harness.cluster.admin import ensure_topic, set_group_configs
 from harness.cluster.inspect import ClusterInspector
+from harness.kafka import wire
 from harness.wait import wait_until
 
 READY_TOPIC = "__ksh_ready"
@@ -52,6 +58,7 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
 
 def _ready(bootstrap: str, inspector: ClusterInspector, group: str, *, timeout: float, replication_factor: int,
            fatal, diagnostics, done, java) -> None:
+    _ask_coordinators(bootstrap, group)
     wait_until(lambda: _try_create(inspector, replication_factor), timeout=timeout,
                what=f"topic {READY_TOPIC} to be created", interval=0.3, fatal=fatal, diagnostics=diagnostics)
     wait_until(lambda: _try_group_config(inspector, group), timeout=timeout,
@@ -81,6 +88,21 @@ def _ready(bootstrap: str, inspector: ClusterInspector, group: str, *, timeout: 
         done("record share-consumed")
     finally:
         consumer.close()
+
+
+def _ask_coordinators(bootstrap: str, group: str) -> None:
+    """Make the brokers create `__consumer_offsets` and `__share_group_state` now (each broker asks its
+    controller when a FindCoordinator names a topic that does not exist), so neither is created lazily
+    in the middle of the probe. Only a head start: the probe's consumption is still what proves the
+    coordinators work, so a broker that cannot answer this request (a security protocol the wire
+    client does not speak) changes nothing but the time."""
+    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    try:
+        wire.find_coordinators(int(port), wire.GROUP_COORDINATOR, [group], timeout=3.0, host=host)
+        wire.find_coordinators(int(port), wire.SHARE_COORDINATOR, [f"{group}:{topic_id}:0"], timeout=3.0, host=host)
+    except (OSError, ValueError):
+        pass
 
 
 def _produce(bootstrap: str, token: bytes, timeout: float) -> None:

@@ -1,5 +1,5 @@
-"""The few bytes of the Kafka protocol the harness speaks itself: an ApiVersions probe, and a Metadata
-read of leader epochs.
+"""The few bytes of the Kafka protocol the harness speaks itself: an ApiVersions probe, a Metadata
+read of leader epochs, and a FindCoordinator that makes the brokers create their coordinators' topics.
 
 The probe proves a listener answers (a node is serving; a healed link carries
 requests again) and that a link is cut (the request times out) or resets.
@@ -154,6 +154,92 @@ def leader_epochs(port: int, topic: str, timeout: float = 5.0,
     """{partition: (leader id, leader epoch)} of `topic` as the broker at `port` reports it; OSError or
     ValueError if it does not answer in time or answers nonsense."""
     return {p: (m.leader, m.epoch) for p, m in partition_metadata(port, topic, timeout, host).items()}
+
+
+#: FindCoordinator key types (KIP-932 added SHARE, from request version 6).
+GROUP_COORDINATOR, SHARE_COORDINATOR = 0, 2
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _compact_string(text: str) -> bytes:
+    raw = text.encode()
+    return _uvarint(len(raw) + 1) + raw
+
+
+def find_coordinator_request(key_type: int, keys: list[str], correlation_id: int) -> bytes:
+    """FindCoordinator v6 (request header v2, both flexible) for `keys` of `key_type`, framed."""
+    client = b"ksh-warm"
+    header = struct.pack(">hhih", 10, 6, correlation_id, len(client)) + client + b"\x00"  # no tagged fields
+    body = (struct.pack(">b", key_type) + _uvarint(len(keys) + 1) + b"".join(map(_compact_string, keys))
+            + b"\x00")
+    return struct.pack(">i", len(header) + len(body)) + header + body
+
+
+class _CompactReader(_Reader):
+    def uvarint(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.take(">B")
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+
+    def compact_string(self) -> str | None:
+        n = self.uvarint() - 1
+        if n < 0:
+            return None
+        text = self.data[self.at:self.at + n].decode()
+        self.at += n
+        return text
+
+    def skip_tags(self) -> None:
+        for _ in range(self.uvarint()):
+            self.uvarint()  # tag
+            size = self.uvarint()  # read before `self.at` is: `self.at += self.uvarint()` loses the varint
+            self.at += size
+
+
+def parse_find_coordinator(payload: bytes) -> dict[str, tuple[int, int]]:
+    """A FindCoordinator v6 response body (after the length) -> {key: (node id, error code)}."""
+    r = _CompactReader(payload)
+    r.take(">i")  # correlation id
+    r.skip_tags()  # response header v1
+    r.take(">i")  # throttle time
+    found = {}
+    for _ in range(r.uvarint() - 1):
+        key = r.compact_string() or ""
+        node = r.take(">i")
+        r.compact_string(), r.take(">i")  # host, port
+        error = r.take(">h")
+        r.compact_string()  # error message
+        r.skip_tags()
+        found[key] = (node, error)
+    return found
+
+
+def find_coordinators(port: int, key_type: int, keys: list[str], timeout: float = 5.0,
+                      host: str = "127.0.0.1") -> dict[str, tuple[int, int]]:
+    """{key: (coordinator node id, error code)} from the broker at `port`. A broker whose coordinator topic
+    (`__consumer_offsets`, `__share_group_state`) does not exist yet asks its controller to create it and
+    answers COORDINATOR_NOT_AVAILABLE (15): the request is how a client makes those topics. OSError or
+    ValueError if the broker does not answer in time or answers nonsense."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.settimeout(timeout)
+        sock.sendall(find_coordinator_request(key_type, keys, 13))
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        try:
+            return parse_find_coordinator(_recv_exactly(sock, size))
+        except (struct.error, UnicodeDecodeError) as exc:
+            raise ValueError(f"FindCoordinator: malformed response ({exc})") from exc
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes:
