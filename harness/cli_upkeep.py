@@ -45,9 +45,15 @@ def cmd_page(args: argparse.Namespace) -> int:
     spec_path = run_dir / "spec.json"
     spec = json.loads(spec_path.read_text()).get("spec", {}) if spec_path.is_file() else {}
     ops = read_history(run_dir / "history.jsonl")
+    verdict = run_dir / "verdict.json"
+    try:
+        json.loads(verdict.read_text()) if verdict.is_file() else None
+    except ValueError as exc:
+        raise HarnessError(f"malformed {verdict}: {exc} (not a verdict a share-harness run wrote)") from None
     try:
         page = write_run_page(run_dir, ops, f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}")
-    except Exception as exc:  # the schema let through what the page cannot draw: bad input, one line
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        # the schema let through what the page cannot draw: bad input, one line
         from harness.errors import first_line
         raise HarnessError(f"malformed history {run_dir / 'history.jsonl'}: {type(exc).__name__}: "
                            f"{first_line(exc)} (not a history a share-harness run wrote)") from None

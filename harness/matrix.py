@@ -185,7 +185,9 @@ def worker_died(junit: Path) -> str:
 _WORKER_CRASHED = re.compile(r"worker '[^']+' crashed while running")
 
 
-_CHECKER_LINE = re.compile(r"^(\s*)([\w-]+): (FAIL|UNKNOWN)\b")
+_CHECKER_LINE = re.compile(r"^(\s*)([\w.-]+): (FAIL|UNKNOWN)\b(.*)$")
+#: the verdict's own line in its summary ("verdict: FAIL  (name, seed)"): not a checker
+_NOT_CHECKERS = ("verdict",)
 
 
 def failing_checkers(text: str, per_checker: int = 2) -> list[str]:
@@ -196,11 +198,14 @@ def failing_checkers(text: str, per_checker: int = 2) -> list[str]:
     for raw in text.splitlines():
         line = raw[1:] if raw.startswith("E") else raw
         m = _CHECKER_LINE.match(line)
-        if m:
+        if m and m.group(2) in _NOT_CHECKERS:
+            depth = None
+        elif m:
             depth, shown = len(m.group(1)), 0
-            out.append(f"{m.group(2)}: {m.group(3)}")
+            reason = m.group(4).partition(" - ")[2].strip()  # after the stats: why (UNKNOWN, chaos missing)
+            out.append(f"{m.group(2)}: {m.group(3)}" + (f" - {reason[:300]}" if reason else ""))
         elif depth is not None and line.strip() and len(line) - len(line.lstrip()) > depth:
-            if shown < per_checker and re.match(r"\s*[\w-]+: ", line):
+            if shown < per_checker and re.match(r"\s*[\w.-]+: ", line):
                 out.append(f"{out[-1].split(':')[0]}: {line.strip()[:300]}")
                 shown += 1
         else:

@@ -313,3 +313,22 @@ def test_disk_failure_moves_leadership_off_the_failed_disk_and_the_broker_surviv
     # the heal waited until the preferred replicas led again (else it fails); Kafka may move leadership
     # again after that (seen in CI), which the fixture's end check waits out and re-elects
     assert "every partition in sync" in record.heal_evidence, record.heal_evidence
+
+
+def test_a_real_broker_answers_the_coordinator_head_start(local_cluster):
+    """Readiness's head start (`harness.kafka.wire.find_coordinators`, best-effort there, so its bytes are
+    proven here): a real broker answers FindCoordinator v6 for a group key and a share key
+    (`group:topicId:partition`) with the node that coordinates each."""
+    import base64
+
+    from harness.kafka import wire
+    host, _, port = local_cluster.bootstrap_servers.split(",")[0].rpartition(":")
+    group = f"wire-{uuid.uuid4().hex[:8]}"
+    share_key = f"{group}:{base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip('=')}:0"
+    for key_type, key in ((wire.GROUP_COORDINATOR, group), (wire.SHARE_COORDINATOR, share_key)):
+        answers: list[dict] = []
+        wait_until(lambda: answers.append(wire.find_coordinators(int(port), key_type, [key], host=host))
+                   or answers[-1].get(key, (-1, -1))[1] == 0, timeout=30,
+                   what=f"FindCoordinator({key}) to name a coordinator", interval=0.5,
+                   diagnostics=lambda: f"answers: {answers[-3:]}")
+        assert answers[-1][key][0] in local_cluster.broker_ids, answers[-1]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.matrix import CHAOS_AREA, Cell, check_matrix_args, default_versions, overall, read_cell, render
+from harness.matrix import (CHAOS_AREA, Cell, check_matrix_args, default_versions, failing_checkers, overall,
+                            read_cell, render)
 
 JUNIT = """<?xml version="1.0"?><testsuites><testsuite>
 <testcase classname="suites.chaos.test_chaos_leader" name="test_leader_failover[leader-kill-poison-s1]"/>
@@ -60,7 +61,8 @@ def test_a_failed_chaos_scenario_names_its_failing_checkers_and_their_first_anom
             "E           ack-result-missing: consumer-0's ACCEPT of t-0@5 got no result\n"
             "E           ack-result-missing: consumer-0's ACCEPT of t-0@6 got no result\n"
             "E           ack-result-missing: consumer-0's ACCEPT of t-0@7 got no result\n"
-            "E         durable-state: PASS {}\n"
+            "E         durable-state: UNKNOWN {} - the state topic could not be read\n"
+            "E         group.offsets: FAIL {}\n"
             "E         history of t-0@5:\n"
             "E           #38 +4.767s producer-0 ok produce: {}\n")
     failed = ('<testcase classname="suites.chaos.test_chaos_bounce" name="s2"><failure message="verdict: FAIL">'
@@ -70,7 +72,12 @@ def test_a_failed_chaos_scenario_names_its_failing_checkers_and_their_first_anom
     assert chaos == ["fail: chaos `s2`: verdict: FAIL",
                      "fail: chaos `s2`: ack-results: FAIL",
                      "fail: chaos `s2`: ack-results: ack-result-missing: consumer-0's ACCEPT of t-0@5 got no result",
-                     "fail: chaos `s2`: ack-results: ack-result-missing: consumer-0's ACCEPT of t-0@6 got no result"]
+                     "fail: chaos `s2`: ack-results: ack-result-missing: consumer-0's ACCEPT of t-0@6 got no result",
+                     "fail: chaos `s2`: durable-state: UNKNOWN - the state topic could not be read",
+                     "fail: chaos `s2`: group.offsets: FAIL"]
+    missing = ("faults not applied:\nverdict: UNKNOWN  (s3, seed 1)\n  chaos: UNKNOWN - leader-kill-1 NOT APPLIED: "
+               "no leader\n  no-loss: PASS {}\n    lost: not a line of a failing checker\n")
+    assert failing_checkers(missing) == ["chaos: UNKNOWN - leader-kill-1 NOT APPLIED: no leader"]
 
 
 def test_a_scenario_whose_worker_died_is_unknown_not_a_failure(tmp_path):

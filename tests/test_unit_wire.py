@@ -1,7 +1,7 @@
 """FindCoordinator v6 as `harness.kafka.wire` speaks it (the readiness probe's head start on the
 coordinator topics): the request's bytes field by field, and a response read back, including tagged
-fields and a varint longer than one byte. The real broker's answer is exercised by every cluster start
-(`harness.cluster.readiness`)."""
+fields and a varint longer than one byte, a malformed and an oversized answer. A real broker's answer
+is checked by tests/test_faults_real.py (readiness ignores a failure: it is only a head start)."""
 
 from __future__ import annotations
 
@@ -55,21 +55,28 @@ def test_parse_response_with_tags_and_errors():
 
 
 def test_find_coordinators_against_a_socket_and_malformed_answer():
-    def serve(server: socket.socket, answer: bytes) -> None:
+    def serve(server: socket.socket, frame: bytes) -> None:
         conn, _ = server.accept()
         with conn:
-            size, = struct.unpack(">i", conn.recv(4))
+            conn.settimeout(5)
+            size, = struct.unpack(">i", wire._recv_exactly(conn, 4))
             wire._recv_exactly(conn, size)
-            conn.sendall(struct.pack(">i", len(answer)) + answer)
+            conn.sendall(frame)
 
-    for answer, expect in ((_response([("grp", 1, 0, None)]), {"grp": (1, 0)}), (b"\x00\x00", None)):
+    def framed(answer: bytes) -> bytes:
+        return struct.pack(">i", len(answer)) + answer
+
+    for frame, expect in ((framed(_response([("grp", 1, 0, None)])), {"grp": (1, 0)}),
+                          (framed(b"\x00\x00"), "malformed"),
+                          (struct.pack(">i", 400 << 20), "a response of 419430400 bytes")):
         server = socket.create_server(("127.0.0.1", 0))
-        thread = threading.Thread(target=serve, args=(server, answer))
+        server.settimeout(5)
+        thread = threading.Thread(target=serve, args=(server, frame), daemon=True)
         thread.start()
         try:
             port = server.getsockname()[1]
-            if expect is None:
-                with pytest.raises(ValueError, match="malformed"):
+            if isinstance(expect, str):
+                with pytest.raises(ValueError, match=expect):
                     wire.find_coordinators(port, wire.GROUP_COORDINATOR, ["grp"], timeout=5)
             else:
                 assert wire.find_coordinators(port, wire.GROUP_COORDINATOR, ["grp"], timeout=5) == expect

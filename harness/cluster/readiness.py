@@ -22,6 +22,7 @@ from __future__ import annotations
 
 
 import base64
+import logging
 import uuid
 from typing import Callable
 
@@ -34,6 +35,7 @@ from harness.kafka import wire
 from harness.wait import wait_until
 
 READY_TOPIC = "__ksh_ready"
+log = logging.getLogger(__name__)
 
 
 def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeout: float,
@@ -47,17 +49,11 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
     consumes the record with the release's own KafkaShareConsumer instead."""
     done = steps or (lambda step: None)
     group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
-    # No group-coordinator admin request here (it was a warm-up creating __consumer_offsets early): in
-    # librdkafka 2.16.0 a coordinator request that times out or meets a broker's death can abort the whole
-    # process later (rdkafka_queue.h: rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'
-    # failed, called only from rdkafka_admin.c's coordinator request/response), and readiness ran one
-    # after every restart. The share consumer's own coordinator lookup creates the topic instead.
-    _ready(bootstrap, inspector, group, timeout=timeout, replication_factor=replication_factor, fatal=fatal,
-           diagnostics=diagnostics, done=done, java=java)
-
-
-def _ready(bootstrap: str, inspector: ClusterInspector, group: str, *, timeout: float, replication_factor: int,
-           fatal, diagnostics, done, java) -> None:
+    # Never a group-coordinator request through librdkafka's Admin API here (an earlier warm-up was one):
+    # in librdkafka 2.16.0 a coordinator request that times out or meets a broker's death can abort the
+    # whole process later (rdkafka_queue.h: rd_kafka_enq_once_del_source_return: Assertion
+    # `eonce->refcnt > 0' failed, called only from rdkafka_admin.c's coordinator request/response), and
+    # readiness runs after every restart. The coordinators are asked through harness.kafka.wire instead.
     _ask_coordinators(bootstrap, group)
     wait_until(lambda: _try_create(inspector, replication_factor), timeout=timeout,
                what=f"topic {READY_TOPIC} to be created", interval=0.3, fatal=fatal, diagnostics=diagnostics)
@@ -96,13 +92,15 @@ def _ask_coordinators(bootstrap: str, group: str) -> None:
     in the middle of the probe. Only a head start: the probe's consumption is still what proves the
     coordinators work, so a broker that cannot answer this request (a security protocol the wire
     client does not speak) changes nothing but the time."""
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    host = host.strip("[]")  # an IPv6 literal's brackets
     topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     try:
-        wire.find_coordinators(int(port), wire.GROUP_COORDINATOR, [group], timeout=3.0, host=host)
-        wire.find_coordinators(int(port), wire.SHARE_COORDINATOR, [f"{group}:{topic_id}:0"], timeout=3.0, host=host)
-    except (OSError, ValueError):
-        pass
+        for key_type, key in ((wire.GROUP_COORDINATOR, group), (wire.SHARE_COORDINATOR, f"{group}:{topic_id}:0")):
+            found = wire.find_coordinators(int(port), key_type, [key], timeout=3.0, host=host)
+            log.debug("readiness: FindCoordinator(%s) -> %s", key, found)
+    except (OSError, ValueError) as exc:
+        log.debug("readiness: no coordinator head start from %s: %s", bootstrap, exc)
 
 
 def _produce(bootstrap: str, token: bytes, timeout: float) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from harness.history.schema import Op
 
@@ -28,17 +28,30 @@ def _names(records: Iterable[dict[str, Any]], key: tuple[str, int, int]) -> list
     return [r for r in records if (r.get("topic"), r.get("partition"), r.get("offset")) == key]
 
 
-def story(ops: list[Op], key: tuple[str, int, int], max_lines: int = MAX_LINES) -> list[str]:
+def story(ops: Sequence[Op], key: tuple[str, int, int], max_lines: int = MAX_LINES) -> list[str]:
     """Lines `#index +seconds process type f: detail` of the operations that touched record `key`."""
-    topic, partition, offset = key
     t0 = ops[0].time if ops else 0
-    holders: set[str] = set()  # processes the record was delivered to or acknowledged by
-    acked_by: set[str] = set()  # processes with an acknowledgement of it awaiting a commit result
-    lines: list[str] = []
-
-    def line(op: Op, detail: Any) -> None:
+    lines = []
+    for op, detail in story_ops(ops, key):
         text = detail if isinstance(detail, str) else json.dumps(detail, separators=(",", ":"), default=str)
         lines.append(f"#{op.index} +{(op.time - t0) / 1e9:.3f}s {op.process} {op.type} {op.f}: {text[:240]}")
+    if len(lines) > max_lines:
+        cut = len(lines) - max_lines
+        lines = lines[:max_lines // 2] + [f"... {cut} more ..."] + lines[-(max_lines // 2):]
+    return lines
+
+
+def story_ops(ops: Sequence[Op], key: tuple[str, int, int]) -> list[tuple[Op, Any]]:
+    """(operation, what of it concerns the record) for every operation that touched record `key`: its
+    produce, deliveries, acknowledgements and their results, the crashes and closes of its holders, the
+    faults while it was held, drains and the durable reads of its partition."""
+    topic, partition, offset = key
+    holders: set[str] = set()  # processes the record was delivered to or acknowledged by
+    acked_by: set[str] = set()  # processes with an acknowledgement of it awaiting a commit result
+    found: list[tuple[Op, Any]] = []
+
+    def line(op: Op, detail: Any) -> None:
+        found.append((op, detail))
 
     for op in ops:
         v = op.value if isinstance(op.value, dict) else {}
@@ -82,7 +95,4 @@ def story(ops: list[Op], key: tuple[str, int, int], max_lines: int = MAX_LINES) 
                 if (p.get("topic"), p.get("partition")) == (topic, partition):
                     held = [b for b in p.get("batches", ()) if b[0] <= offset <= b[1]]
                     line(op, {"start_offset": p.get("start_offset"), "batch": held[0] if held else None})
-    if len(lines) > max_lines:
-        cut = len(lines) - max_lines
-        lines = lines[:max_lines // 2] + [f"... {cut} more ..."] + lines[-(max_lines // 2):]
-    return lines
+    return found

@@ -158,6 +158,9 @@ def leader_epochs(port: int, topic: str, timeout: float = 5.0,
 
 #: FindCoordinator key types (KIP-932 added SHARE, from request version 6).
 GROUP_COORDINATOR, SHARE_COORDINATOR = 0, 2
+#: the largest answer to a FindCoordinator of a few keys a broker could send (a peer that says more is
+#: not one)
+MAX_COORDINATOR_RESPONSE = 1 << 20
 
 
 def _uvarint(n: int) -> bytes:
@@ -236,6 +239,8 @@ def find_coordinators(port: int, key_type: int, keys: list[str], timeout: float 
         sock.settimeout(timeout)
         sock.sendall(find_coordinator_request(key_type, keys, 13))
         size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        if not 0 < size <= MAX_COORDINATOR_RESPONSE:  # not a Kafka broker's answer to this request
+            raise ValueError(f"FindCoordinator: a response of {size} bytes")
         try:
             return parse_find_coordinator(_recv_exactly(sock, size))
         except (struct.error, UnicodeDecodeError) as exc:

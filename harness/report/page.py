@@ -70,44 +70,38 @@ def archived_at_limit(verdict: dict[str, Any] | None) -> int | None:
     return None
 
 
-#: story operations marked per page (a failed run of 10^6 operations stays a page, not a freeze)
+#: story operations marked per page beyond the evidence itself (a failed run of 10^6 operations stays a
+#: page, not a freeze)
 STORY_MARKS = 2000
 
 
-def _record_keys(value: Any) -> list[tuple[Any, Any, Any]]:
-    """(topic, partition, offset) of every record an operation's value names: its `records`, or itself."""
-    if not isinstance(value, dict):
-        return []
-    records = value.get("records") if isinstance(value.get("records"), list) else [value]
-    return [(r.get("topic"), r.get("partition"), r.get("offset")) for r in records
-            if isinstance(r, dict) and r.get("offset") is not None]
-
-
 def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tuple[float, str, str]]:
-    """(seconds, label, process) of each anomalous record's whole story: every operation (produce, each
-    delivery, acknowledgement) that names a record an anomaly's evidence names, and the evidence
-    operations themselves (a commit names no record). At most `STORY_MARKS`, earliest first."""
-    cited: dict[tuple[Any, Any, Any], str] = {}
-    marks: dict[int, tuple[float, str, str]] = {}
+    """(seconds, label, process) of the operations an anomaly cites as evidence (history indexes), and of
+    the whole story (`harness.history.story`: produce, deliveries, acknowledgements and their results,
+    crashes of its holders, faults while held) of the record its message names (the first
+    `ANOMALIES_SHOWN` records named). Every evidence operation is kept; the stories add at most
+    `STORY_MARKS`. Sorted by time."""
+    from harness.history.story import record_named, story_ops
+    evidence: dict[int, tuple[float, str, str]] = {}
+    named: dict[tuple[str, int, int], str] = {}
     for r in (verdict or {}).get("results", ()):
         for a in (r.get("anomalies") or [])[:200]:
             label = f"{r.get('checker')}: {a.get('kind')}: {a.get('message', '')[:200]}"
             for index in a.get("evidence") or ():
                 op = ops[index] if isinstance(index, int) and 0 <= index < len(ops) else None
-                if op is None or op.index != index:  # a history's index is its position
-                    continue
-                marks[index] = (op.time / 1e9, label, op.process)
-                for key in _record_keys(op.value):
-                    cited.setdefault(key, label)
-    if cited:
-        for op in ops:
-            for key in _record_keys(op.value):
-                if key in cited and op.index not in marks:
-                    topic, partition, offset = key
-                    marks[op.index] = (op.time / 1e9, f"{cited[key]} | {op.process} {op.f} ({op.type}) of "
-                                       f"{topic}-{partition}@{offset}", op.process)
-                    break
-    return [marks[i] for i in sorted(marks)][:STORY_MARKS]
+                if op is not None and op.index == index:  # a history's index is its position
+                    evidence.setdefault(index, (op.time / 1e9, label, op.process))
+            key = record_named(str(a.get("message", "")))
+            if key is not None and len(named) < ANOMALIES_SHOWN:  # each story is a scan of the history
+                named.setdefault(key, label)
+    stories: dict[int, tuple[float, str, str]] = {}
+    for key, label in named.items():
+        topic, partition, offset = key
+        for op, _ in story_ops(ops, key):
+            if op.index not in evidence and op.index not in stories and len(stories) < STORY_MARKS:
+                stories[op.index] = (op.time / 1e9, f"{label} | {op.process} {op.f} ({op.type}) of "
+                                     f"{topic}-{partition}@{offset}", op.process)
+    return sorted({**stories, **evidence}.values(), key=lambda mark: mark[0])
 
 
 def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files: Sequence[str] = ()) -> str:

@@ -102,8 +102,9 @@ def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
 
 def report(table: Path, out: Path, master: str | None = None) -> Path:
     """Write the HTML report of `summary(table)` to `out`."""
+    text = report_html(summary(table, master))  # a table that is not one fails before anything is written
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report_html(summary(table, master)))
+    out.write_text(text)
     return out
 
 
