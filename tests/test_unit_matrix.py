@@ -78,6 +78,13 @@ def test_a_failed_chaos_scenario_names_its_failing_checkers_and_their_first_anom
     missing = ("faults not applied:\nverdict: UNKNOWN  (s3, seed 1)\n  chaos: UNKNOWN - leader-kill-1 NOT APPLIED: "
                "no leader\n  no-loss: PASS {}\n    lost: not a line of a failing checker\n")
     assert failing_checkers(missing) == ["chaos: UNKNOWN - leader-kill-1 NOT APPLIED: no leader"]
+    not_applied = ('<testcase classname="suites.chaos.test_chaos_leader" name="s3"><failure message="faults not '
+                   f'applied:">{missing}</failure></testcase>')
+    c = cell(tmp_path / "u", 1, {"ordering": "PASS"}, extra=not_applied)
+    assert c.areas[CHAOS_AREA] == "UNKNOWN" and overall([c]) == "UNKNOWN"
+    assert "unknown: chaos `s3`: chaos: UNKNOWN - leader-kill-1 NOT APPLIED: no leader" in c.evidence
+    c = cell(tmp_path / "f", 1, {"ordering": "PASS"}, extra=not_applied + failed)  # a real failure beside it
+    assert c.areas[CHAOS_AREA] == "FAIL"
 
 
 def test_a_scenario_whose_worker_died_is_unknown_not_a_failure(tmp_path):
