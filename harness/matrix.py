@@ -268,6 +268,10 @@ def render(cells: list[Cell]) -> str:
              "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
+    from harness.kafka.versions import UNCHECKABLE_LINES
+    if UNCHECKABLE_LINES:  # releases with share groups that no cell can check: said, never silently absent
+        lines += ["", "Release lines with share groups that the harness cannot check (no cell runs them):", ""]
+        lines += [f"- Kafka {line}.x: {why}" for line, why in sorted(UNCHECKABLE_LINES.items())]
     for c in cells:
         lines += ["", f"## Kafka {c.version}, client {c.client}", "",
                   f"Report: `{c.out / 'conformance' / 'conformance.md'}`; log: `{c.out / 'pytest.log'}`; "

@@ -42,6 +42,7 @@ def test_a_cell_reads_its_areas_and_the_evidence_of_what_failed(tmp_path):
     assert any(e.startswith("known bug") for e in c.evidence)
     page = render([c])
     assert "| 4.4.0 / confluent |" in page and "| Acquisition locks | FAIL |" in page and "lock held 3 s" in page
+    assert "- Kafka 4.0.x: 4.0 is early access" in page  # a line no cell can check is named, with its reason
     assert overall([c]) == "FAIL"
 
 
