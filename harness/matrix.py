@@ -194,19 +194,19 @@ def failing_checkers(text: str, per_checker: int = 2) -> list[str]:
     """From a chaos test's failure text (the verdict's summary, pytest's `E` prefixes and all): each checker
     that did not pass, with the first `per_checker` anomalies it listed below itself."""
     out: list[str] = []
-    depth, shown = None, 0
+    depth, checker, shown = None, "", 0  # depth: the indentation of the checker line being read, if any
     for raw in text.splitlines():
         line = raw[1:] if raw.startswith("E") else raw
         m = _CHECKER_LINE.match(line)
         if m and m.group(2) in _NOT_CHECKERS:
             depth = None
         elif m:
-            depth, shown = len(m.group(1)), 0
+            depth, checker, shown = len(m.group(1)), m.group(2), 0
             reason = m.group(4).partition(" - ")[2].strip()  # after the stats: why (UNKNOWN, chaos missing)
-            out.append(f"{m.group(2)}: {m.group(3)}" + (f" - {reason[:300]}" if reason else ""))
+            out.append(f"{checker}: {m.group(3)}" + (f" - {reason[:300]}" if reason else ""))
         elif depth is not None and line.strip() and len(line) - len(line.lstrip()) > depth:
             if shown < per_checker and re.match(r"\s*[\w.-]+: ", line):
-                out.append(f"{out[-1].split(':')[0]}: {line.strip()[:300]}")
+                out.append(f"{checker}: {line.strip()[:300]}")
                 shown += 1
         else:
             depth = None

@@ -322,12 +322,12 @@ def test_a_real_broker_answers_the_coordinator_head_start(local_cluster):
     import base64
 
     from harness.kafka import wire
-    host, _, port = local_cluster.bootstrap_servers.split(",")[0].rpartition(":")
+    host, port = wire.addresses(local_cluster.bootstrap_servers)[0]
     group = f"wire-{uuid.uuid4().hex[:8]}"
     share_key = f"{group}:{base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip('=')}:0"
     for key_type, key in ((wire.GROUP_COORDINATOR, group), (wire.SHARE_COORDINATOR, share_key)):
         answers: list[dict] = []
-        wait_until(lambda: answers.append(wire.find_coordinators(int(port), key_type, [key], host=host))
+        wait_until(lambda: answers.append(wire.find_coordinators(port, key_type, [key], host=host))
                    or answers[-1].get(key, (-1, -1))[1] == 0, timeout=30,
                    what=f"FindCoordinator({key}) to name a coordinator", interval=0.5,
                    diagnostics=lambda: f"answers: {answers[-3:]}")

@@ -190,7 +190,7 @@ def test_an_anomalous_records_whole_story_is_marked_and_a_malformed_history_is_o
                             "anomalies": [{"kind": "lost", "message": "record t-0@3 lost", "evidence": [cited.index]}]}]}
     marks = run_page.anomaly_marks(ops, verdict)
     story = [op for op, _ in story_ops(ops, ("t", 0, 3))]
-    assert {f for op in story for f in [op.f]} >= {"produce", "poll", "acknowledge", "commit", "fault-start"}
+    assert {op.f for op in story} >= {"produce", "poll", "acknowledge", "commit", "fault-start"}
     assert sorted((t, who) for t, _, who in marks) == sorted((op.time / 1e9, op.process) for op in story)
     others = {(op.time / 1e9, op.process) for op in ops
               if op.f in ("produce", "poll") and op.type == "ok" and op not in story}

@@ -83,3 +83,10 @@ def test_find_coordinators_against_a_socket_and_malformed_answer():
         finally:
             thread.join(5)
             server.close()
+
+
+def test_bootstrap_addresses():
+    assert wire.addresses("127.0.0.1:9092, localhost:9093,[::1]:9094") == [
+        ("127.0.0.1", 9092), ("localhost", 9093), ("::1", 9094)]
+    with pytest.raises(ValueError):
+        wire.addresses("127.0.0.1")

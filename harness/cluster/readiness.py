@@ -92,12 +92,11 @@ def _ask_coordinators(bootstrap: str, group: str) -> None:
     in the middle of the probe. Only a head start: the probe's consumption is still what proves the
     coordinators work, so a broker that cannot answer this request (a security protocol the wire
     client does not speak) changes nothing but the time."""
-    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
-    host = host.strip("[]")  # an IPv6 literal's brackets
     topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     try:
+        host, port = wire.addresses(bootstrap)[0]
         for key_type, key in ((wire.GROUP_COORDINATOR, group), (wire.SHARE_COORDINATOR, f"{group}:{topic_id}:0")):
-            found = wire.find_coordinators(int(port), key_type, [key], timeout=3.0, host=host)
+            found = wire.find_coordinators(port, key_type, [key], timeout=3.0, host=host)
             log.debug("readiness: FindCoordinator(%s) -> %s", key, found)
     except (OSError, ValueError) as exc:
         log.debug("readiness: no coordinator head start from %s: %s", bootstrap, exc)

@@ -25,10 +25,9 @@ def topics_of(ctx: FaultContext) -> list[str]:
 def partition_metadata(ctx: FaultContext, topic: str | None, partition: int) -> PartitionMeta | None:
     """`topic`-`partition` as the first live broker to answer our own Metadata v7 request reports it
     (leader epoch and offline replicas, which the Admin API does not give); None if none answers."""
-    for address in ctx.cluster.bootstrap_servers.split(","):
-        host, _, port = address.rpartition(":")
+    for host, port in wire.addresses(ctx.cluster.bootstrap_servers):
         try:
-            found = wire.partition_metadata(int(port), topic or "", timeout=3.0, host=host)
+            found = wire.partition_metadata(port, topic or "", timeout=3.0, host=host)
         except (OSError, ValueError):
             continue
         if partition in found:

@@ -156,6 +156,16 @@ def leader_epochs(port: int, topic: str, timeout: float = 5.0,
     return {p: (m.leader, m.epoch) for p, m in partition_metadata(port, topic, timeout, host).items()}
 
 
+def addresses(bootstrap: str) -> list[tuple[str, int]]:
+    """(host, port) of each `host:port` of a bootstrap list (an IPv6 literal's brackets dropped);
+    ValueError for an entry without a numeric port."""
+    out = []
+    for entry in bootstrap.split(","):
+        host, _, port = entry.strip().rpartition(":")
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
 #: FindCoordinator key types (KIP-932 added SHARE, from request version 6).
 GROUP_COORDINATOR, SHARE_COORDINATOR = 0, 2
 #: the largest answer to a FindCoordinator of a few keys a broker could send (a peer that says more is
