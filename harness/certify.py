@@ -175,7 +175,7 @@ def write_comparison(root: Path) -> Path:
 
 def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = None, kafka_home: str | None = None,
             backend: str = "local", kafka_image: str | None = None, kafka_image_classpath: str | None = None,
-            seed: int = 1, rules: list[str] | None = None, out_root: Path | None = None,
+            kfake_version: str | None = None, seed: int = 1, rules: list[str] | None = None, out_root: Path | None = None,
             profile: str = "ci", quiet: bool = False) -> tuple[dict[str, Any], Path]:
     """Run the rules with `client`'s driver; (the certificate, its directory)."""
     from harness.clients.registry import driver_info
@@ -184,7 +184,8 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     info = driver_info(client)  # a bad client is a one-line error before anything starts
     spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home, bootstrap_servers=bootstrap_servers,
                    profile=profile, backend=backend, kafka_image=kafka_image,
-                   kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath).validate()  # the rest too
+                   kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath,
+                   kfake_version=kfake_version or RunSpec.kfake_version).validate()  # the rest too
     kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
     if info.source != "built-in":
         client = str(Path(client).resolve())  # pytest runs from the repository

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness import parse
 from harness.kafka.dead_letter import MODES as DEAD_LETTER_MODES
+from harness.kafka.implementations import KFAKE_VERSION
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spec import SPARK_THRESHOLD
 from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, PROFILES
@@ -70,7 +71,8 @@ def _add_run(sub) -> None:
     run.add_argument("--name", default="share-basic")
     run.add_argument("--seed", type=_whole, default=1)
     run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
-    run.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    run.add_argument("--kafka-version", default=None, help=f"default {DEFAULT_VERSION} (on the kfake backend: "
+                                                           "the release whose API kfake serves)")
     run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
     _add_backend(run)
@@ -141,11 +143,14 @@ def _add_tally(sub) -> None:
 
 def _add_backend(parser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="start the cluster as local java processes (default) or as containers (docker)")
+                        help="start the cluster as local java processes (default), as containers (docker), or "
+                             "start franz-go's kfake instead of Apache Kafka (kfake)")
     parser.add_argument("--kafka-image", default=None, help="docker backend: the Kafka image under test "
                                                             "(default apache/kafka:<--kafka-version>)")
     parser.add_argument("--kafka-image-classpath", default=IMAGE_CLASSPATH,
                         help="docker backend: where the image keeps Kafka's jars (default /opt/kafka/libs/*)")
+    parser.add_argument("--kfake-version", default=KFAKE_VERSION,
+                        help=f"kfake backend: the Go module version of kfake (default {KFAKE_VERSION})")
 
 
 def _add_certify(sub) -> None:
@@ -153,7 +158,8 @@ def _add_certify(sub) -> None:
                                               "write its certificate (and the comparison page of all certificates)")
     certify.add_argument("--client", required=True, help="confluent, java, franz, or the path of a driver "
                                                          "manifest (docs/driver.md)")
-    certify.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    certify.add_argument("--kafka-version", default=None, help=f"default {DEFAULT_VERSION} (on the kfake backend: "
+                                                               "the release whose API kfake serves)")
     certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
                                                                    "(rules needing faults are not applicable)")

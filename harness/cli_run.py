@@ -19,7 +19,7 @@ from harness.spec import RunSpec, backend_args
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
 _SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
-                  "backend", "kafka_image", "kafka_image_classpath", "faults", "fault_seed", "fault_interval", "client")
+                  "backend", "kafka_image", "kafka_image_classpath", "kfake_version", "faults", "fault_seed", "fault_interval", "client")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -35,14 +35,17 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The run's spec from the command line, validated (every bad value is one line, before anything starts)."""
     from harness.faults import parse_faults
     spec = RunSpec(profile=args.profile).with_profile()
-    spec = replace(spec, name=args.name, seed=args.seed, kafka_version=args.kafka_version,
+    from harness.kafka.implementations import default_kafka_version
+    spec = replace(spec, name=args.name, seed=args.seed,
+                   kafka_version=args.kafka_version or default_kafka_version(args.backend),
                    kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers, log_dirs=args.log_dirs,
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
                    fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
                    client=args.client, backend=args.backend, kafka_image=args.kafka_image,
-                   kafka_image_classpath=args.kafka_image_classpath, dead_letter=args.dead_letter)
+                   kafka_image_classpath=args.kafka_image_classpath, kfake_version=args.kfake_version,
+                   dead_letter=args.dead_letter)
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)

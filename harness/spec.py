@@ -16,14 +16,16 @@ from typing import Any
 
 from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: the CLI's choices)
 from harness.errors import HarnessError
+from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
 from harness.kafka.versions import DEFAULT_VERSION, check_supported, normalize_version, parse_version
 
 FAULT_MODES = ("random", "once")
 CHECK_ENGINES = ("auto", "inprocess", "spark")
 #: Events above which the `auto` engine checks a history on Spark rather than in-process.
 SPARK_THRESHOLD = 5_000_000
-#: Backends of clusters the harness starts (`harness.run.context.make_cluster`).
-BACKENDS = ("local", "docker")
+#: Backends of clusters the harness starts (`harness.run.context.make_cluster`): Apache Kafka as local
+#: processes or containers, or another implementation of KIP-932 (kfake: `harness.cluster.kfake`).
+BACKENDS = ("local", "docker", "kfake")
 #: Where a Kafka image keeps its jars unless `--kafka-image-classpath` says otherwise (the apache/kafka layout).
 IMAGE_CLASSPATH = "/opt/kafka/libs/*"
 PROFILES: dict[str, dict[str, Any]] = {
@@ -91,6 +93,7 @@ class RunSpec:
     backend: str = "local"
     kafka_image: str | None = None  # docker: the image under test (default apache/kafka:<kafka_version>)
     kafka_image_classpath: str = IMAGE_CLASSPATH  # docker: where the image keeps Kafka's jars
+    kfake_version: str = KFAKE_VERSION  # kfake: the Go module version of franz-go's kfake under test
     # workload
     topic_partitions: int = 3
     consumers: int = 3
@@ -175,6 +178,11 @@ class RunSpec:
         if not self.kafka_image_classpath.startswith("/"):
             raise HarnessError(f"invalid kafka-image-classpath {self.kafka_image_classpath!r}: an absolute path "
                                "inside the image, e.g. /opt/kafka/libs/*")
+        if self.backend == "kfake" and self.bootstrap_servers is not None:
+            raise HarnessError("backend kfake starts its own cluster: leave out bootstrap-servers")
+        if self.backend != "kfake" and self.kfake_version != KFAKE_VERSION:
+            raise HarnessError(f"kfake-version {self.kfake_version!r} needs the kfake backend (backend kfake)")
+        check_kfake_version(self.kfake_version)
         if self.kafka_image is not None and not self.kafka_image.strip():
             raise HarnessError("empty kafka-image: name an image, e.g. apache/kafka:4.4.0")
 
@@ -288,10 +296,12 @@ class RunSpec:
 
 def backend_args(spec: RunSpec) -> list[str]:
     """The command-line options (the CLI's and the pytest plugin's: the same spelling) that choose
-    `spec`'s backend, image and image classpath; none for the local default."""
+    `spec`'s backend, image and image classpath, or kfake's version; none for the local default."""
     if spec.backend == "local":
         return []
     args = ["--backend", spec.backend]
+    if spec.kfake_version != RunSpec.kfake_version:
+        args += ["--kfake-version", spec.kfake_version]
     if spec.kafka_image is not None:
         args += ["--kafka-image", spec.kafka_image]
     if spec.kafka_image_classpath != RunSpec.kafka_image_classpath:

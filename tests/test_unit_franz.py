@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from harness.clients.franz import FRANZ_FEATURES, SOURCE, _first_error_line, build_franz_driver, franz_version
+from harness.clients.franz import FRANZ_FEATURES, SOURCE, build_franz_driver, franz_version
+from harness.gobuild import first_error_line as _first_error_line
 from harness.errors import HarnessError
 from harness.paths import cache_dir
 

@@ -39,11 +39,15 @@ if TYPE_CHECKING:
 
 
 def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
-    """The backend the spec asks for: external if bootstrap servers are given, else local processes
-    or (backend docker) containers of the spec's image."""
+    """The backend the spec asks for: external if bootstrap servers are given, else local processes,
+    (backend docker) containers of the spec's image, or (backend kfake) franz-go's kfake."""
     if spec.bootstrap_servers:
         from harness.cluster.external import ExternalCluster
         return ExternalCluster(spec.bootstrap_servers)
+    if spec.backend == "kfake":
+        from harness.cluster.kfake import KfakeCluster
+        return KfakeCluster(run_dir, brokers=spec.brokers, version=spec.kafka_version,
+                            kfake_version=spec.kfake_version, base_port=spec.base_port)
     from harness.cluster.local import LocalClusterSpec
     local = LocalClusterSpec(
         version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, log_dirs=spec.log_dirs,

@@ -1,0 +1,232 @@
+"""The kfake backend: franz-go's kfake, an in-memory Kafka-compatible cluster, as the implementation under test.
+
+kfake (`github.com/twmb/franz-go/pkg/kfake`) is a Go library; `harness/go/kfakelauncher` wraps it in
+a program that serves N brokers on loopback ports the harness chose, prints a ready line, answers a few
+commands on stdin (leaders, coordinators) and exits when its stdin closes, so it never outlives the
+harness. The launcher is built with `go build` at setup (`harness.gobuild`), once per kfake version:
+the version is pinned and selectable (`harness.kafka.implementations`), like Kafka's.
+
+What kfake offers of the Cluster protocol (`harness.cluster.base`), and what it does not:
+- `Cluster`: start, close, logs, the Admin API questions (kfake answers Metadata, DescribeCluster,
+  CreateTopics, IncrementalAlterConfigs, the share-group admin requests);
+- `LeaderMoves` (this module): a partition's leader moved to another broker, or every leader
+  reshuffled, and the group coordinators rehashed: kfake's own fault hooks;
+- not `Killable`, `Pausable`, `Upgradable`, `Disks`: one process holds every broker, in memory, so
+  a broker cannot be stopped alone and a restart loses everything (no state to recover);
+- not `Partitionable`, `ConsumerLanes`: each broker advertises the address it listens on, so a proxy
+  in front of it would be bypassed by the first Metadata answer;
+- no `__share_group_state`: kfake keeps share state in memory and has no share coordinator RPCs.
+Tests and faults that need what is missing are skipped with the reason (`unsupported`).
+
+On this backend `--kafka-version` names the Kafka release whose client API the harness expects (its
+config names, its clients' jars); it defaults to the release whose share-group API kfake serves
+(`KFAKE_KAFKA_LEVEL`).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import threading
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from harness import ports as portreg
+from harness.cluster.inspect import ClusterInspector
+from harness.cluster.readiness import wait_share_consumable
+from harness.errors import HarnessError
+from harness.gobuild import GO_SOURCES, build_go
+from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
+from harness.procs import ManagedProcess, spawn
+
+#: The Go module of the launcher.
+SOURCE = GO_SOURCES / "kfakelauncher"
+#: Broker configs: the lock sweep runs every 5 s by default, so an expired lock could stay held up to
+#: 5 s past its deadline; 100 ms keeps kfake's lock expiry within the checkers' tolerance.
+BROKER_CONFIGS = {"share.record.lock.sweep.interval.ms": "100"}
+
+#: What kfake lacks, by capability: the reason a test or fault that needs it is skipped.
+UNSUPPORTED = {
+    "process": "kfake runs every broker in one process with its state in memory: a broker cannot be stopped, "
+               "paused or killed alone, and a restart loses all state",
+    "links": "kfake's brokers advertise the addresses they listen on, so no proxy can sit on a link",
+    "state-topic": "kfake keeps share-group state in memory: no __share_group_state topic and no share "
+                   "coordinator RPCs",
+}
+
+
+def build_kfake_launcher(cache: Path, version: str = KFAKE_VERSION) -> Path:
+    """The launcher binary for `version` of kfake (go.mod's pin, or `go get` of another version)."""
+    pins = () if version == KFAKE_VERSION else (f"{KFAKE_MODULE}@{check_kfake_version(version)}",)
+    return build_go(cache, SOURCE, "kfakelauncher", f"the kfake launcher (kfake {version})", pins=pins)
+
+
+@runtime_checkable
+class LeaderMoves(Protocol):
+    """The implementation moves a partition's leader, or group coordinators, on request (no broker stops)."""
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> None: ...
+
+    def shuffle_leaders(self) -> None: ...
+
+    def rehash_coordinators(self) -> None: ...
+
+
+class KfakeCluster:
+    """A kfake cluster of `brokers` brokers in one supervised launcher process: a `Cluster` with
+    `LeaderMoves`; a context manager (`__enter__` starts it, `__exit__` closes it)."""
+
+    implementation = "kfake"
+
+    def __init__(self, run_dir: Path, *, brokers: int = 3, version: str = KFAKE_KAFKA_LEVEL,
+                 kfake_version: str = KFAKE_VERSION, base_port: int | None = None, timeout: float = 60.0,
+                 cache: Path | None = None) -> None:
+        self.run_dir = run_dir
+        self.brokers = brokers
+        self.version = version
+        self.kfake_version = check_kfake_version(kfake_version)
+        self.base_port = base_port
+        self.timeout = timeout
+        self._cache = cache
+        self._ports: list[int] = []
+        self._proc: ManagedProcess | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._command_lock = threading.Lock()
+        self._inspector: ClusterInspector | None = None
+        self.reported_version: str | None = None
+
+    # -- Cluster --------------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"127.0.0.1:{port}" for port in self._ports)
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return list(range(self.brokers))  # kfake numbers its brokers 0..N-1
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return []
+
+    @property
+    def inspector(self) -> ClusterInspector:
+        if self._inspector is None:
+            raise AttributeError("the kfake cluster has not started")
+        return self._inspector
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "kfake" / "kfake.log"
+
+    def __enter__(self) -> KfakeCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Build (or find) the launcher, start it on fresh loopback ports, wait for its ready line, then
+        until a share group consumes a record (`harness.cluster.readiness`)."""
+        from harness.paths import cache_dir
+        binary = build_kfake_launcher(self._cache or cache_dir(), self.kfake_version)
+        self._ports = portreg.allocate(self.brokers, self.base_port)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        args = [str(binary), "--ports", ",".join(map(str, self._ports))]
+        for key, value in sorted(BROKER_CONFIGS.items()):
+            args += ["--config", f"{key}={value}"]
+        self._proc = spawn("kfake", args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
+        threading.Thread(target=self._read_stdout, args=(self._proc,), name="kfake-stdout", daemon=True).start()
+        ready = self._next_answer(self.timeout, "its ready line")
+        if ready.get("event") != "ready":
+            raise HarnessError(f"the kfake launcher's first line was not its ready line: {ready}")
+        self.reported_version = ready.get("kfake")
+        self._inspector = ClusterInspector(self.bootstrap_servers)
+        wait_share_consumable(self.bootstrap_servers, self._inspector, timeout=self.timeout,
+                              replication_factor=min(3, self.brokers), fatal=self._died)
+
+    def close(self) -> None:
+        """Close the launcher's stdin (it closes kfake and exits), stop it if it does not, free the ports."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                if proc.popen.stdin is not None:
+                    proc.popen.stdin.close()
+            except OSError:
+                pass
+            proc.stop(timeout=10)
+        if self._ports:
+            portreg.release(self._ports)
+            self._ports = []
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        if not self.log_path.is_file():
+            return []
+        dest.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copy(self.log_path, dest / "kfake.log"))]
+
+    # -- LeaderMoves ----------------------------------------------------------------------------
+    def move_leader(self, topic: str, partition: int, node_id: int) -> None:
+        self._command(f"move {topic} {partition} {node_id}")
+
+    def shuffle_leaders(self) -> None:
+        self._command("shuffle-leaders")
+
+    def rehash_coordinators(self) -> None:
+        self._command("rehash-coordinators")
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        leader = self._command(f"leader {topic} {partition}").get("leader", -1)
+        return None if leader < 0 else leader
+
+    # -- the launcher's pipes -------------------------------------------------------------------
+    def _read_stdout(self, proc: ManagedProcess) -> None:
+        assert proc.popen.stdout is not None
+        for raw in proc.popen.stdout:
+            self._lines.put(raw.decode(errors="replace").strip())
+        self._lines.put(None)  # end of output: the launcher exited
+
+    def _died(self) -> str | None:
+        proc = self._proc
+        if proc is not None and not proc.alive():
+            return f"the kfake launcher exited ({proc.exit_code()}); its log: {self.log_path}"
+        return None
+
+    def _next_answer(self, timeout: float, what: str) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise HarnessError(f"the kfake launcher gave no {what} within {timeout:g} s; its log: {self.log_path}") \
+                from None
+        if line is None:
+            raise HarnessError(f"the kfake launcher exited before {what}: {_last_line(self.log_path)} "
+                               f"(its log: {self.log_path})")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise HarnessError(f"the kfake launcher printed {line!r} where it should give {what}") from None
+        return answer if isinstance(answer, dict) else {"error": f"not an object: {line}"}
+
+    def _command(self, line: str) -> dict[str, Any]:
+        proc = self._proc
+        if proc is None or proc.popen.stdin is None:
+            raise HarnessError(f"the kfake cluster does not run: cannot {line!r}")
+        with self._command_lock:
+            try:
+                proc.popen.stdin.write(line.encode() + b"\n")
+                proc.popen.stdin.flush()
+            except OSError as exc:
+                raise HarnessError(f"the kfake launcher did not take {line!r}: {exc}") from None
+            answer = self._next_answer(10.0, f"an answer to {line!r}")
+        if "error" in answer:
+            raise HarnessError(f"kfake refused {line!r}: {answer['error']}")
+        return answer
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "no log"
+    return lines[-1] if lines else "nothing in its log"
