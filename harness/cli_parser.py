@@ -174,7 +174,8 @@ def _add_matrix(sub) -> None:
     matrix = sub.add_parser("matrix", help="run the conformance suite and a short chaos set over releases x "
                                             "clients and write one page (nightly: hours)")
     matrix.add_argument("--versions", default=None, help="comma-separated releases (default: the newest of "
-                                                         "each supported line)")
+                                                         "each supported line); `kfake` or `kfake@<version>` "
+                                                         "gates franz-go's kfake instead of a Kafka release")
     matrix.add_argument("--clients", default="confluent,java,franz", help="comma-separated clients")
     matrix.add_argument("--seed", type=_whole, default=1)
     matrix.add_argument("-k", dest="select", default=None, help="a pytest -k expression: only these tests")
@@ -205,5 +206,8 @@ def _add_page(sub) -> None:
 
 
 def _add_setup(sub) -> None:
-    setup = sub.add_parser("setup", help="download Kafka jars and build Toxiproxy into the cache")
+    setup = sub.add_parser("setup", help="download Kafka jars, build Toxiproxy, the franz-go driver and the kfake "
+                                          "launcher into the cache")
     setup.add_argument("--kafka-version", action="append", default=None)
+    setup.add_argument("--kfake-version", action="append", default=None,
+                       help="kfake versions to build the launcher for (default: the pinned one)")

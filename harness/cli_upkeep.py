@@ -17,6 +17,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from harness.paths import cache_dir
     from harness.proxy.server import find_or_build_toxiproxy
     from harness.clients.franz import build_franz_driver
+    from harness.kafka.implementations import KFAKE_VERSION
     from harness.cluster.java_admin import compiled
     from harness.kafka import cds
     from harness.faults.upgrade import previous_line_release
@@ -31,6 +32,9 @@ def cmd_setup(args: argparse.Namespace) -> int:
         print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
     print(f"franz-go driver: {build_franz_driver(cache_dir())}")
+    from harness.cluster.kfake import build_kfake_launcher
+    for kfake in args.kfake_version or [KFAKE_VERSION]:
+        print(f"kfake launcher (kfake {kfake}): {build_kfake_launcher(cache_dir(), kfake)}")
     return 0
 
 

@@ -42,6 +42,12 @@ CHAOS_AREA, CHAOS_TITLE = "chaos", ("Chaos: leader failover under every workload
 CHAOS_SUITES = ("suites/chaos/test_chaos_leader.py", "suites/chaos/test_chaos_bounce.py",
                 "suites/chaos/test_chaos_client.py", "suites/chaos/test_chaos_disk.py",
                 "suites/chaos/test_chaos_upgrade.py")
+#: On kfake (a column `kfake@<version>`): the chaos scenarios kfake can host (leaders moved with every broker
+#: up, consumers killed with commits pending); the others need process or link control it has not.
+KFAKE_CHAOS_SUITES = ("suites/chaos/test_chaos_moves.py", "suites/chaos/test_chaos_client.py")
+KFAKE_CHAOS_TITLE = "Chaos: leaders moved with every broker up under three workloads, a consumer killed with commits pending"
+#: A matrix column of kfake: `kfake` (the pinned version) or `kfake@<Go module version>`.
+KFAKE_COLUMN = "kfake@"
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
           "NOT RUN": "NOT RUN"}
@@ -53,14 +59,32 @@ def default_versions() -> list[str]:
     return [newest_known(line) for line in SUPPORTED_LINES]
 
 
+def kfake_column(version: str) -> str | None:
+    """The kfake version a matrix column names (`kfake` is the pinned one), or None for a Kafka release."""
+    from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
+    if version == "kfake":
+        return KFAKE_VERSION
+    if version.startswith(KFAKE_COLUMN):
+        return check_kfake_version(version[len(KFAKE_COLUMN):])
+    return None
+
+
+def normalize_column(version: str) -> str:
+    """`kfake` -> `kfake@<pinned version>`; a Kafka release as given."""
+    kfake = kfake_column(version)
+    return version if kfake is None else KFAKE_COLUMN + kfake
+
+
 def check_matrix_args(versions: list[str], clients: list[str]) -> None:
-    """Bad input is one line, before any cluster starts: every release supported, every client known."""
+    """Bad input is one line, before any cluster starts: every release supported (or a kfake column), every
+    client known."""
     from harness.clients.registry import driver_info
     from harness.kafka.versions import check_supported
     if not versions or not clients:
         raise HarnessError("the matrix needs at least one release and one client (--versions, --clients)")
     for version in versions:
-        check_supported(version)
+        if kfake_column(version) is None:
+            check_supported(version)
     for client in clients:
         driver_info(client)
 
@@ -102,9 +126,16 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
     """The cell's pytest; `workers` > 1 runs it on that many xdist workers (each with its own cluster of the
     release; whole files per worker, as CI runs), whose conformance rows the controller gathers into one
     report (`ksh_fixtures.plugin.pytest_sessionfinish`)."""
+    kfake = kfake_column(version)
+    if kfake is not None:  # kfake at its Kafka API level, with the chaos it can host
+        from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
+        suites, target = KFAKE_CHAOS_SUITES, ["--kafka-version", KFAKE_KAFKA_LEVEL, "--backend", "kfake",
+                                             "--kfake-version", kfake]
+    else:
+        suites, target = CHAOS_SUITES, ["--kafka-version", version]
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
-           *(str(root / suite) for suite in CHAOS_SUITES), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client, "--ksh-seed", str(seed),
-           "--ksh-profile", "ci", "--kafka-version", version, "--junitxml", str(out / "junit.xml"),
+           *(str(root / suite) for suite in suites), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client,
+           "--ksh-seed", str(seed), "--ksh-profile", "ci", *target, "--junitxml", str(out / "junit.xml"),
            "--ksh-conformance-out", str(out / "conformance"),
            # C-level writes to stderr pass uncaptured into the cell's log: the one line a native abort
            # leaves (an assertion of librdkafka or glibc) is never lost with the process's capture file
@@ -126,7 +157,8 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
     cell = Cell(version, client, out, select=select, seed=seed, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
-    why = unsupported_release(client, version)
+    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
+    why = unsupported_release(client, KFAKE_KAFKA_LEVEL if kfake_column(version) else version)
     if why:  # the client cannot talk to the release: no child; every area says so, with the reason
         from harness.conformance.report import AREAS
         cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
@@ -259,7 +291,8 @@ def chaos_result(junit: Path) -> tuple[str, list[str]]:
 def render(cells: list[Cell]) -> str:
     """The page: KIP area x (release, client), then each cell's evidence and reproduce command."""
     from harness.conformance.report import AREAS
-    titles = {**AREAS, CHAOS_AREA: CHAOS_TITLE}
+    kfake_only = bool(cells) and all(kfake_column(c.version) for c in cells)
+    titles = {**AREAS, CHAOS_AREA: KFAKE_CHAOS_TITLE if kfake_only else CHAOS_TITLE}
     heads = [f"{c.version} / {c.client}" for c in cells]
     lines = ["# Version matrix: KIP-932 conformance and chaos by release and client", "",
              "PASS, FAIL (evidence below), KNOWN BUG (a known deviation of the release, evidence below), "
@@ -269,15 +302,23 @@ def render(cells: list[Cell]) -> str:
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
     from harness.kafka.versions import UNCHECKABLE_LINES
-    if UNCHECKABLE_LINES:  # releases with share groups that no cell can check: said, never silently absent
+    if UNCHECKABLE_LINES and not kfake_only:  # releases with share groups no cell can check: said, never absent
         lines += ["", "Release lines with share groups that the harness cannot check (no cell runs them):", ""]
         lines += [f"- Kafka {line}.x: {why}" for line, why in sorted(UNCHECKABLE_LINES.items())]
     for c in cells:
-        lines += ["", f"## Kafka {c.version}, client {c.client}", "",
+        lines += ["", f"## {_implementation(c.version)}, client {c.client}", "",
                   f"Report: `{c.out / 'conformance' / 'conformance.md'}`; log: `{c.out / 'pytest.log'}`; "
                   f"reproduce: `{c.reproduce}`", ""]
         lines += [f"- {e}" for e in c.evidence] or ["- nothing failed"]
     return "\n".join(lines) + "\n"
+
+
+def _implementation(version: str) -> str:
+    kfake = kfake_column(version)
+    if kfake is None:
+        return f"Kafka {version}"
+    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
+    return f"franz-go kfake {kfake} (not Apache Kafka; the Kafka {KFAKE_KAFKA_LEVEL} API and clients)"
 
 
 def overall(cells: list[Cell], selected: bool = False) -> str:
@@ -324,6 +365,7 @@ def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = 
     selection are kept as they are and only the others run, into that directory."""
     from harness.report.rundir import new_stamped_dir, reports_root
     check_matrix_args(versions, clients)
+    versions = [normalize_column(v) for v in versions]
     if workers < 1:
         raise HarnessError(f"invalid --workers {workers}: use 1 or more")
     done = finished_cells(resume) if resume is not None else {}
@@ -333,10 +375,10 @@ def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = 
     for version, client in wanted:
         kept = done.get((version, client))
         if kept is not None and kept.seed == seed and kept.select == select:
-            print(f"matrix: Kafka {version} with {client}: kept from {out}", flush=True)
+            print(f"matrix: {_implementation(version)} with {client}: kept from {out}", flush=True)
             cells.append(kept)
             continue
-        print(f"matrix: Kafka {version} with {client} ...", flush=True)
+        print(f"matrix: {_implementation(version)} with {client} ...", flush=True)
         cells.append(run_cell(version, client, out / version / client, seed, select, workers))
         # the page after each cell keeps the finished cells still ahead, should this run be interrupted too
         write_matrix(cells + [done[key] for key in wanted[len(cells):] if key in done], out)

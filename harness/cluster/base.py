@@ -194,6 +194,12 @@ class SaslListeners(Protocol):
     def sasl_bootstrap_servers(self) -> str | None: ...
 
 
+def implementation_of(cluster: Cluster) -> str:
+    """The implementation of KIP-932 `cluster` runs: "apache" (Kafka's brokers, any backend) unless the backend
+    names another in its class attribute `implementation` (kfake: `harness.cluster.kfake`)."""
+    return getattr(type(cluster), "implementation", "apache")
+
+
 def node_ids(cluster: Cluster) -> list[int]:
     """Every node of `cluster`, sorted: its brokers, and its controllers where it knows them (`Nodes`)."""
     controllers = cluster.controller_ids if isinstance(cluster, Nodes) else []

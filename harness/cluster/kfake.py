@@ -43,8 +43,9 @@ from harness.procs import ManagedProcess, spawn
 #: The Go module of the launcher.
 SOURCE = GO_SOURCES / "kfakelauncher"
 #: Broker configs: the lock sweep runs every 5 s by default, so an expired lock could stay held up to
-#: 5 s past its deadline; 100 ms keeps kfake's lock expiry within the checkers' tolerance.
-BROKER_CONFIGS = {"share.record.lock.sweep.interval.ms": "100"}
+#: 5 s past its deadline (100 ms keeps kfake's lock expiry within the checkers' tolerance); the cleaner of
+#: compacted topics runs hourly by default (every second on the harness's Apache brokers too).
+BROKER_CONFIGS = {"share.record.lock.sweep.interval.ms": "100", "log.cleaner.backoff.ms": "1000"}
 
 #: What kfake lacks, by capability: the reason a test or fault that needs it is skipped.
 UNSUPPORTED = {
@@ -53,6 +54,8 @@ UNSUPPORTED = {
     "links": "kfake's brokers advertise the addresses they listen on, so no proxy can sit on a link",
     "state-topic": "kfake keeps share-group state in memory: no __share_group_state topic and no share "
                    "coordinator RPCs",
+    "sasl": "the harness's kfake backend starts no SASL listener (kfake's SASL covers every listener, and the "
+            "harness's own clients speak PLAINTEXT as a super user)",
 }
 
 
@@ -81,13 +84,14 @@ class KfakeCluster:
 
     def __init__(self, run_dir: Path, *, brokers: int = 3, version: str = KFAKE_KAFKA_LEVEL,
                  kfake_version: str = KFAKE_VERSION, base_port: int | None = None, timeout: float = 60.0,
-                 cache: Path | None = None) -> None:
+                 broker_configs: dict[str, str] | None = None, cache: Path | None = None) -> None:
         self.run_dir = run_dir
         self.brokers = brokers
         self.version = version
         self.kfake_version = check_kfake_version(kfake_version)
         self.base_port = base_port
         self.timeout = timeout
+        self.broker_configs = {**BROKER_CONFIGS, **(broker_configs or {})}
         self._cache = cache
         self._ports: list[int] = []
         self._proc: ManagedProcess | None = None
@@ -134,7 +138,7 @@ class KfakeCluster:
         self._ports = portreg.allocate(self.brokers, self.base_port)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         args = [str(binary), "--ports", ",".join(map(str, self._ports))]
-        for key, value in sorted(BROKER_CONFIGS.items()):
+        for key, value in sorted(self.broker_configs.items()):
             args += ["--config", f"{key}={value}"]
         self._proc = spawn("kfake", args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
         threading.Thread(target=self._read_stdout, args=(self._proc,), name="kfake-stdout", daemon=True).start()

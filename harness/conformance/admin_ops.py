@@ -99,11 +99,21 @@ class AdminOperations:
         """Group config `config` (dotted) tried on a probe group at the brokers' bounds and one past each
         (`bound` names them with `{}` for min/max, e.g. "group.share.{}.delivery.count.limit"): (min,
         max, value -> the refusal, None where accepted)."""
-        low, high = (int(self.broker_config(bound.format(edge))) for edge in ("min", "max"))
+        low, high = self.config_bounds(bound)
         probe = f"{self.group}-bounds"
         tried = {value: self.try_group_configs(probe, **{config.replace(".", "_"): str(value)})
                  for value in (low - 1, high + 1, low, high)}
         return low, high, tried
+
+    def config_bounds(self, bound: str) -> tuple[int, int]:
+        """The brokers' (min, max) of a group config, `bound` naming them with `{}` for min/max (KIP-932's
+        broker configs, e.g. "group.share.{}.record.lock.duration.ms"). A cluster that shows neither fails
+        the check that needs them (an assertion naming them: the brokers do not have the configs the KIP
+        gives them), never a crash."""
+        low, high = (self.broker_config(bound.format(edge)) for edge in ("min", "max"))
+        assert low is not None and high is not None, (
+            f"the brokers show no bounds {bound.format('min')} and {bound.format('max')} (DescribeConfigs)")
+        return int(low), int(high)
 
     def broker_config(self, name: str) -> str | None:
         """The value of broker config `name` on the first broker (a bound the cluster enforces)."""

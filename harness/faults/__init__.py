@@ -2,7 +2,8 @@
 
 `--faults` takes group names (`leader,coordinator,partition,truncate,latency,
 consumer,restart`), single fault names (`leader-kill`), or `all`. `rolling-upgrade` is taken only
-by name (the cluster stays upgraded: `harness.faults.upgrade`). Each fault
+by name (the cluster stays upgraded: `harness.faults.upgrade`), and so are `leader-move` and
+`leader-shuffle` (leaders moved with every broker up: an implementation's own hooks, `harness.faults.moves`). Each fault
 is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
 schedule (`schedule.py`) of them and records every step in the history.
 """
@@ -14,6 +15,7 @@ from harness.faults.base import Fault
 from harness.faults.bounce import Bounce, RollingRestart
 from harness.faults.consumer import ConsumerFault
 from harness.faults.disk import DiskFailure
+from harness.faults.moves import LeaderMove
 from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
 from harness.faults.truncate import Truncation
@@ -31,7 +33,7 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
     Bounce("kill"), Bounce("stop"), DiskFailure("data"), DiskFailure("state"),
-    RollingUpgrade(),
+    RollingUpgrade(), LeaderMove("move"), LeaderMove("shuffle"),
 )}
 
 

@@ -19,7 +19,10 @@ INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
 
 
 def topics_of(ctx: FaultContext) -> list[str]:
-    return ([ctx.topic] if ctx.topic else []) + list(INTERNAL)
+    """The test topic and Apache Kafka's internal topics (kfake keeps its groups' state in memory: none)."""
+    from harness.cluster.base import implementation_of
+    internal = list(INTERNAL) if implementation_of(ctx.cluster) == "apache" else []
+    return ([ctx.topic] if ctx.topic else []) + internal
 
 
 def partition_metadata(ctx: FaultContext, topic: str | None, partition: int) -> PartitionMeta | None:

@@ -50,9 +50,11 @@ def dead_letter_for(workload: str, version: str) -> str:
 
 
 @pytest.fixture
-def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
+def chaos_run(kafka_cluster, ksh_spec, share_run, scenario_seed):
     """Run `workload` with `fault` (a catalogue name, applied once) or `faults` (a random schedule),
-    seeded by `scenario_seed` (one test per seed: --ksh-seed and --ksh-seeds)."""
+    seeded by `scenario_seed` (one test per seed: --ksh-seed and --ksh-seeds). A scenario whose faults
+    need a capability the cluster lacks (`harness.cluster.base`; kfake has no process or link control) is
+    skipped with the reason, before anything runs."""
     from dataclasses import replace
 
     from harness.workloads import apply_workload
@@ -61,6 +63,7 @@ def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
     def _run(workload: str, fault: str | None = None, faults: tuple[str, ...] = (), **overrides):
         spec = apply_workload(ksh_spec, workload)
         chosen = (fault,) if fault else faults
+        _skip_without_needs(kafka_cluster, (*chosen, *spec.workload_events))
         fields = {"behaviour": spec.behaviour, "consumers": spec.consumers, "topic_partitions": spec.topic_partitions,
                   "workload": workload, "workload_events": spec.workload_events,
                   "lock_duration_ms": spec.lock_duration_ms, "delivery_count_limit": spec.delivery_count_limit,
@@ -69,6 +72,16 @@ def chaos_run(local_cluster, ksh_spec, share_run, scenario_seed):
         return share_run(**{**fields, **overrides})
 
     return _run
+
+
+def _skip_without_needs(cluster, names) -> None:
+    from harness.faults import CATALOGUE
+    from ksh_fixtures.plugin import unsupported_on
+    missing = sorted({f"{name} needs {cap.__name__}" for name in names for cap in CATALOGUE[name].needs
+                      if not isinstance(cluster, cap)})
+    if missing:
+        why = unsupported_on(cluster)
+        pytest.skip(f"{'; '.join(missing)}: the cluster in use has none" + (f" ({why})" if why else ""))
 
 
 @pytest.fixture(autouse=True)

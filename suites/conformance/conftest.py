@@ -110,6 +110,12 @@ def own_cluster(ksh_spec):
     from harness.cluster.local import LocalClusterSpec
     from harness.report.rundir import new_run_dir
     from harness.run.context import backend_cluster
+    if ksh_spec.backend == "kfake":  # one kfake broker with the limit; no SASL listener (`UNSUPPORTED`)
+        from harness.cluster.kfake import KfakeCluster
+        yield from started(KfakeCluster(new_run_dir("cluster-own"), brokers=1, version=ksh_spec.kafka_version,
+                                        kfake_version=ksh_spec.kfake_version, broker_configs=OWN_CLUSTER_OVERRIDES),
+                           "the suite's own cluster")
+        return
     cluster = backend_cluster(ksh_spec, LocalClusterSpec(
         version=ksh_spec.kafka_version, brokers=1, replication_factor=1, min_insync_replicas=1,
         internal_partitions=1, consumer_lanes=0, heap_mb=ksh_spec.heap_mb, kafka_home=ksh_spec.kafka_home,

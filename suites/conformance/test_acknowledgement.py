@@ -123,7 +123,9 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     late, other = s.consumer(), s.consumer()
     [mine] = late.poll_until(1)
     started = time.monotonic()
-    [theirs] = other.poll_until(1, timeout=30)  # only after the lock expired
+    got = other.poll_until(1, timeout=30)  # only after the lock expired
+    assert len(got) == 1, f"the record held past its 2 s lock did not reach another consumer within 30 s: {got}"
+    theirs = got[0]
     assert theirs.key == mine.key and theirs.delivery_count == 2
     assert time.monotonic() - started >= 1.0
     late.ack([mine], "ACCEPT")

@@ -16,6 +16,19 @@ from harness.cluster.admin import grant
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("authorization")]
 
+
+
+@pytest.fixture
+def own_session(own_session, own_cluster):
+    """The suite's own sessions, on a cluster with a SASL listener (else skipped with the backend's reason)."""
+    from harness.cluster.base import SaslListeners
+    if not (isinstance(own_cluster, SaslListeners) and own_cluster.sasl_bootstrap_servers):
+        from ksh_fixtures.plugin import unsupported_on
+        pytest.skip("needs a SASL/PLAIN listener with the standard authorizer; the cluster in use has none"
+                    + (f" ({unsupported_on(own_cluster, 'sasl')})" if unsupported_on(own_cluster, "sasl") else ""))
+    return own_session
+
+
 ALICE = ("alice", "alice-secret")  # users of the `own_cluster` fixture (conftest)
 BOB = ("bob", "bob-secret")
 

@@ -1,0 +1,105 @@
+"""CI's kfake smoke: the kfake backend starts franz-go's kfake from the launcher the harness builds, serves a
+share group that consumes, moves a leader on request, runs a checked workload under a leader move, and
+leaves nothing behind; a deviation of kfake is an expected failure, strict, tied to its version.
+
+The whole conformance suite, the client certificates and the chaos kfake can host run from one command
+(`share-harness matrix --versions kfake --workers 2`, README); the deviations found are on
+docs/implementations/kfake.md."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import replace
+
+import pytest
+
+from harness.cluster.kfake import KfakeCluster
+from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_VERSION
+from harness.spec import RunSpec
+
+pytestmark = [pytest.mark.real]
+
+
+@pytest.fixture(scope="module")
+def kfake(tmp_path_factory):
+    with KfakeCluster(tmp_path_factory.mktemp("kfake")) as cluster:
+        yield cluster
+
+
+def test_the_launcher_serves_the_pinned_kfake_and_leaves_with_the_harness(kfake, tmp_path):
+    assert kfake.reported_version == KFAKE_VERSION  # the module version built in, not just the one asked for
+    assert kfake.inspector.broker_ids() == [0, 1, 2]
+    # a second cluster closed: its process gone, its ports free to bind again
+    from harness.ports import is_free
+    other = KfakeCluster(tmp_path, brokers=1)
+    other.start()
+    proc, ports = other._proc, list(other._ports)
+    other.close()
+    assert proc is not None and not proc.alive()
+    assert all(is_free(port) for port in ports)
+    assert (tmp_path / "kfake" / "kfake.log").is_file()
+
+
+def test_a_leader_moves_on_request_and_the_metadata_follows(kfake):
+    from harness.cluster.admin import ensure_topic
+    ensure_topic(kfake.inspector.admin, "ksh-moves", 2, 3, timeout=10)
+    leader = kfake.inspector.leader_of("ksh-moves", 1)
+    target = next(b for b in kfake.broker_ids if b != leader)
+    kfake.move_leader("ksh-moves", 1, target)
+    assert kfake.leader_of("ksh-moves", 1) == target
+    from harness.wait import wait_until
+    wait_until(lambda: kfake.inspector.leader_of("ksh-moves", 1) == target, timeout=10,
+               what=f"the Admin API to report n{target} leading ksh-moves-1")
+    from harness.errors import HarnessError
+    with pytest.raises(HarnessError, match="node 99 not found"):
+        kfake.move_leader("ksh-moves", 1, 99)
+
+
+def test_a_checked_workload_under_a_leader_move_passes_on_kfake(kfake):
+    """The run's checkers hold on kfake with a leader moved mid-stream (the fault applied, proven, healed)."""
+    from harness.run import run
+    spec = replace(RunSpec(name="kfake-smoke", backend="kfake", kafka_version=KFAKE_KAFKA_LEVEL).with_profile(),
+                   records=200, consumers=2, behaviour="accept-explicit", faults=("leader-move",),
+                   fault_mode="once", drain_timeout=60.0).validate()
+    outcome = run(spec, cluster=kfake)
+    assert outcome.overall is True, outcome.summary()
+    move = next(f for f in outcome.faults if f.fault == "leader-move")
+    assert move.applied and "moved n" in move.evidence, outcome.summary()
+
+
+def test_the_launcher_exits_when_the_harness_dies(tmp_path):
+    """Its stdin is the harness's pipe: when the harness is killed, the launcher closes kfake and exits."""
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from harness.cluster.kfake import KfakeCluster
+        c = KfakeCluster(Path({str(tmp_path)!r}), brokers=1)
+        c.start()
+        print(c._proc.pid, flush=True)
+        time.sleep(300)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        launcher = int(parent.stdout.readline())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        from harness.wait import wait_until
+        wait_until(lambda: not _alive(launcher), timeout=15, what=f"the kfake launcher {launcher} to exit")
+    finally:
+        parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped by init) is gone for our purpose
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
