@@ -1,0 +1,145 @@
+"""Fast tests of the kfake backend's pure parts: its version pin and checks, the spec and CLI options, the
+matrix's kfake columns, the launcher's build identity, the faults it can host, and the deviations table
+applied as strict expected failures (the plugin, through pytester)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.kafka.implementations import (KFAKE_KAFKA_LEVEL, KFAKE_VERSION, KFAKE_VERSIONS, check_kfake_version,
+                                           default_kafka_version, implementation)
+from harness.spec import RunSpec, backend_args
+
+pytest_plugins = ["pytester"]
+FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:allure_pytest")
+
+
+def test_the_pinned_version_is_the_launchers_go_mod_pin():
+    from harness.cluster.kfake import SOURCE
+    assert f"github.com/twmb/franz-go/pkg/kfake {KFAKE_VERSION}" in (SOURCE / "go.mod").read_text()
+    assert KFAKE_VERSION == KFAKE_VERSIONS[0]
+
+
+@pytest.mark.parametrize("bad", ["", "latest", "0.0.0", "v1", "v0.0.0-x y", "v0.0.0-2026;rm"])
+def test_a_bad_kfake_version_is_one_line_naming_a_good_one(bad):
+    with pytest.raises(HarnessError, match=f"invalid kfake-version .*e.g. {KFAKE_VERSION}"):
+        check_kfake_version(bad)
+    assert check_kfake_version(KFAKE_VERSIONS[1]) == KFAKE_VERSIONS[1]
+
+
+def test_kfake_runs_at_the_kafka_api_level_it_serves():
+    assert default_kafka_version("kfake") == KFAKE_KAFKA_LEVEL
+    assert default_kafka_version("local") != KFAKE_KAFKA_LEVEL or KFAKE_KAFKA_LEVEL == "4.4.0"
+    assert implementation("kfake", KFAKE_VERSIONS[1]) == ("kfake", KFAKE_VERSIONS[1])
+    assert implementation("docker") == ("apache", None)
+
+
+def test_the_spec_takes_kfake_and_refuses_what_does_not_fit_it():
+    spec = RunSpec(backend="kfake", kafka_version=KFAKE_KAFKA_LEVEL, kfake_version=KFAKE_VERSIONS[1]).validate()
+    assert backend_args(spec) == ["--backend", "kfake", "--kfake-version", KFAKE_VERSIONS[1]]
+    assert "--backend kfake --kfake-version" in spec.reproduce_command()
+    assert backend_args(RunSpec(backend="kfake")) == ["--backend", "kfake"]
+    with pytest.raises(HarnessError, match="needs the kfake backend"):
+        RunSpec(kfake_version=KFAKE_VERSIONS[1]).validate()
+    with pytest.raises(HarnessError, match="backend kfake starts its own cluster"):
+        RunSpec(backend="kfake", bootstrap_servers="localhost:9092").validate()
+    with pytest.raises(HarnessError, match="invalid kfake-version"):
+        RunSpec(backend="kfake", kfake_version="newest").validate()
+
+
+def test_the_cli_defaults_to_kfakes_api_level_and_names_kfake_in_reproduce():
+    from harness.cli_parser import build_parser
+    from harness.cli_run import spec_from_args
+    spec = spec_from_args(build_parser().parse_args(["run", "--backend", "kfake"]))
+    assert spec.kafka_version == KFAKE_KAFKA_LEVEL and spec.kfake_version == KFAKE_VERSION
+    spec = spec_from_args(build_parser().parse_args(["run"]))
+    assert spec.kafka_version == default_kafka_version("local")
+
+
+def test_the_matrix_takes_kfake_columns(tmp_path):
+    from harness.matrix import Cell, cell_command, check_matrix_args, kfake_column, normalize_column, render
+    assert normalize_column("kfake") == f"kfake@{KFAKE_VERSION}"
+    assert kfake_column("4.3.1") is None
+    check_matrix_args(["kfake", f"kfake@{KFAKE_VERSIONS[1]}"], ["franz"])
+    with pytest.raises(HarnessError, match="invalid kfake-version"):
+        check_matrix_args(["kfake@newest"], ["franz"])
+    cmd = cell_command(tmp_path, f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
+    assert cmd[cmd.index("--kafka-version") + 1] == KFAKE_KAFKA_LEVEL
+    assert cmd[cmd.index("--kfake-version") + 1] == KFAKE_VERSIONS[1] and "--backend" in cmd
+    assert str(tmp_path / "suites/chaos/test_chaos_moves.py") in cmd
+    assert not any("test_chaos_leader" in arg for arg in cmd)  # kfake has no broker to stop
+    page = render([Cell(f"kfake@{KFAKE_VERSION}", "franz", tmp_path, areas={"chaos": "PASS"})])
+    assert f"franz-go kfake {KFAKE_VERSION} (not Apache Kafka" in page and "leaders moved" in page
+
+
+def test_the_launcher_build_is_named_by_its_pins(tmp_path):
+    from harness.cluster.kfake import SOURCE
+    from harness.gobuild import digest
+    assert digest(SOURCE) != digest(SOURCE, ["github.com/twmb/franz-go/pkg/kfake@" + KFAKE_VERSIONS[1]])
+    assert digest(SOURCE) == digest(SOURCE, [])
+
+
+def test_leader_moves_are_taken_only_by_name_and_need_the_capability():
+    from harness.cluster.kfake import KfakeCluster, LeaderMoves
+    from harness.faults import CATALOGUE, parse_faults
+    assert "leader-move" not in parse_faults("all") and "leader-shuffle" not in parse_faults("leader")
+    assert parse_faults("leader-move,leader-shuffle") == ("leader-move", "leader-shuffle")
+    assert CATALOGUE["leader-move"].needs == (LeaderMoves,)
+    cluster = KfakeCluster(Path("/nonexistent"))
+    from harness.cluster.base import Killable, Partitionable, implementation_of
+    assert isinstance(cluster, LeaderMoves) and not isinstance(cluster, (Killable, Partitionable))
+    assert implementation_of(cluster) == "kfake"
+
+
+def test_deviations_name_their_tests_and_sentences():
+    from harness.conformance.deviations import DEVIATIONS, deviation_of, deviations_for
+    repo = Path(__file__).resolve().parents[1]
+    for d in DEVIATIONS:
+        assert d.implementation == "kfake" and set(d.versions) <= set(KFAKE_VERSIONS) and d.rule and d.seen, d
+        for test in d.tests:
+            path, _, name = test.partition("::")
+            assert (repo / path).is_file() and f"def {name.split('[')[0]}(" in (repo / path).read_text(), test
+        assert deviation_of(d.tests[0], deviations_for("kfake", d.versions[0])) == d
+    assert deviations_for("apache", None) == []
+    assert deviations_for("kfake", "v9.9.9") == []  # a version the harness never met it on: run plainly
+
+
+STRICT = """
+import pytest
+
+def test_deviates():
+    assert 1 == 2, "the behaviour broke"
+
+def test_fixed():
+    pass
+
+def test_setup_broke():
+    raise ValueError("the setup did not hold")
+
+def test_plain():
+    pass
+"""
+
+CONFTEST = """
+import harness.conformance.deviations as d
+d.DEVIATIONS = tuple(d.Deviation("demo", "kfake", (d.KFAKE_VERSIONS[0],),
+                     ("test_strict.py::" + name,), "the sentence", "what was seen")
+                     for name in ("test_deviates", "test_fixed", "test_setup_broke"))
+"""
+
+
+def test_a_deviation_is_a_strict_expected_failure_of_kfake_only(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_strict=STRICT)
+    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", "-rxX", timeout=60)
+    # the deviation met: xfailed; fixed: XPASS(strict) fails; a setup error is a failure, not the deviation
+    result.assert_outcomes(xfailed=1, failed=2, passed=1)
+    assert "kfake deviation demo" in result.stdout.str()
+    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", f"--kfake-version={KFAKE_VERSIONS[1]}",
+                                           timeout=60)
+    result.assert_outcomes(failed=2, passed=2)  # not met on that version: every test runs plainly
+    result = pytester.runpytest_subprocess(*FAST, timeout=60)
+    result.assert_outcomes(failed=2, passed=2)  # Apache Kafka: no kfake deviation applies
