@@ -8,6 +8,7 @@ docs/implementations/kfake.md."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from dataclasses import replace
@@ -56,16 +57,41 @@ def test_a_leader_moves_on_request_and_the_metadata_follows(kfake):
         kfake.move_leader("ksh-moves", 1, 99)
 
 
-def test_a_checked_workload_under_a_leader_move_passes_on_kfake(kfake):
-    """The run's checkers hold on kfake with a leader moved mid-stream (the fault applied, proven, healed)."""
+def _move_run(kfake, client: str, drain_timeout: float):
     from harness.run import run
-    spec = replace(RunSpec(name="kfake-smoke", backend="kfake", kafka_version=KFAKE_KAFKA_LEVEL).with_profile(),
-                   records=200, consumers=2, behaviour="accept-explicit", faults=("leader-move",),
-                   fault_mode="once", drain_timeout=60.0).validate()
+    spec = replace(RunSpec(name=f"kfake-smoke-{client}", backend="kfake", kafka_version=KFAKE_KAFKA_LEVEL).with_profile(),
+                   records=150, consumers=2, behaviour="accept-explicit", faults=("leader-move",), fault_mode="once",
+                   client=client, drain_timeout=drain_timeout).validate()
     outcome = run(spec, cluster=kfake)
-    assert outcome.overall is True, outcome.summary()
     move = next(f for f in outcome.faults if f.fault == "leader-move")
     assert move.applied and "moved n" in move.evidence, outcome.summary()
+    return outcome, move
+
+
+def test_a_checked_workload_under_a_leader_move_passes_on_kfake(kfake):
+    """The run's checkers hold on kfake with a leader moved mid-stream (the fault applied, proven, healed), with
+    the client that reads kfake's answers after the move (franz-go)."""
+    outcome, _ = _move_run(kfake, "franz", drain_timeout=60.0)
+    assert outcome.overall is True, outcome.summary()
+
+
+def test_kfakes_null_records_deviation_still_stops_librdkafka_after_a_leader_move(kfake):
+    """The deviation `share-fetch-null-records` (docs/implementations/kfake.md), reproduced: after the move,
+    the old leader's NOT_LEADER_OR_FOLLOWER answer carries a null Records field, which librdkafka rejects as a
+    bad message, so the moved partition is never consumed again. When kfake fixes it this run passes and
+    this test fails: take the deviation off `harness.conformance.deviations`."""
+    from harness.conformance.deviations import DEVIATIONS
+    deviation = next(d for d in DEVIATIONS if d.name == "share-fetch-null-records")
+    outcome, move = _move_run(kfake, "confluent", drain_timeout=10.0)
+    if KFAKE_VERSION not in deviation.versions or outcome.overall is True:
+        pytest.fail(f"kfake {KFAKE_VERSION} no longer shows {deviation.name} (the run passed: {outcome.run_dir}); "
+                    "take it off harness/conformance/deviations.py and docs/implementations/kfake.md")
+    no_loss = next(r for r in outcome.results if r.checker == "no-loss")
+    moved = move.evidence.split("leader of ", 1)[1].split(" moved", 1)[0]  # <topic>-<partition>
+    assert no_loss.anomalies and all(f"{moved}@" in json.dumps(a.to_json()) for a in no_loss.anomalies), \
+        outcome.summary()
+    logs = "".join(p.read_text(errors="replace") for p in (outcome.run_dir / "logs").glob("consumer-*.log"))
+    assert "ShareFetch reply error: Local: Bad message format" in logs, outcome.run_dir
 
 
 def test_the_launcher_exits_when_the_harness_dies(tmp_path):

@@ -75,6 +75,10 @@ class LeaderMoves(Protocol):
 
     def rehash_coordinators(self) -> None: ...
 
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        """The partition's leader as the implementation holds it (None: no such partition)."""
+        ...
+
 
 class KfakeCluster:
     """A kfake cluster of `brokers` brokers in one supervised launcher process: a `Cluster` with

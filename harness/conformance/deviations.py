@@ -28,6 +28,9 @@ class Deviation:
     rule: str  # the sentence (KIP-932, a follow-up KIP, or the Kafka API contract) it breaks
     seen: str  # what the harness saw
     source: str = ""  # where in the implementation's sources it comes from
+    #: the clients that meet it (empty: every client): a deviation in what goes over the wire may break one
+    #: client's parser and pass another's
+    clients: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str:
@@ -35,16 +38,81 @@ class Deviation:
         return f"{self.implementation} deviation {self.name}: {self.seen}; breaks: {self.rule}{where}"
 
 
-_NEWEST = KFAKE_VERSIONS[:1]
-_BOTH = KFAKE_VERSIONS
+_KFAKE = KFAKE_VERSIONS[:1]  # met on the pinned version (the other listed one was not run through the suite)
+_C = "suites/conformance/"
+_SRC = "github.com/twmb/franz-go/pkg/kfake@" + KFAKE_VERSIONS[0]
 
 DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "group-configs-ignored", "kfake", _KFAKE,
+        (f"{_C}test_locks.py::test_expired_lock_makes_the_record_available_to_another_consumer",
+         f"{_C}test_acknowledgement.py::test_acknowledging_after_the_lock_expired_fails",
+         f"{_C}test_delivery_count.py::test_group_delivery_count_limit_override"),
+        "KIP-932, group configuration: share.record.lock.duration.ms is the group's record acquisition lock "
+        "duration (null: the cluster's group.share.record.lock.duration.ms); Kafka 4.3's group config "
+        "share.delivery.count.limit likewise overrides group.share.delivery.count.limit for the group",
+        "the group configs are accepted (IncrementalAlterConfigs succeeds, DescribeConfigs shows them) but the "
+        "broker-wide values decide: a record held past a 2-3 s group lock reached no other consumer within 30 s "
+        "(the broker's 30 s lock held it), and a record was delivered 3 times under a group limit of 2",
+        f"{_SRC}/data.go:1165 (shareRecordLockDurationMs reads the broker config only), 78_share_fetch.go:96 "
+        "(maxDelivery := c.shareMaxDeliveryAttempts())"),
+    Deviation(
+        "group-config-bounds-absent", "kfake", _KFAKE,
+        (f"{_C}test_locks.py::test_group_lock_duration_is_held_to_the_broker_bounds",
+         f"{_C}test_locks.py::test_in_flight_limit_stops_acquisition_until_locks_drop",
+         f"{_C}test_delivery_count.py::test_group_delivery_count_limit_is_held_to_the_broker_bounds",
+         f"{_C}test_newer_features.py::test_assignment_interval_group_config_is_held_to_the_broker_bounds"),
+        "KIP-932, group configuration: share.record.lock.duration.ms has a minimum of 1000 and a maximum limited "
+        "by a cluster configuration (Kafka: group.share.min/max.record.lock.duration.ms, and likewise "
+        "group.share.min/max.delivery.count.limit, .partition.max.record.locks, .assignment.interval.ms); a "
+        "value outside them is refused with INVALID_CONFIG",
+        "DescribeConfigs of a broker shows none of the group.share.min.* / group.share.max.* bounds, so no "
+        "bound can be enforced",
+        f"{_SRC}/data.go:842-849 (the share broker configs kfake knows: no min/max bound among them)"),
+    Deviation(
+        "by-duration-read-as-latest", "kfake", _KFAKE,
+        (f"{_C}test_start_offsets.py::test_by_duration_starts_at_the_first_record_within_the_duration",),
+        "share.auto.offset.reset=by_duration:<ISO-8601 duration> (KIP-1106, Kafka 4.1+): a new share-partition "
+        "starts at the first record whose timestamp lies within the duration",
+        "the value is accepted, and the share-partition starts at the end of the log as with latest: with "
+        "by_duration:PT10M, none of the 4 records produced within the last 10 minutes was delivered",
+        f"{_SRC}/share_groups.go:993-996 (any value but \"earliest\" starts at the high watermark)"),
+    Deviation(
+        "delete-records-stalls-share-partition", "kfake", _KFAKE,
+        (f"{_C}test_retention.py::test_deleting_in_flight_records_archives_them_and_acknowledging_them_is_no_error",),
+        "KIP-932: the SPSO of each share-partition is bounded by the log start offset of the topic-partition, "
+        "which is managed by the retention policy (records below it are gone, those above it still delivered)",
+        "after DeleteRecords moved the log start from 0 to 6 while records 0-9 were acquired, and those were "
+        "released, records 6-9 were never delivered again (30 s)",
+        f"{_SRC}/share_groups.go:995 (the only read of the log start offset: when a share-partition is created)"),
+    Deviation(
+        "added-partitions-start-at-latest", "kfake", _KFAKE,
+        (f"{_C}test_partitions_added.py::test_new_partitions_are_consumed_from_offset_zero[latest]",),
+        "KIP-932: share-partitions of partitions added to a subscribed topic start at offset 0, whatever "
+        "share.auto.offset.reset says (it applies to the share group's first consumption only)",
+        "with share.auto.offset.reset=latest, the records produced to the added partitions before their first "
+        "share fetch were never delivered (the same deviation as Apache Kafka 4.1-4.3's known bug)",
+        f"{_SRC}/share_groups.go:993 (a share-partition created later starts at the high watermark too)"),
+    Deviation(
+        "share-fetch-null-records", "kfake", _KFAKE,
+        ("suites/chaos/test_chaos_moves.py::test_leader_moves_with_every_broker_up",),
+        "the ShareFetch response schema (Kafka 4.3.1 ShareFetchResponse.json, the wire contract of KIP-932's "
+        "RPCs): Records is nullable in version 0 only (\"nullableVersions\": \"0\")",
+        "in ShareFetch v1+ responses a partition without data (NOT_LEADER_OR_FOLLOWER after a leader move, an "
+        "acknowledgement-only entry) carries a null Records field: librdkafka 2.16.0 rejects the whole answer "
+        "(\"ShareFetch reply error: Local: Bad message format\") and never consumes the moved partition again; "
+        "the Java client fails with \"non-nullable field records was serialized as null\" "
+        "(ShareFetchResponseData$PartitionData.read); franz-go reads it",
+        f"{_SRC}/78_share_fetch.go:124-135 (donep builds each partition with kmsg's default nil Records)",
+        clients=("confluent", "java")),
 )
 
 
-def deviations_for(implementation: str, version: str | None) -> list[Deviation]:
-    """The deviations met on `implementation` at `version` (none for Apache Kafka: `implementation` "apache")."""
-    return [d for d in DEVIATIONS if d.implementation == implementation and version in d.versions]
+def deviations_for(implementation: str, version: str | None, client: str | None = None) -> list[Deviation]:
+    """The deviations met on `implementation` at `version` with `client` (none for Apache Kafka:
+    `implementation` "apache")."""
+    return [d for d in DEVIATIONS if d.implementation == implementation and version in d.versions
+            and (not d.clients or client is None or client in d.clients)]
 
 
 def deviation_of(nodeid: str, deviations: list[Deviation]) -> Deviation | None:

@@ -17,6 +17,10 @@ from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_eff
 from harness.faults.process import DISRUPTS
 
 
+#: Shuffles tried before a shuffle that moved none of the test topic's leaders counts as not applied.
+SHUFFLES = 10
+
+
 def _moves(ctx: FaultContext):
     from harness.cluster.kfake import LeaderMoves
     return ctx.cluster_as(LeaderMoves)
@@ -61,14 +65,19 @@ class LeaderMove:
         moves = _moves(ctx)
         if self.mode == "shuffle":
             before = {q: ctx.inspector.leader_of(ctx.topic, q) for q in ctx.partitions()}
-            moves.shuffle_leaders()
             moves.rehash_coordinators()
-            after = {q: ctx.inspector.leader_of(ctx.topic, q) for q in ctx.partitions()}
-            moved = sorted(q for q in after if after[q] != before[q])
-            return (f"leaders shuffled and group coordinators rehashed: {len(moved)} of {len(after)} partitions "
-                    f"of {ctx.topic} changed leader ({', '.join(f'{q}: n{before[q]} -> n{after[q]}' for q in moved)})"
-                    if moved else "leaders shuffled and group coordinators rehashed (every leader stayed: "
-                    "the epochs went up)")
+            for _ in range(SHUFFLES):  # the implementation draws the leaders: shuffle until one of ours moved
+                moves.shuffle_leaders()
+                after = {q: moves.leader_of(ctx.topic, q) for q in before}
+                moved = sorted(q for q in after if after[q] != before[q])
+                if moved:
+                    break
+            else:
+                raise NotApplied(f"{SHUFFLES} shuffles left every leader of {ctx.topic} where it was")
+            wait_effect(lambda: all(ctx.inspector.leader_of(ctx.topic, q) == after[q] for q in moved), ctx.timeout,
+                        f"the cluster's metadata to show the new leaders of {ctx.topic}")
+            return (f"leaders shuffled and group coordinators rehashed: {len(moved)} of {len(after)} partitions of "
+                    f"{ctx.topic} changed leader ({', '.join(f'{q}: n{before[q]} -> n{after[q]}' for q in moved)})")
         target = plan.state["to"]
         moves.move_leader(ctx.topic, p, target)
         wait_effect(lambda: ctx.inspector.leader_of(ctx.topic, p) == target, ctx.timeout,
