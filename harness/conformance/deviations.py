@@ -24,7 +24,8 @@ class Deviation:
     name: str
     implementation: str
     versions: tuple[str, ...]  # the implementation's versions the harness met it on
-    tests: tuple[str, ...]  # node ids (path::name, or path::name[params] for one parameter set)
+    #: node ids (path::name, path::name[params] for one parameter set, or a prefix ending in `*`)
+    tests: tuple[str, ...]
     rule: str  # the sentence (KIP-932, a follow-up KIP, or the Kafka API contract) it breaks
     seen: str  # what the harness saw
     source: str = ""  # where in the implementation's sources it comes from
@@ -95,14 +96,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         f"{_SRC}/share_groups.go:993 (a share-partition created later starts at the high watermark too)"),
     Deviation(
         "share-fetch-null-records", "kfake", _KFAKE,
-        ("suites/chaos/test_chaos_moves.py::test_leader_moves_with_every_broker_up",),
+        ("suites/chaos/test_chaos_moves.py::test_leader_moves_with_every_broker_up[leader-move-*",),
         "the ShareFetch response schema (Kafka 4.3.1 ShareFetchResponse.json, the wire contract of KIP-932's "
         "RPCs): Records is nullable in version 0 only (\"nullableVersions\": \"0\")",
         "in ShareFetch v1+ responses a partition without data (NOT_LEADER_OR_FOLLOWER after a leader move, an "
         "acknowledgement-only entry) carries a null Records field: librdkafka 2.16.0 rejects the whole answer "
         "(\"ShareFetch reply error: Local: Bad message format\") and never consumes the moved partition again; "
         "the Java client fails with \"non-nullable field records was serialized as null\" "
-        "(ShareFetchResponseData$PartitionData.read); franz-go reads it",
+        "(ShareFetchResponseData$PartitionData.read); franz-go reads it. Met for certain after one partition's "
+        "leader moved (the consumer keeps asking the old leader); a shuffle of every leader with the group "
+        "coordinators rehashed was survived by librdkafka (it rejoined), so only the move is expected to fail",
         f"{_SRC}/78_share_fetch.go:124-135 (donep builds each partition with kmsg's default nil Records)",
         clients=("confluent", "java")),
 )
@@ -119,6 +122,7 @@ def deviation_of(nodeid: str, deviations: list[Deviation]) -> Deviation | None:
     """The deviation a test (its node id, with or without parameters) meets, if any."""
     base = nodeid.split("[", 1)[0]
     for deviation in deviations:
-        if nodeid in deviation.tests or base in deviation.tests:
-            return deviation
+        for test in deviation.tests:
+            if test in (nodeid, base) or (test.endswith("*") and nodeid.startswith(test[:-1])):
+                return deviation
     return None

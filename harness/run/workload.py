@@ -104,12 +104,14 @@ def produce_under_faults(ctx: RunContext, pool: DriverPool) -> list:
         producer.join()
     if errors:
         raise errors[0]
-    wait_recovered(fault_ctx, ctx.history, pool, spec.consumers)
+    wait_recovered(fault_ctx, ctx.history, pool, spec.consumers, min(60.0, spec.drain_timeout))
     return nemesis.records
 
 
-def wait_recovered(fault_ctx, history: HistoryWriter, pool: DriverPool, consumers: int) -> None:
-    """After the heal: every partition led with a full ISR, every consumer slot running, consumers progressing."""
+def wait_recovered(fault_ctx, history: HistoryWriter, pool: DriverPool, consumers: int,
+                   progress_timeout: float = 60.0) -> None:
+    """After the heal: every partition led with a full ISR, every consumer slot running, consumers progressing
+    (waited for up to `progress_timeout`: 60 s, or the run's drain timeout if shorter)."""
     from harness.faults.recovery import wait_in_sync
     history.append("harness", "invoke", "recover", {})
     wait_in_sync(fault_ctx, timeout=120)
@@ -118,7 +120,7 @@ def wait_recovered(fault_ctx, history: HistoryWriter, pool: DriverPool, consumer
     mark = len(history.ops())
     try:
         wait_until(lambda: any(op.f == "poll" for op in history.ops()[mark:]) or all_settled(history.ops()),
-                   timeout=60, what="consumers to make progress after the faults healed", interval=0.5)
+                   timeout=progress_timeout, what="consumers to make progress after the faults healed", interval=0.5)
         history.append("harness", "ok", "recover", {})
     except WaitTimeout as exc:  # recorded; the drain and the checkers say what it cost
         history.append("harness", "info", "recover", {"error": str(exc).splitlines()[0]})
