@@ -22,7 +22,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
             raise HarnessError(f"--rules {args.rules!r} names no rule: give rule ids, comma-separated, or leave "
                                "--rules out for all of them")
     from harness.kafka.implementations import default_kafka_version
-    cert, out = certify(args.client, kafka_version=args.kafka_version or default_kafka_version(args.backend),
+    cert, out = certify(args.client, kafka_version=(default_kafka_version(args.backend) if args.kafka_version is None
+                                       else args.kafka_version),
                         bootstrap_servers=args.bootstrap_servers, kfake_version=args.kfake_version,
                         kafka_home=args.kafka_home, backend=args.backend, kafka_image=args.kafka_image,
                         kafka_image_classpath=args.kafka_image_classpath, seed=args.seed, rules=rules,

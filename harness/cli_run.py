@@ -37,7 +37,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     spec = RunSpec(profile=args.profile).with_profile()
     from harness.kafka.implementations import default_kafka_version
     spec = replace(spec, name=args.name, seed=args.seed,
-                   kafka_version=args.kafka_version or default_kafka_version(args.backend),
+                   kafka_version=default_kafka_version(args.backend) if args.kafka_version is None else args.kafka_version,
                    kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers, log_dirs=args.log_dirs,
                    replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
                    topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,

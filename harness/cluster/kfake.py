@@ -150,6 +150,10 @@ class KfakeCluster:
         if ready.get("event") != "ready":
             raise HarnessError(f"the kfake launcher's first line was not its ready line: {ready}")
         self.reported_version = ready.get("kfake")
+        if self.reported_version != self.kfake_version:  # the build is what is under test: never another one
+            raise HarnessError(f"the kfake launcher runs kfake {self.reported_version}, not {self.kfake_version}: "
+                               f"remove {binary.parent} and run `share-harness setup --kfake-version "
+                               f"{self.kfake_version}`")
         self._inspector = ClusterInspector(self.bootstrap_servers)
         wait_share_consumable(self.bootstrap_servers, self._inspector, timeout=self.timeout,
                               replication_factor=min(3, self.brokers), fatal=self._died)
