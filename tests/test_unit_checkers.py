@@ -430,6 +430,22 @@ def test_redelivery_after_lock_expiry_release_or_crash_is_fine():
         assert exclusive.check(h.ops).valid is True, end
 
 
+def test_a_record_released_by_a_kill_in_flight_is_no_anomaly():
+    """The broker may release what a killed consumer held as soon as the SIGKILL lands, before the harness has
+    drained the dead driver's pipe and recorded the crash (kfake does so within milliseconds): from the
+    crash's invoke (the signal sent) on, the owner's session may be over. Without it, the same redelivery is
+    an anomaly."""
+    for signalled in (True, False):
+        h = H(lock_ms=30000)
+        h.produce("a", 0, 0)
+        h.poll("consumer-0", [("a", 0, 0, 1)])
+        if signalled:
+            h.add("nemesis", "invoke", "crash", {"process": "consumer-0"})
+        h.consume("consumer-1", [("a", 0, 0, 2)])
+        h.add("nemesis", "info", "crash", {"process": "consumer-0"})
+        assert (exclusive.check(h.ops).valid is True) is signalled, signalled
+
+
 def test_ack_from_a_consumer_that_lost_the_record():
     h = H(lock_ms=1000)
     h.produce("a", 0, 0)

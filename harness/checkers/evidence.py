@@ -41,6 +41,7 @@ class Evidence:
         self.settle_ns = settle_ns
         self.windows: list[list] = []  # [start, end, partitions or None, id, index of the fault start]
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
+        self.being_killed: set[str] = set()  # processes a SIGKILL was sent to, whose crash is not recorded yet
         #: session ends (close, crash, a fault that may cut sessions, a client error), in history order:
         #: (time, op index, process, what ended: one key per session, post-drain orderly close)
         self.ends: list[tuple[int, int, str, tuple, bool]] = []
@@ -65,7 +66,13 @@ class Evidence:
         self.session_event(time, index, process, ("session", process, self.session_no[process]),
                            post_drain=time >= self.drain_end)
 
+    def killing(self, process: str) -> None:
+        """`process` is being killed (SIGKILL sent, its `crash` not yet recorded): whatever it holds may be
+        released by the broker from now on, although its last operations may still be read after this."""
+        self.being_killed.add(process)
+
     def crashed(self, process: str, index: int, time: int) -> None:
+        self.being_killed.discard(process)
         self.session_end[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]))
 

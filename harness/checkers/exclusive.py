@@ -1,6 +1,6 @@
 """Exclusive acquisition: a record is never delivered again while an earlier
 acquisition lock on it is live and was not released (RELEASE sent, owner's
-session ended), and an acknowledgement from a consumer that lost the record
+session ended, or a SIGKILL sent to it), and an acknowledgement from a consumer that lost the record
 to another never succeeds. The lock counts as live for `lock_duration_ms -
 lock_tolerance_ms` after the poll (config operation; tolerance default
 2000 ms, RunSpec `lock_tolerance_ms`). Anomalies: `acquired-while-locked`,
@@ -26,7 +26,7 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
     session ended. Returns whether the previous owner's session ended since its acquisition."""
     if rec.owner is None:
         return False
-    session_ended = r.evidence.session_end.get(rec.owner, -1) >= rec.acq_time
+    session_ended = r.evidence.session_end.get(rec.owner, -1) >= rec.acq_time or rec.owner in r.evidence.being_killed
     if time < rec.lock_end - r.tol_ns and time < rec.release_from and not session_ended:
         r.evidence.excuse(NAME, "acquired-lost-on-leader-change", rec.acq_time, time, tp, "acquired-while-locked",
                           f"{tp[0]}-{tp[1]}@{offset} delivered to {process} while {rec.owner}'s acquisition lock "

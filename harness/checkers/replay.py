@@ -275,6 +275,8 @@ class Replay:
             evidence.closing(process, index, time)
             ledger.forget_holdings(process)
             self.acks.session_ended(process)
+        elif f == "crash" and type_ == "invoke":  # the kill is on its way: the session may end any moment
+            evidence.killing(v.get("process", ""))
         elif f in ("close", "crash") and (f == "crash" or type_ == "info"):
             who = v.get("process", "") if f == "crash" else process
             evidence.crashed(who, index, time)

@@ -113,9 +113,12 @@ class ConsumerDriver:
     def crash(self) -> None:
         """SIGKILL the driver (no close, no goodbye) and record the crash in the history, after what
         the driver printed before it died (still in the pipe when it was killed): the history must not
-        show operations of a process after its crash."""
+        show operations of a process after its crash. The moment the signal goes is recorded first (a
+        `crash` invoke): from then on the broker may see the connection drop and release what the driver
+        held, before the pipe is drained (an in-memory broker does so within milliseconds)."""
         if self.proc is None:
             return
+        self.history.append("nemesis", "invoke", "crash", {"process": self.name})
         self.proc.kill()
         if self._reader is not None:
             self._reader.join(5)

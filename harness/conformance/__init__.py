@@ -9,11 +9,11 @@
 - `report`: the area x result report of a conformance session.
 """
 
-from harness.conformance.consumer import Record, StepConsumer
+from harness.conformance.consumer import LATE_AFTER_LOCK_S, Record, StepConsumer
 from harness.conformance.kafka_errors import ERROR_MESSAGES, error_is
 from harness.conformance.requirements import missing_requirement
 from harness.conformance.sasl import sasl_client_config
 from harness.conformance.session import ShareSession
 
-__all__ = ["ERROR_MESSAGES", "Record", "ShareSession", "StepConsumer", "error_is", "missing_requirement",
+__all__ = ["ERROR_MESSAGES", "LATE_AFTER_LOCK_S", "Record", "ShareSession", "StepConsumer", "error_is", "missing_requirement",
            "sasl_client_config"]

@@ -143,6 +143,7 @@ def _crash_or_close(rec: _Recorder, parts, consumer: str, rng, cfg) -> bool:
         if rng.random() < 0.5:  # it had fetched records the application never saw
             for sp in parts:
                 sp.acquire(consumer, rec.state["t"], rng.randint(1, 3))
+        rec.emit("harness", "invoke", "crash", {"process": consumer})  # the signal sent, as the harness records it
         rec.emit("harness", "info", "crash", {"process": consumer})
         for sp in parts:
             sp.release_session(consumer, rec.state["t"])
