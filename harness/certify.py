@@ -194,7 +194,10 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     if unknown:
         raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
     root = repo_root()
-    out_root = out_root or reports_root() / "certificates"
+    # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
+    # level, one would replace the other on the page of the client's certificates
+    out_root = out_root or reports_root() / "certificates" / (
+        f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "")
     label = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in info.name)
     out = new_stamped_dir(out_root, label)
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), "-m", "rule", "-q", "-rfEsx",

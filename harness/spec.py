@@ -216,10 +216,28 @@ class RunSpec:
             for names in (self.faults, self.workload_events):
                 if names:
                     parse_faults(",".join(names))  # a bad name is a one-line error listing the valid ones
+        if self.bootstrap_servers is None:
+            self._check_faults_fit_backend()
         if self.fault_mode not in FAULT_MODES:
             raise HarnessError(f"invalid fault-mode {self.fault_mode!r}: use one of {', '.join(FAULT_MODES)}")
         if self.fault_interval is not None:
             self._check_fault_interval(self.fault_interval)
+
+    def _check_faults_fit_backend(self) -> None:
+        """A fault the backend cannot apply is refused now, not recorded as not applied after a whole run:
+        kfake offers leader moves only (no process or link control); Apache Kafka's backends move leaders by
+        taking brokers down, never by the implementation's own hooks."""
+        from harness.faults import CATALOGUE
+        for name in (*self.faults, *self.workload_events):
+            needs = {cap.__name__ for cap in CATALOGUE[name].needs}
+            if self.backend == "kfake" and needs - {"LeaderMoves"}:
+                raise HarnessError(f"fault {name} needs {', '.join(sorted(needs))}, which the kfake backend has not "
+                                   "(one in-memory process, no proxies): on kfake use the consumer faults, "
+                                   "leader-move or leader-shuffle")
+            if self.backend != "kfake" and "LeaderMoves" in needs:
+                raise HarnessError(f"fault {name} moves leaders with the implementation's own hooks, which only the "
+                                   f"kfake backend has: on the {self.backend} backend use leader-stop, leader-kill "
+                                   "or leader-pause")
 
     def _check_fault_interval(self, interval: Any) -> None:
         from harness.faults.schedule import TIMINGS

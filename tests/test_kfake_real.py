@@ -95,7 +95,8 @@ def test_kfakes_null_records_deviation_still_stops_librdkafka_after_a_leader_mov
 
 
 def test_the_launcher_exits_when_the_harness_dies(tmp_path):
-    """Its stdin is the harness's pipe: when the harness is killed, the launcher closes kfake and exits."""
+    """When the harness is killed (SIGKILL: no clean-up of its own runs), the launcher does not outlive it (the
+    parent-death signal, the reaper and the end of its stdin each stop it)."""
     import subprocess
     import sys
     import textwrap

@@ -48,6 +48,12 @@ def test_the_spec_takes_kfake_and_refuses_what_does_not_fit_it():
         RunSpec(backend="kfake", bootstrap_servers="localhost:9092").validate()
     with pytest.raises(HarnessError, match="invalid kfake-version"):
         RunSpec(backend="kfake", kfake_version="newest").validate()
+    with pytest.raises(HarnessError, match="fault leader-kill needs Killable, which the kfake backend has not"):
+        RunSpec(backend="kfake", faults=("leader-kill",)).validate()
+    with pytest.raises(HarnessError, match="only the kfake backend has: on the local backend use leader-stop"):
+        RunSpec(faults=("leader-shuffle",)).validate()
+    RunSpec(backend="kfake", faults=("leader-move", "consumer-kill")).validate()
+    RunSpec(bootstrap_servers="localhost:9092", faults=("leader-kill",)).validate()  # external: skipped per test
 
 
 def test_the_cli_defaults_to_kfakes_api_level_and_names_kfake_in_reproduce():
@@ -115,14 +121,21 @@ def test_deviations_name_their_tests_and_sentences():
 STRICT = """
 import pytest
 
+@pytest.fixture
+def broken():
+    pytest.fail("the cluster did not start")
+
 def test_deviates():
-    assert 1 == 2, "the behaviour broke"
+    assert 1 == 2, "the behaviour broke: EVIDENCE"
 
 def test_fixed():
     pass
 
-def test_setup_broke():
-    raise ValueError("the setup did not hold")
+def test_other_assertion():
+    assert 1 == 2, "something else broke"
+
+def test_setup_broke(broken):
+    assert 1 == 2, "EVIDENCE"
 
 def test_plain():
     pass
@@ -130,21 +143,32 @@ def test_plain():
 
 CONFTEST = """
 import harness.conformance.deviations as d
-d.DEVIATIONS = tuple(d.Deviation("demo", "kfake", (d.KFAKE_VERSIONS[0],),
-                     ("test_strict.py::" + name,), "the sentence", "what was seen")
-                     for name in ("test_deviates", "test_fixed", "test_setup_broke"))
+d.DEVIATIONS = tuple(d.Deviation("demo", "kfake", (d.KFAKE_VERSIONS[0],), ("test_strict.py::" + name,),
+                     "the sentence", "what was seen", evidence="EVIDENCE")
+                     for name in ("test_deviates", "test_fixed", "test_other_assertion", "test_setup_broke"))
 """
 
 
 def test_a_deviation_is_a_strict_expected_failure_of_kfake_only(pytester):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_strict=STRICT)
-    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", "-rxX", timeout=60)
-    # the deviation met: xfailed; fixed: XPASS(strict) fails; a setup error is a failure, not the deviation
-    result.assert_outcomes(xfailed=1, failed=2, passed=1)
-    assert "kfake deviation demo" in result.stdout.str()
+    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", "-rxXfE", timeout=60)
+    # the deviation met with its evidence: xfailed; fixed: a failure naming the deviation to take off; another
+    # assertion: a failure; a set-up that did not hold: an error, never the deviation
+    result.assert_outcomes(xfailed=1, failed=2, errors=1, passed=1)
+    out = result.stdout.str()
+    assert "kfake deviation demo" in out and "no longer shows the deviation demo" in out
     result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", f"--kfake-version={KFAKE_VERSIONS[1]}",
                                            timeout=60)
-    result.assert_outcomes(failed=2, passed=2)  # not met on that version: every test runs plainly
+    result.assert_outcomes(failed=2, errors=1, passed=2)  # not met on that version: every test runs plainly
     result = pytester.runpytest_subprocess(*FAST, timeout=60)
-    result.assert_outcomes(failed=2, passed=2)  # Apache Kafka: no kfake deviation applies
+    result.assert_outcomes(failed=2, errors=1, passed=2)  # Apache Kafka: no kfake deviation applies
+
+
+def test_a_deviation_explains_only_its_own_evidence():
+    from harness.conformance.deviations import DEVIATIONS
+    moves = next(d for d in DEVIATIONS if d.name == "share-fetch-null-records")
+    assert moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  delivery-count: PASS {}")
+    assert not moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  exclusive-acquisition: FAIL {}")
+    assert not moves.explains("faults not applied: leader-move-1")
+    assert all(d.evidence for d in DEVIATIONS)  # none can excuse any failure at all

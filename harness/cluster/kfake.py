@@ -9,8 +9,8 @@ the version is pinned and selectable (`harness.kafka.implementations`), like Kaf
 What kfake offers of the Cluster protocol (`harness.cluster.base`), and what it does not:
 - `Cluster`: start, close, logs, the Admin API questions (kfake answers Metadata, DescribeCluster,
   CreateTopics, IncrementalAlterConfigs, the share-group admin requests);
-- `LeaderMoves` (this module): a partition's leader moved to another broker, or every leader
-  reshuffled, and the group coordinators rehashed: kfake's own fault hooks;
+- `LeaderMoves` (this module): a partition's leader moved to another broker and the group coordinators
+  rehashed, with every broker up: kfake's own fault hooks;
 - not `Killable`, `Pausable`, `Upgradable`, `Disks`: one process holds every broker, in memory, so
   a broker cannot be stopped alone and a restart loses everything (no state to recover);
 - not `Partitionable`, `ConsumerLanes`: each broker advertises the address it listens on, so a proxy
@@ -71,8 +71,6 @@ class LeaderMoves(Protocol):
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> None: ...
 
-    def shuffle_leaders(self) -> None: ...
-
     def rehash_coordinators(self) -> None: ...
 
     def leader_of(self, topic: str, partition: int) -> int | None:
@@ -100,6 +98,8 @@ class KfakeCluster:
         self._ports: list[int] = []
         self._proc: ManagedProcess | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader: threading.Thread | None = None
+        self._broken = ""  # why the command channel cannot be trusted any more (an answer came too late)
         self._command_lock = threading.Lock()
         self._inspector: ClusterInspector | None = None
         self.reported_version: str | None = None
@@ -136,16 +136,28 @@ class KfakeCluster:
 
     def start(self) -> None:
         """Build (or find) the launcher, start it on fresh loopback ports, wait for its ready line, then
-        until a share group consumes a record (`harness.cluster.readiness`)."""
+        until a share group consumes a record (`harness.cluster.readiness`). A start that fails (or is
+        interrupted) part-way leaves nothing running: the launcher is stopped and its ports freed."""
         from harness.paths import cache_dir
         binary = build_kfake_launcher(self._cache or cache_dir(), self.kfake_version)
+        try:
+            self._start(binary)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, binary: Path) -> None:
         self._ports = portreg.allocate(self.brokers, self.base_port)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         args = [str(binary), "--ports", ",".join(map(str, self._ports))]
         for key, value in sorted(self.broker_configs.items()):
             args += ["--config", f"{key}={value}"]
+        self._lines = queue.Queue()
+        self._broken = ""
         self._proc = spawn("kfake", args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
-        threading.Thread(target=self._read_stdout, args=(self._proc,), name="kfake-stdout", daemon=True).start()
+        self._reader = threading.Thread(target=self._read_stdout, args=(self._proc, self._lines),
+                                        name="kfake-stdout", daemon=True)
+        self._reader.start()
         ready = self._next_answer(self.timeout, "its ready line")
         if ready.get("event") != "ready":
             raise HarnessError(f"the kfake launcher's first line was not its ready line: {ready}")
@@ -159,7 +171,10 @@ class KfakeCluster:
                               replication_factor=min(3, self.brokers), fatal=self._died)
 
     def close(self) -> None:
-        """Close the launcher's stdin (it closes kfake and exits), stop it if it does not, free the ports."""
+        """Drop the Admin client (a client left reconnecting to a stopped cluster is what aborted workers on
+        Kafka), close the launcher's stdin (it closes kfake and exits), stop it if it does not, close its
+        output and free the ports. Safe to call twice."""
+        self._inspector = None
         proc, self._proc = self._proc, None
         if proc is not None:
             try:
@@ -168,6 +183,11 @@ class KfakeCluster:
             except OSError:
                 pass
             proc.stop(timeout=10)
+            if self._reader is not None:
+                self._reader.join(5)  # it ends at the end of the launcher's output
+            if proc.popen.stdout is not None:
+                proc.popen.stdout.close()
+        self._reader = None
         if self._ports:
             portreg.release(self._ports)
             self._ports = []
@@ -180,24 +200,25 @@ class KfakeCluster:
 
     # -- LeaderMoves ----------------------------------------------------------------------------
     def move_leader(self, topic: str, partition: int, node_id: int) -> None:
-        self._command(f"move {topic} {partition} {node_id}")
-
-    def shuffle_leaders(self) -> None:
-        self._command("shuffle-leaders")
+        self._command(f"move {topic} {partition} {node_id}", "ok")
 
     def rehash_coordinators(self) -> None:
-        self._command("rehash-coordinators")
+        self._command("rehash-coordinators", "ok")
 
     def leader_of(self, topic: str, partition: int) -> int | None:
-        leader = self._command(f"leader {topic} {partition}").get("leader", -1)
+        leader = self._command(f"leader {topic} {partition}", "leader")["leader"]
         return None if leader < 0 else leader
 
     # -- the launcher's pipes -------------------------------------------------------------------
-    def _read_stdout(self, proc: ManagedProcess) -> None:
+    @staticmethod
+    def _read_stdout(proc: ManagedProcess, lines: queue.Queue) -> None:
         assert proc.popen.stdout is not None
-        for raw in proc.popen.stdout:
-            self._lines.put(raw.decode(errors="replace").strip())
-        self._lines.put(None)  # end of output: the launcher exited
+        try:
+            for raw in proc.popen.stdout:
+                lines.put(raw.decode(errors="replace").strip())
+        except (OSError, ValueError):  # closed under us by `close`
+            pass
+        lines.put(None)  # end of output: the launcher exited
 
     def _died(self) -> str | None:
         proc = self._proc
@@ -212,6 +233,7 @@ class KfakeCluster:
             raise HarnessError(f"the kfake launcher gave no {what} within {timeout:g} s; its log: {self.log_path}") \
                 from None
         if line is None:
+            self._lines.put(None)  # every later read sees the end too, at once
             raise HarnessError(f"the kfake launcher exited before {what}: {_last_line(self.log_path)} "
                                f"(its log: {self.log_path})")
         try:
@@ -220,19 +242,30 @@ class KfakeCluster:
             raise HarnessError(f"the kfake launcher printed {line!r} where it should give {what}") from None
         return answer if isinstance(answer, dict) else {"error": f"not an object: {line}"}
 
-    def _command(self, line: str) -> dict[str, Any]:
+    def _command(self, line: str, key: str) -> dict[str, Any]:
+        """Send one command and return its answer, which must hold `key`. One answer per command, in order: a
+        command left unanswered in time makes the channel unusable (a late answer would be read as the next
+        command's), so every later command fails at once, naming why."""
         proc = self._proc
         if proc is None or proc.popen.stdin is None:
             raise HarnessError(f"the kfake cluster does not run: cannot {line!r}")
         with self._command_lock:
+            if self._broken:
+                raise HarnessError(f"the kfake launcher's commands are out of step ({self._broken}): cannot {line!r}")
             try:
                 proc.popen.stdin.write(line.encode() + b"\n")
                 proc.popen.stdin.flush()
             except OSError as exc:
                 raise HarnessError(f"the kfake launcher did not take {line!r}: {exc}") from None
-            answer = self._next_answer(10.0, f"an answer to {line!r}")
+            try:
+                answer = self._next_answer(10.0, f"an answer to {line!r}")
+            except HarnessError as exc:
+                self._broken = str(exc)
+                raise
         if "error" in answer:
             raise HarnessError(f"kfake refused {line!r}: {answer['error']}")
+        if key not in answer:
+            raise HarnessError(f"the kfake launcher answered {line!r} with {answer}, which has no {key!r}")
         return answer
 
 

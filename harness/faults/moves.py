@@ -2,8 +2,8 @@
 can still do to its clients (kfake: `harness.cluster.kfake.LeaderMoves`).
 
 `leader-move` moves one partition of the test topic to another broker while records are in flight (the
-leader epoch goes up); `leader-shuffle` gives every partition a new, random leader and rehashes the group
-coordinators. Clients must find the new leaders (NOT_LEADER_OR_FOLLOWER, Metadata) and the share-partition's
+leader epoch goes up); `leader-shuffle` moves every partition of the test topic to another broker (drawn
+from the fault's seed) and rehashes the group coordinators. Clients must find the new leaders (NOT_LEADER_OR_FOLLOWER, Metadata) and the share-partition's
 state must carry over: no acknowledged record lost, no record handed to two members under one lock.
 Both are taken only by name (neither `all` nor the `leader` group draws them): Apache Kafka's backends move
 leaders by taking brokers down (`leader-stop`, `leader-kill`, ...).
@@ -11,14 +11,11 @@ leaders by taking brokers down (`leader-stop`, `leader-kill`, ...).
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.process import DISRUPTS
-
-
-#: Shuffles tried before a shuffle that moved none of the test topic's leaders counts as not applied.
-SHUFFLES = 10
 
 
 def _moves(ctx: FaultContext):
@@ -58,31 +55,28 @@ class LeaderMove:
         others = sorted(b for b in ctx.cluster.broker_ids if b != leader)
         target = choose(others, pick // max(1, len(ctx.partitions())), "other broker")
         return Plan([f"n{leader}"], ctx.topic, None if self.mode == "shuffle" else [partition],
-                    state={"partition": partition, "from": leader, "to": target})
+                    state={"partition": partition, "from": leader, "to": target, "pick": pick})
 
     def apply(self, ctx: FaultContext, plan: Plan) -> str:
-        p, old = plan.state["partition"], plan.state["from"]
         moves = _moves(ctx)
-        if self.mode == "shuffle":
-            before = {q: ctx.inspector.leader_of(ctx.topic, q) for q in ctx.partitions()}
-            moves.rehash_coordinators()
-            for _ in range(SHUFFLES):  # the implementation draws the leaders: shuffle until one of ours moved
-                moves.shuffle_leaders()
-                after = {q: moves.leader_of(ctx.topic, q) for q in before}
-                moved = sorted(q for q in after if after[q] != before[q])
-                if moved:
-                    break
-            else:
-                raise NotApplied(f"{SHUFFLES} shuffles left every leader of {ctx.topic} where it was")
-            wait_effect(lambda: all(ctx.inspector.leader_of(ctx.topic, q) == after[q] for q in moved), ctx.timeout,
-                        f"the cluster's metadata to show the new leaders of {ctx.topic}")
-            return (f"leaders shuffled and group coordinators rehashed: {len(moved)} of {len(after)} partitions of "
-                    f"{ctx.topic} changed leader ({', '.join(f'{q}: n{before[q]} -> n{after[q]}' for q in moved)})")
-        target = plan.state["to"]
-        moves.move_leader(ctx.topic, p, target)
-        wait_effect(lambda: ctx.inspector.leader_of(ctx.topic, p) == target, ctx.timeout,
-                    f"the cluster's metadata to name n{target} leader of {ctx.topic}-{p}")
-        return f"leader of {ctx.topic}-{p} moved n{old} -> n{target} (no broker stopped)"
+        if self.mode == "move":
+            p, old, target = plan.state["partition"], plan.state["from"], plan.state["to"]
+            moves.move_leader(ctx.topic, p, target)
+            wait_effect(lambda: ctx.inspector.leader_of(ctx.topic, p) == target, ctx.timeout,
+                        f"the cluster's metadata to name n{target} leader of {ctx.topic}-{p}")
+            return f"leader of {ctx.topic}-{p} moved n{old} -> n{target} (no broker stopped)"
+        # shuffle: every partition of the test topic to another broker, drawn from the fault's seeded pick (the
+        # implementation's own shuffle draws from an unseeded generator), then the coordinators rehashed
+        rng = random.Random(plan.state["pick"])
+        before = {q: moves.leader_of(ctx.topic, q) for q in ctx.partitions()}
+        after = {q: rng.choice(sorted(b for b in ctx.cluster.broker_ids if b != was)) for q, was in before.items()}
+        for q, node in after.items():
+            moves.move_leader(ctx.topic, q, node)
+        moves.rehash_coordinators()
+        wait_effect(lambda: all(ctx.inspector.leader_of(ctx.topic, q) == node for q, node in after.items()),
+                    ctx.timeout, f"the cluster's metadata to show the new leaders of {ctx.topic}")
+        return (f"every leader of {ctx.topic} moved ({', '.join(f'{q}: n{before[q]} -> n{after[q]}' for q in after)}) "
+                "and the group coordinators rehashed (no broker stopped)")
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
         return "nothing to undo: every broker kept running"

@@ -223,6 +223,8 @@ class HistoryScan:
             self.lose_pending(op.process, pos)
 
     def crash(self, pos: int, op: Op, v: dict) -> None:
+        if op.type == "invoke":  # the signal sent: the replay ends the session at the recorded crash (`info`)
+            return
         q = v.get("process", "")
         self.stop(op.time, pos, q)
         self.lose_pending(q, pos)

@@ -67,7 +67,7 @@ def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[t
                 maybe.update((key, op.time) for key in acks if key[:2] not in ok_parts)
             else:
                 maybe.update((key, op.time) for key in acks)
-        elif op.f == "crash" or (op.f == "close" and op.type == "info"):
+        elif (op.f == "crash" and op.type != "invoke") or (op.f == "close" and op.type == "info"):
             process = op.value.get("process", op.process) if op.f == "crash" else op.process
             maybe.update((key, op.time) for key in pending.pop(process, set()))
     return sure, {key: t for key, t in maybe.items() if key not in sure}

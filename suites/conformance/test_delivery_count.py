@@ -35,7 +35,8 @@ def test_group_delivery_count_limit_override(share_session):
     """The group-level delivery-count limit (share.delivery.count.limit) overrides the broker's."""
     s = share_session(topic_partitions=1, delivery_count_limit=2)
     assert s.limits["delivery_count_limit"] == 2
-    assert _released_until_archived(s, 2) == [1, 2]
+    counts = _released_until_archived(s, 2)
+    assert counts == [1, 2], f"delivered with counts {counts} under a group delivery-count limit of 2"
     s.assert_conforms()
 
 

@@ -9,7 +9,6 @@
 //
 //	leader TOPIC PARTITION             {"leader": N}  (-1: no such partition)
 //	move TOPIC PARTITION NODE          {"ok": true} or {"error": "..."}
-//	shuffle-leaders                    {"ok": true}: every partition gets a random leader, epochs bumped
 //	rehash-coordinators                {"ok": true}: group coordinators move (clients must find them again)
 //	coordinator KEY                    {"coordinator": N}
 //
@@ -138,9 +137,6 @@ func answer(cluster *kfake.Cluster, words []string) map[string]any {
 		if err := cluster.MoveTopicPartition(words[1], partition, node); err != nil {
 			return map[string]any{"error": err.Error()}
 		}
-		return map[string]any{"ok": true}
-	case words[0] == "shuffle-leaders" && len(words) == 1:
-		cluster.ShufflePartitionLeaders()
 		return map[string]any{"ok": true}
 	case words[0] == "rehash-coordinators" && len(words) == 1:
 		cluster.RehashCoordinators()
