@@ -42,6 +42,29 @@ def test_the_launcher_serves_the_pinned_kfake_and_leaves_with_the_harness(kfake,
     assert (tmp_path / "kfake" / "kfake.log").is_file()
 
 
+def test_a_start_that_fails_leaves_nothing_running(tmp_path):
+    """A start that does not complete (here: no time to become ready) stops the launcher and frees its ports."""
+    from harness.errors import HarnessError
+    from harness.ports import is_free
+    from harness.procs import live_processes
+    seen: dict = {}
+
+    class Watched(KfakeCluster):
+        def _next_answer(self, timeout, what):
+            seen.update(ports=list(self._ports), proc=self._proc)
+            return super()._next_answer(timeout, what)
+
+    before = {p.pid for p in live_processes()}
+    cluster = Watched(tmp_path, brokers=2, timeout=0.001)
+    with pytest.raises((HarnessError, TimeoutError)):  # the ready line, or readiness after it: both too late
+        cluster.start()
+    assert seen["ports"] and seen["proc"] is not None  # it got as far as running the launcher
+    assert cluster._proc is None and cluster._ports == [] and not seen["proc"].alive()
+    assert {p.pid for p in live_processes()} <= before
+    assert all(is_free(port) for port in seen["ports"])
+    assert (tmp_path / "kfake" / "kfake.log").is_file()
+
+
 def test_a_leader_moves_on_request_and_the_metadata_follows(kfake):
     from harness.cluster.admin import ensure_topic
     ensure_topic(kfake.inspector.admin, "ksh-moves", 2, 3, timeout=10)
