@@ -132,7 +132,7 @@ def test_fixed():
     pass
 
 def test_other_assertion():
-    assert 1 == 2, "something else broke"
+    assert 1 == 2, "something else broke"  # EVIDENCE in the source shown is not in the message
 
 def test_setup_broke(broken):
     assert 1 == 2, "EVIDENCE"

@@ -42,7 +42,7 @@ class Deviation:
     not_with: str = ""
 
     def explains(self, failure: str) -> bool:
-        """Whether a test's failure (its text: the assertion and what pytest shows of it) is this deviation."""
+        """Whether a test's failure (the message of its assertion or `pytest.fail`) is this deviation."""
         return bool(self.evidence) and re.search(self.evidence, failure) is not None and not (
             self.not_with and re.search(self.not_with, failure))
 
