@@ -66,10 +66,13 @@ class Evidence:
         self.session_event(time, index, process, ("session", process, self.session_no[process]),
                            post_drain=time >= self.drain_end)
 
-    def killing(self, process: str) -> None:
+    def killing(self, process: str, index: int, time: int) -> None:
         """`process` is being killed (SIGKILL sent, its `crash` not yet recorded): whatever it holds may be
-        released by the broker from now on, although its last operations may still be read after this."""
+        released by the broker from now on, although its last operations may still be read after this. Its
+        session's end is stamped here too (the same session as the crash's: counted once), so an acquisition
+        the history never saw, released by the kill, is explained from the signal on."""
         self.being_killed.add(process)
+        self.session_event(time, index, process, ("session", process, self.session_no[process]))
 
     def crashed(self, process: str, index: int, time: int) -> None:
         self.being_killed.discard(process)

@@ -276,7 +276,7 @@ class Replay:
             ledger.forget_holdings(process)
             self.acks.session_ended(process)
         elif f == "crash" and type_ == "invoke":  # the kill is on its way: the session may end any moment
-            evidence.killing(v.get("process", ""))
+            evidence.killing(v.get("process", ""), index, time)
         elif f in ("close", "crash") and (f == "crash" or type_ == "info"):
             who = v.get("process", "") if f == "crash" else process
             evidence.crashed(who, index, time)
