@@ -3,33 +3,37 @@
 `share-harness certify --client NAME` runs every conformance test marked `pytest.mark.rule(ID)`
 (the rules below: acknowledgement semantics, the client-side rules of the KIP, and a short seeded
 chaos schedule) with that driver on a real cluster, then writes in its run directory a
-certificate: rule x result (pass, fail with its evidence, not supported by the driver, not
-applicable to the cluster, a known deviation of the release), the client's and the broker's
-versions, the seed and the command that reproduces it, beside pytest's JUnit XML. A comparison
-page across every certificate under the same root shows which rules each client passes.
+certificate: rule x result (pass, FAIL with its evidence, inconclusive with the set-up that did not
+hold, not supported by the driver, not applicable to the cluster, a known deviation of the release),
+the sentence each rule rests on (`harness.client_rules`), the client options the driver ran with,
+the client's and the broker's versions, the seed and the command that reproduces it, the histories of
+the runs that decided each rule (`runs/`), beside pytest's JUnit XML. A comparison page across every
+certificate under the same root shows which rules each client (and configuration) passes.
 
 A rule passes only if its test's own assertions held and the test's history conformed to the
 reference model record by record; a rule whose test did not run is "not run", never pass. The
-verdict is NOT CERTIFIED when a rule failed; CERTIFIED when none did, at least one passed and every
-other was not supported by the driver, not applicable or a known deviation;
-UNKNOWN when pytest did not finish cleanly or a rule was not decided (not run, or an error of the
-cluster or a fixture rather than of the client).
+verdict is NOT CERTIFIED when a rule failed; INCONCLUSIVE when none failed but a rule's precondition
+did not hold; CERTIFIED when every rule passed or was not supported by the driver, not applicable or a
+known deviation, and at least one passed; UNKNOWN when pytest did not finish cleanly or a rule was not
+decided (not run, or an error of the cluster or a fixture rather than of the client).
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.client_rules import RULES  # noqa: F401  (re-exported: certify's rule table)
+from harness.client_rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.errors import HarnessError
 
 #: Results a rule can have, and what the certificate says for each.
-RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "error": "error (not the client's: see the log)",
+RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive (its set-up did not hold)",
+                "error": "error (not the client's: see the log)",
                 "not-supported": "not supported", "not-applicable": "not applicable",
                 "known-deviation": "known deviation of the release", "not-run": "not run"}
 
@@ -56,6 +60,9 @@ def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     errored = [r for r in rows if r["result"] in ("error", "unknown")]  # unknown: its process died
     if errored:
         return "error", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in errored), runs
+    inconclusive = [r for r in rows if r["result"] == "inconclusive"]
+    if inconclusive:  # the behaviour was not exercised: neither pass nor the client's failure
+        return "inconclusive", "; ".join(f"{r['test'].split('::')[-1]}: {r['reason']}" for r in inconclusive), runs
     if any(r["result"] == "xfail" for r in rows):
         return "known-deviation", "; ".join(r["reason"] for r in rows if r["result"] == "xfail"), runs
     skipped = [r for r in rows if r["result"] == "skipped"]
@@ -65,17 +72,34 @@ def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     return "pass", "", runs
 
 
+#: Anomalies a test that stopped early (its assertion failed before it settled its records) causes by
+#: stopping: records still acquired or never consumed. Not evidence against the client: left out.
+EARLY_STOP_KINDS = ("not-accepted", "lost")
+
+
 def _evidence(run_dirs: list[str]) -> list[str]:
-    """The anomalies the reference model found in a failed rule's runs (first few of each)."""
+    """The anomalies the reference model found in a failed rule's runs (first few of each); in a run
+    whose test stopped early, those its stopping explains (`EARLY_STOP_KINDS`) are left out, said once."""
     out = []
     for run in run_dirs:
         path = Path(run) / "verdict.json"
         if not path.is_file():
             continue
-        for result in json.loads(path.read_text()).get("results", []):
+        verdict = json.loads(path.read_text())
+        early = bool(verdict.get("ended_early"))
+        left_out = 0
+        for result in verdict.get("results", []):
             if result.get("valid") is False:
-                for a in result.get("anomalies", [])[:3]:
+                anomalies = result.get("anomalies", [])
+                if early:
+                    kept = [a for a in anomalies if a.get("kind") not in EARLY_STOP_KINDS]
+                    left_out += len(anomalies) - len(kept)
+                    anomalies = kept
+                for a in anomalies[:3]:
                     out.append(f"{result['checker']}: {a.get('kind')}: {a.get('message')}")
+        if left_out:
+            out.append(f"({left_out} {'/'.join(EARLY_STOP_KINDS)} anomalies of {Path(run).name} left out: the test "
+                       f"stopped at its failed assertion, leaving those records unsettled)")
     return out
 
 
@@ -96,7 +120,7 @@ def _client_versions(run_dirs: list[str]) -> dict[str, Any]:
 
 
 def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules: list[str],
-                      command: str, pytest_exit: int) -> dict[str, Any]:
+                      command: str, pytest_exit: int, options: dict[str, str] | None = None) -> dict[str, Any]:
     by_rule: dict[str, list] = {}
     for row in conformance.get("tests", []):
         if row.get("rule"):
@@ -105,7 +129,9 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
     for rule in rules:
         result, evidence, runs = rule_result(by_rule.get(rule, []))
         all_runs += runs
-        entry = {"rule": rule, "statement": RULES[rule], "result": result, "evidence": evidence,
+        basis = CLIENT_RULES[rule]
+        entry = {"rule": rule, "statement": basis.statement, "source": basis.source, "sentence": basis.sentence,
+                 "feature": basis.feature, "result": result, "evidence": evidence,
                  "tests": [r["test"] for r in by_rule.get(rule, [])], "runs": runs}
         if result == "fail":
             entry["anomalies"] = _evidence(runs)
@@ -113,11 +139,19 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
     counts = {k: sum(1 for r in results if r["result"] == k) for k in RESULT_WORDS}
     if counts["fail"]:
         verdict = "NOT CERTIFIED"  # a rule failed with evidence, whatever else happened
-    elif pytest_exit != 0 or counts["error"] or counts["not-run"] or not counts["pass"]:
-        verdict = "UNKNOWN"  # pytest did not finish cleanly, or a rule was not decided
+    elif pytest_exit not in (0, 1) or (pytest_exit == 1 and not counts["inconclusive"]) or counts["error"] \
+            or counts["not-run"]:
+        verdict = "UNKNOWN"  # pytest did not finish cleanly (or failed outside any rule), or a rule was not decided
+    elif counts["inconclusive"]:
+        verdict = "INCONCLUSIVE"  # a rule's set-up did not hold: never CERTIFIED
+    elif not counts["pass"]:
+        verdict = "UNKNOWN"
     else:
         verdict = "CERTIFIED"
-    return {"driver": client, **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
+    from harness.clients.options import label
+    options = dict(options or {})
+    return {"driver": client, "client_options": options, "configuration": label(options),
+            **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
             "cluster": conformance.get("target"), "seed": seed, "verdict": verdict, "counts": counts,
             "rules": results, "complete": rules == list(RULES), "reproduce": command, "pytest_exit": pytest_exit,
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -125,24 +159,41 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
 
 def render_certificate(cert: dict[str, Any]) -> str:
     version = cert.get("client_version", "unknown version")
+    options = cert.get("client_options") or {}
     lines = [f"# Share-consumer certificate: {cert['driver']} ({cert.get('client', 'client')} {version})", "",
-             f"**{cert['verdict']}** against Kafka {cert['kafka_version']} ({cert['cluster']}), seed {cert['seed']}, "
-             f"{cert['created']}.", "",
+             f"**{cert['verdict']}** against Kafka {cert['kafka_version']} ({cert['cluster']}), seed {cert['seed']}"
+             f"{', chaos seeds ' + ', '.join(map(str, cert['seeds'])) if cert.get('seeds') else ''}, {cert['created']}.",
+             "", "Client options: " + (", ".join(f"`{k}={v}`" for k, v in sorted(options.items())) if options else
+                                      "none (the library's defaults, as the driver sets it up: docs/driver.md)"), "",
              "Counts: " + ", ".join(f"{RESULT_WORDS[k]} {v}" for k, v in cert["counts"].items() if v), "",
-             f"Reproduce: `{cert['reproduce']}`", "", "| Rule | Result | Evidence |", "|---|---|---|"]
+             f"Reproduce: `{cert['reproduce']}`", "",
+             "Results: pass; FAIL (the behaviour was exercised and broke the rule's sentence); inconclusive (the "
+             "test's set-up did not hold: the behaviour was not exercised, never CERTIFIED); not supported (the "
+             "rule is a client-API contract the driver does not declare, or needs a feature it lacks); not "
+             "applicable (the cluster or release has not the feature).", "",
+             "| Rule | Rests on | Result | Evidence |", "|---|---|---|---|"]
     for r in cert["rules"]:
         evidence = r["evidence"].replace("|", "\\|").replace("\n", " ")[:400]
-        lines.append(f"| {r['statement']} (`{r['rule']}`) | {RESULT_WORDS[r['result']]} | {evidence} |")
-    failed = [r for r in cert["rules"] if r["result"] == "fail"]
+        feature = f" (a contract a library may declare: `{r['feature']}`)" if r.get("feature") else ""
+        basis = f"{r.get('source', '?')}{feature}: \"{r.get('sentence', '')}\"".replace("|", "\\|")
+        lines.append(f"| {r['statement']} (`{r['rule']}`) | {basis} | {RESULT_WORDS[r['result']]} | {evidence} |")
+    failed = [r for r in cert["rules"] if r["result"] in ("fail", "inconclusive")]
     for r in failed:
-        lines += ["", f"## {r['rule']}: evidence", ""] + [f"- {a}" for a in r.get("anomalies", [])] + \
+        lines += ["", f"## {r['rule']}: {RESULT_WORDS[r['result']]}", "", f"Rests on {r.get('source', '?')}: "
+                  f"\"{r.get('sentence', '')}\"", ""] + [f"- {a}" for a in r.get("anomalies", [])] + \
                  [f"- run: {run}" for run in r["runs"]]
     return "\n".join(lines) + "\n"
 
 
+def _column(cert: dict[str, Any]) -> str:
+    config = cert.get("configuration", "default")
+    return (f"{cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '')}), Kafka "
+            f"{cert.get('kafka_version')}" + ("" if config == "default" else f", `{config}`"))
+
+
 def write_comparison(root: Path) -> Path:
-    """`root/index.md`: the newest complete certificate (every rule) under `root` per client and Kafka
-    version, rule by rule (a run of some rules only stays in its own certificate)."""
+    """`root/index.md`: the newest complete certificate (every rule) under `root` per client, client
+    configuration and Kafka version, rule by rule (a run of some rules only stays in its own certificate)."""
     certs: dict[tuple, dict] = {}
     for path in sorted(root.glob("*/certificate.json")):
         try:
@@ -152,12 +203,14 @@ def write_comparison(root: Path) -> Path:
         if not cert.get("complete") or cert.get("verdict") not in ("CERTIFIED", "NOT CERTIFIED"):
             continue
         cert["_path"] = path.parent.name
-        certs[(cert["driver"], cert.get("kafka_version"))] = cert  # sorted by time: the newest wins
-    columns = sorted(certs.values(), key=lambda c: (c["driver"], str(c.get("kafka_version"))))
+        # sorted by time: the newest wins
+        certs[(cert["driver"], cert.get("configuration", "default"), cert.get("kafka_version"))] = cert
+    columns = sorted(certs.values(), key=lambda c: (c["driver"], c.get("configuration", "default") != "default",
+                                                    c.get("configuration", ""), str(c.get("kafka_version"))))
     lines = ["# Share-consumer certificates compared", "",
-             "| Rule | " + " | ".join(f"{c['driver']} ({c.get('client', '?')} {c.get('client_version', '')}), "
-                                     f"Kafka {c.get('kafka_version')}"
-                                     for c in columns) + " |", "|---|" + "---|" * len(columns)]
+             "Each rule's sentence (KIP-932, a follow-up KIP, or a client-API contract a library may declare) is "
+             "in each certificate and in `harness/client_rules.py`.", "",
+             "| Rule | " + " | ".join(_column(c) for c in columns) + " |", "|---|" + "---|" * len(columns)]
     lines.append("| **Verdict** | " + " | ".join(f"**{c['verdict']}** ([certificate]({c['_path']}/certificate.md))"
                                                  for c in columns) + " |")
     for rule in RULES:
@@ -173,19 +226,47 @@ def write_comparison(root: Path) -> Path:
     return path
 
 
+def keep_runs(cert: dict[str, Any], out: Path) -> None:
+    """Copy each rule's runs (history, verdict, spec) into `out/runs/`, and point the certificate there:
+    the evidence stays with the certificate when reports/runs is cleaned or the certificate is published."""
+    kept: dict[str, str] = {}
+    for r in cert["rules"]:
+        local = []
+        for run in r["runs"]:
+            src = Path(run)
+            if run not in kept and src.is_dir():
+                dest = out / "runs" / src.name
+                dest.mkdir(parents=True, exist_ok=True)
+                for name in ("history.jsonl", "verdict.json", "spec.json"):
+                    if (src / name).is_file():
+                        shutil.copy2(src / name, dest / name)
+                kept[run] = f"runs/{src.name}"
+            local.append(kept.get(run, run))
+        r["runs"] = local
+
+
+#: Chaos rules: several seeds each (`certify(seeds=...)`), one run per seed deciding all of them.
+CHAOS_RULES = tuple(r for r in RULES if r.startswith("chaos-"))
+
+
 def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = None, kafka_home: str | None = None,
             backend: str = "local", kafka_image: str | None = None, kafka_image_classpath: str | None = None,
-            kfake_version: str | None = None, seed: int = 1, rules: list[str] | None = None, out_root: Path | None = None,
+            kfake_version: str | None = None, seed: int = 1, seeds: int = 3, rules: list[str] | None = None,
+            client_options: dict[str, str] | None = None, out_root: Path | None = None,
             profile: str = "ci", quiet: bool = False) -> tuple[dict[str, Any], Path]:
-    """Run the rules with `client`'s driver; (the certificate, its directory)."""
+    """Run the rules with `client`'s driver (its manifest's client options, then `client_options`);
+    the chaos rules with `seeds` seeds from `seed` on; (the certificate, its directory)."""
+    from harness.clients.options import check_options, label, probe
     from harness.clients.registry import driver_info
     from harness.report.rundir import new_stamped_dir, reports_root
     from harness.spec import RunSpec, backend_args
     info = driver_info(client)  # a bad client is a one-line error before anything starts
+    options = {**info.options, **(client_options or {})}
+    check_options(options)
     spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home, bootstrap_servers=bootstrap_servers,
                    profile=profile, backend=backend, kafka_image=kafka_image,
                    kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath,
-                   kfake_version=kfake_version or RunSpec.kfake_version).validate()  # the rest too
+                   kfake_version=kfake_version or RunSpec.kfake_version, client_options=options).validate()
     kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
     if info.source != "built-in":
         client = str(Path(client).resolve())  # pytest runs from the repository
@@ -193,23 +274,35 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     unknown = [r for r in rules if r not in RULES]
     if unknown:
         raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
+    if options:  # an option the driver would not apply: one line now, not an error in every test
+        dist = None
+        if info.name == "java":
+            from harness.kafka.jars import resolve
+            from harness.paths import cache_dir
+            dist = resolve(kafka_version, cache_dir(), kafka_home)
+        probe(info, options, dist)
     root = repo_root()
     # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
     # level, one would replace the other on the page of the client's certificates
     out_root = out_root or reports_root() / "certificates" / (
         f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "")
-    label = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in info.name)
-    out = new_stamped_dir(out_root, label)
+    name = info.name + ("" if not options else "-" + label(options))
+    out = new_stamped_dir(out_root, "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:80])
+    chaos_seeds = [seed + i for i in range(seeds)] if any(r in CHAOS_RULES for r in rules) else []
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), "-m", "rule", "-q", "-rfEsx",
-           "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-profile", profile,
+           "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-seeds", str(seeds), "--ksh-profile", profile,
            "--kafka-version", kafka_version, "--junitxml", str(out / "junit.xml"),
            "--ksh-rules", ",".join(rules), "--ksh-conformance-out", str(out / "conformance")]
+    if options:
+        cmd += ["--ksh-client-options", json.dumps(options, sort_keys=True)]
     if bootstrap_servers:
         cmd += ["--bootstrap-servers", bootstrap_servers]
     if kafka_home:
         cmd += ["--kafka-home", kafka_home]
     cmd += backend_args(spec)
     reproduce = f"share-harness certify --client {client} --kafka-version {kafka_version} --seed {seed}" + \
+        (f" --seeds {seeds}" if seeds != 3 else "") + \
+        "".join(f" --client-option {shlex.quote(f'{k}={v}')}" for k, v in sorted((client_options or {}).items())) + \
         (f" --bootstrap-servers {bootstrap_servers}" if bootstrap_servers else "") + \
         (f" --kafka-home {kafka_home}" if kafka_home else "") + \
         "".join(f" {shlex.quote(arg)}" for arg in backend_args(spec)) + \
@@ -220,12 +313,14 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     report = out / "conformance" / "conformance.json"
     conformance = json.loads(report.read_text()) if report.is_file() else {"kafka_version": kafka_version,
                                                                            "target": bootstrap_servers, "tests": []}
-    cert = build_certificate(conformance, info.name, seed, rules, reproduce, rc)
+    cert = build_certificate(conformance, info.name, seed, rules, reproduce, rc, options)
+    cert["seeds"] = chaos_seeds
+    keep_runs(cert, out)
     cert["log"] = str(out / "pytest.log") if quiet else None
     (out / "certificate.json").write_text(json.dumps(cert, indent=1))
     (out / "certificate.md").write_text(render_certificate(cert))
     from harness.report.html import write_html_twin
     write_html_twin(out / "certificate.md", f"Certificate: {info.name}, Kafka {kafka_version}: {cert['verdict']}")
-    if cert["verdict"] != "UNKNOWN":  # the comparison shows decided certificates only
+    if cert["verdict"] in ("CERTIFIED", "NOT CERTIFIED"):  # the comparison shows decided certificates only
         write_comparison(out_root)
     return cert, out

@@ -13,8 +13,11 @@ from harness.errors import HarnessError
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when UNKNOWN (the rules could not be run)."""
+    """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when INCONCLUSIVE (a rule's set-up did not hold) or
+    UNKNOWN (the rules could not be run)."""
     from harness.certify import RESULT_WORDS, certify
+    from harness.clients.options import parse_options
+    options = parse_options(args.client_option or [])
     rules = None
     if args.rules is not None:
         rules = [r.strip() for r in args.rules.split(",") if r.strip()]
@@ -26,11 +29,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
                                        else args.kafka_version),
                         bootstrap_servers=args.bootstrap_servers, kfake_version=args.kfake_version,
                         kafka_home=args.kafka_home, backend=args.backend, kafka_image=args.kafka_image,
-                        kafka_image_classpath=args.kafka_image_classpath, seed=args.seed, rules=rules,
+                        kafka_image_classpath=args.kafka_image_classpath, seed=args.seed, seeds=args.seeds,
+                        rules=rules, client_options=options,
                         out_root=args.out, quiet=args.quiet)
     for r in cert["rules"]:
         print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
-    print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}) on "
+    print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}, "
+          f"client options: {cert['configuration']}) on "
           f"Kafka {cert['kafka_version']}; certificate {out / 'certificate.md'}; comparison {out.parent / 'index.md'}")
     return {"CERTIFIED": exitcodes.PASS, "NOT CERTIFIED": exitcodes.VIOLATION}.get(cert["verdict"], exitcodes.UNKNOWN)
 

@@ -100,6 +100,7 @@ def _add_run(sub) -> None:
     run.add_argument("--client", default="confluent",
                      help="the share-consumer library the consumers run: confluent, java, franz, or the path "
                           "of a driver manifest (docs/driver.md)")
+    _add_client_option(run)
 
 
 def _add_run_faults(run: argparse.ArgumentParser) -> None:
@@ -153,6 +154,13 @@ def _add_backend(parser) -> None:
                         help=f"kfake backend: the Go module version of kfake (default {KFAKE_VERSION})")
 
 
+def _add_client_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--client-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a client property a user of the library would set (repeatable), passed to every "
+                             "consumer and recorded, e.g. max.concurrent.fetches=0 for franz-go's fetch-on-poll; "
+                             "a property the driver does not apply is refused")
+
+
 def _add_certify(sub) -> None:
     certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
                                               "write its certificate (and the comparison page of all certificates)")
@@ -164,7 +172,10 @@ def _add_certify(sub) -> None:
     certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
                                                                    "(rules needing faults are not applicable)")
     _add_backend(certify)
+    _add_client_option(certify)
     certify.add_argument("--seed", type=_whole, default=1)
+    certify.add_argument("--seeds", type=_positive_int, default=3,
+                         help="seeds the chaos rules run with, from --seed on (default 3)")
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
     certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")

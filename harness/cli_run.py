@@ -45,7 +45,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                    fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
                    client=args.client, backend=args.backend, kafka_image=args.kafka_image,
                    kafka_image_classpath=args.kafka_image_classpath, kfake_version=args.kfake_version,
-                   dead_letter=args.dead_letter)
+                   dead_letter=args.dead_letter, client_options=_client_options(args))
     if args.workload:
         from harness.workloads import apply_workload
         spec = apply_workload(spec, args.workload)
@@ -58,6 +58,12 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
         raise HarnessError(f"client {spec.client} on Kafka {spec.kafka_version}: {why}")
     return spec
+
+
+def _client_options(args: argparse.Namespace) -> dict[str, str]:
+    """`--client-option KEY=VALUE` options as a dict (harness.clients.options); a malformed one is one line."""
+    from harness.clients.options import parse_options
+    return parse_options(getattr(args, "client_option", None) or [])
 
 
 def _group_configs(pairs: list[str]) -> dict[str, str]:

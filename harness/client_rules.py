@@ -2,30 +2,150 @@
 
 Each conformance test that decides a rule carries `pytest.mark.rule(id)`; a spec's `rules` names a
 subset to run. Kept apart from `harness.certify` so the spec can validate rule ids without it.
+
+Every rule rests on a sentence it cites: KIP-932's (or a follow-up KIP's), or a named client-API
+contract. A contract that is one library's API rather than the KIP's (`Rule.feature`) binds only a
+driver that declares the feature: a library without it "does not support" the rule, it does not fail
+it (e.g. KafkaShareConsumer's `share.acknowledgement.mode` setting: franz-go has no modes).
 """
 
-#: The client rules, in certificate order: id -> what a conforming client does (KIP-932's words
-#: where the KIP states it; KIP-1222 for RENEW, KIP-1206 for the acquire mode, KIP-1227 for the rack id).
-RULES: dict[str, str] = {
-    "ack-accept": "ACCEPT, once committed, is final: the record is never delivered again",
-    "ack-release": "RELEASE makes the record available again, delivered with the next delivery count",
-    "ack-reject": "REJECT archives the record: it is never delivered again",
-    "ack-renew": "RENEW extends the acquisition lock: the record stays with its holder past its lock",
-    "implicit-mode": "In implicit mode the next poll or commit accepts the whole previous batch",
-    "no-mixing": "Implicit and explicit acknowledgement do not mix: an implicit-mode consumer refuses acknowledge()",
-    "ack-order": "Acknowledgements are made in the order the records were returned",
-    "ack-only-given": "A client acknowledges only records it handed to the application",
-    "every-record-handed": "Every record the client acquires is handed to the application",
-    "commit-sync-results": "commitSync returns a result per share-partition",
-    "commit-async-callback": "commitAsync's results arrive through the acknowledgement commit callback",
-    "delivery-count": "The delivery count is exposed: 1, 2, ... per acquisition, up to the limit",
-    "batch-order": "A batch holds a share-partition's records in increasing offset order",
-    "close-releases": "close() releases the records the consumer still holds",
-    "ack-expired-fails": "Acknowledging a record whose lock expired fails (invalid record state)",
-    "lock-expiry": "A record held past its lock goes to another consumer",
-    "shared-partition": "Several consumers of one partition all make progress",
-    "session-timeout": "A member that stops heartbeating is removed and its records move",
-    "acquire-mode": "share.acquire.mode=record_limit caps each poll at max.poll.records",
-    "rack-id": "client.rack reaches the group: the member's description carries it (KIP-1227)",
-    "chaos-at-least-once": "At-least-once delivery through leader failover and share-coordinator loss",
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: KIP-932's text (the wiki page; `../shared/seeds/000_*.txt` is the copy its sentences were read from).
+KIP932 = "KIP-932"
+#: KafkaShareConsumer's Javadoc, kafka-clients 4.3.1 (the release's own statement of the client API).
+JAVA_API = "KafkaShareConsumer Javadoc (kafka-clients 4.3.1)"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A client rule: what a conforming client does, the sentence it rests on and where that sentence is."""
+
+    statement: str
+    source: str  # KIP932, "KIP-1222", ..., or JAVA_API
+    sentence: str  # quoted from `source`
+    #: a client-API contract a library may declare (a driver feature, harness.clients.registry.FEATURES):
+    #: a driver without it is "not supported" on this rule; "" for a rule every library is held to
+    feature: str = ""
+
+    @property
+    def basis(self) -> str:
+        """The rule's citation, one line: source and sentence."""
+        return f"{self.source}: \"{self.sentence}\""
+
+
+#: The client rules, in certificate order: id -> rule.
+CLIENT_RULES: dict[str, Rule] = {
+    "ack-accept": Rule(
+        "ACCEPT, once committed, is final: the record is never delivered again", KIP932,
+        "The consumer then processes the records and acknowledges their consumption. The delivery attempt "
+        "completes successfully and the records move into Acknowledged state."),
+    "ack-release": Rule(
+        "RELEASE makes the record available again, delivered with the next delivery count", KIP932,
+        "The consumer can release the record, which makes the record available for another delivery attempt"),
+    "ack-reject": Rule(
+        "REJECT archives the record: it is never delivered again", KIP932,
+        "The consumer can reject the record, which indicates that the record is unprocessable and does not make "
+        "the record available for another delivery attempt"),
+    "ack-renew": Rule(
+        "RENEW extends the acquisition lock: the renewed record goes to no other consumer past its lock, and its "
+        "holder can still accept it", "KIP-1222, as AcknowledgeType.RENEW's Javadoc (kafka-clients 4.3.1) states it",
+        "The record is still being processed. Renew the acquisition lock so processing can continue."),
+    "renew-hand-back": Rule(
+        "A renewed record is returned again by the next poll, with the same delivery count", JAVA_API,
+        "When a record is renewed successfully, it is returned again by the poll(Duration) call.",
+        feature="renew_hand_back"),
+    "implicit-mode": Rule(
+        "In implicit mode the next poll or commit accepts the whole previous batch", KIP932,
+        "The application calls KafkaShareConsumer.poll(Duration) without committing, which also implicitly "
+        "acknowledges all of the delivered records and commits the acknowledgements to Kafka asynchronously."),
+    "unacked-stay-acquired": Rule(
+        "In explicit mode a record the application did not acknowledge stays acquired: the client does not "
+        "acknowledge it by itself, and the application can still acknowledge it", KIP932,
+        "If any records in the batch were not acknowledged, they remain acquired and will be presented to the "
+        "application in response to a future poll."),
+    "no-mixing": Rule(
+        "An implicit-mode consumer refuses acknowledge()", JAVA_API,
+        "@throws IllegalStateException if the record is not waiting to be acknowledged, or the consumer has "
+        "already used implicit acknowledgement", feature="ack_mode_setting"),
+    "ack-order": Rule(
+        "Acknowledgements are made in the order the records were returned", KIP932,
+        "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "
+        "in which the records appear in the ConsumerRecords object, which will be in order of increasing offset "
+        "for each share-partition."),
+    "ack-only-given": Rule(
+        "A client acknowledges only records it handed to the application", KIP932,
+        "it checks that the records being acknowledged are still in the Acquired state and acquired by the share "
+        "group member trying to acknowledge them"),
+    "every-record-handed": Rule(
+        "Every record the client acquires is handed to the application", KIP932,
+        "Then the KafkaShareConsumer keeps a map of the state of the records it has fetched and returns a batch to "
+        "the application."),
+    "no-stale-records": Rule(
+        "A poll hands out only records still acquired for this consumer: not a buffered record whose lock "
+        "expired and which another consumer now holds", KIP932,
+        "It returns a set of in-flight records acquired for this consumer for the duration of the acquisition "
+        "lock timeout."),
+    "commit-sync-results": Rule(
+        "commitSync returns a result per share-partition", KIP932,
+        "If the application uses KafkaShareConsumer.commitSync() to commit its acknowledgements, the results of "
+        "the acknowledgements is returned to the application"),
+    "commit-async-callback": Rule(
+        "commitAsync's results arrive through the acknowledgement commit callback", KIP932,
+        "If the application uses KafkaShareConsumer.commitAsync() or KafkaShareConsumer.poll(Duration) to commit "
+        "its acknowledgements, the results of the acknowledgements are only delivered if there is an acknowledge "
+        "commit callback registered."),
+    "delivery-count": Rule(
+        "The delivery count is exposed: 1, 2, ... per acquisition, up to the limit", KIP932,
+        "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1. "
+        "The first time a record is acquired, its delivery count is 1."),
+    "batch-order": Rule(
+        "A batch holds a share-partition's records in increasing offset order", KIP932,
+        "in the order in which the records appear in the ConsumerRecords object, which will be in order of "
+        "increasing offset for each share-partition"),
+    "close-releases": Rule(
+        "close() releases the records the consumer still holds", KIP932,
+        "The application calls KafkaShareConsumer.close() which attempts to commit any pending acknowledgements "
+        "and releases any remaining acquired records."),
+    "ack-expired-fails": Rule(
+        "Acknowledging a record whose lock expired fails", KIP932,
+        "If a record had reached its acquisition lock timeout and reverted to Available state, the attempt to "
+        "acknowledge it will fail"),
+    "lock-expiry": Rule(
+        "A record held past its lock goes to another consumer", KIP932,
+        "The idea is that the lock is automatically released once the lock duration has elapsed, and then the "
+        "record is available to be given to another consumer."),
+    "shared-partition": Rule(
+        "Several consumers of one partition all make progress", KIP932,
+        "The consumers in a share group cooperatively consume records with partitions that may be assigned to "
+        "multiple consumers"),
+    "session-timeout": Rule(
+        "A member that stops heartbeating is removed and its records move", KIP932,
+        "If it does not heartbeat at least once within the group.share.session.timeout.ms, the group coordinator "
+        "will remove the member from the group."),
+    "acquire-mode": Rule(
+        "share.acquire.mode=record_limit caps each poll at max.poll.records",
+        "KIP-1206, as ConsumerConfig's share.acquire.mode doc (kafka-clients 4.3.1) states it",
+        "If set to record_limit, the number of records returned in each poll() will not exceed the value of "
+        "max.poll.records.", feature="acquire_mode"),
+    "rack-id": Rule(
+        "client.rack reaches the group: the member's description carries it (KIP-1227)",
+        "KIP-1227, as kafka-clients 4.3.1 states it (CommonClientConfigs.CLIENT_RACK_DOC; "
+        "ShareMemberDescription.rackId())",
+        "client.rack: A rack identifier for this client. [...] ShareMemberDescription.rackId(): The rack id of the "
+        "group member.", feature="rack_id"),
+    "chaos-at-least-once": Rule(
+        "At-least-once through leader failover and share-coordinator loss: every record produced is delivered "
+        "and accepted (no-loss)", KIP932,
+        "By limiting the duration of the acquisition lock and automatically releasing the locks, the broker "
+        "ensures delivery progresses even in the presence of consumer failures."),
+    "chaos-no-redelivery-after-ack": Rule(
+        "Through the same faults, a record whose ACCEPT the broker confirmed is not handed to the application "
+        "again (no-redelivery-after-ack)", KIP932,
+        "The delivery attempt completes successfully and the records move into Acknowledged state."),
 }
+
+#: id -> statement, in certificate order (what the spec and the CLI validate rule ids against).
+RULES: dict[str, str] = {rule_id: rule.statement for rule_id, rule in CLIENT_RULES.items()}

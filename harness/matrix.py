@@ -188,7 +188,7 @@ def read_cell(cell: Cell) -> None:
     conformance = json.loads(report.read_text())
     cell.areas = {area: _WORDS.get(word, "UNKNOWN") for area, word in conformance.get("areas", {}).items()}
     for test in conformance.get("tests", ()):
-        if test["result"] in ("fail", "error", "xfail", "unknown"):
+        if test["result"] in ("fail", "error", "xfail", "unknown", "inconclusive"):
             kind = "known bug" if test["result"] == "xfail" else test["result"]
             where = f" ({test['run_dir']})" if test.get("run_dir") else ""
             cell.evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")

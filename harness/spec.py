@@ -117,6 +117,8 @@ class RunSpec:
     fault_mode: str = "random"  # random: a seeded schedule of `faults`; once: each of `faults` once, seeded times
     # the share-consumer library the consumers run: confluent, java, franz, or a driver manifest's path
     client: str = "confluent"
+    # properties a user of that library would set (harness.clients.options): every consumer gets them
+    client_options: dict[str, str] = field(default_factory=dict)
     # checking
     check_engine: str = "auto"  # inprocess, spark, or auto: spark above `spark_threshold` events
     spark_threshold: int = SPARK_THRESHOLD
@@ -257,6 +259,8 @@ class RunSpec:
             raise HarnessError(f"invalid check engine {self.check_engine!r}: use one of {', '.join(CHECK_ENGINES)}")
         if not _is_int(self.spark_threshold) or self.spark_threshold < 0:
             raise HarnessError(f"invalid spark-threshold {self.spark_threshold!r}: use a number of events, 0 or more")
+        from harness.clients.options import check_options
+        check_options(self.client_options)
         if self.rules:
             from harness.client_rules import RULES
             unknown = [r for r in self.rules if r not in RULES]
@@ -300,6 +304,8 @@ class RunSpec:
             args += ["--dead-letter", self.dead_letter]
         if self.client != "confluent":
             args += ["--client", self.client]
+        for key, value in sorted(self.client_options.items()):
+            args += ["--client-option", f"{key}={value}"]
         if self.bootstrap_servers:
             args += ["--bootstrap-servers", self.bootstrap_servers]
         args += backend_args(self)

@@ -167,3 +167,116 @@ def test_an_acknowledgement_of_a_record_no_poll_handed_over_is_flagged():
     assert "t-0@2" in flagged.anomalies[0].message
     fine = check_safe("ack-results", check, EventTable.from_ops(ops([0])))
     assert fine.valid is not False
+
+
+def test_every_rule_cites_its_sentence_and_has_a_test():
+    """A rule rests on a sentence (KIP-932, a follow-up KIP, or a client-API contract a library may
+    declare: then a driver feature), and some conformance test decides it (else it is never decided)."""
+    import re
+    from pathlib import Path
+
+    from harness.client_rules import CLIENT_RULES
+    suites = Path(__file__).resolve().parents[1] / "suites" / "conformance"
+    marked = set(re.findall(r'mark\.rule\("([a-z-]+)"\)', "".join(p.read_text() for p in suites.glob("test_*.py"))))
+    assert set(CLIENT_RULES) == marked, (set(CLIENT_RULES) ^ marked)
+    for rule_id, rule in CLIENT_RULES.items():
+        assert rule.source and len(rule.sentence) > 20 and rule.statement, rule_id
+        assert not rule.feature or rule.feature in FEATURES, rule_id
+    assert CLIENT_RULES["no-mixing"].feature == "ack_mode_setting"  # the Java API's setting, not the KIP's
+    assert not driver_info("franz").supports("ack_mode_setting") and driver_info("java").supports("renew_hand_back")
+
+
+def test_an_inconclusive_rule_is_never_certified():
+    from harness.conformance.outcomes import PREFIX
+    rules = ["ack-accept", "lock-expiry"]
+    rows = [_row("ack-accept", "pass"), _row("lock-expiry", "inconclusive", PREFIX + "the record never came")]
+    assert rule_result(rows[1:])[0] == "inconclusive"
+    cert = build_certificate({"kafka_version": "4.4.0", "target": "local", "tests": rows}, "franz", 1, rules, "cmd", 1)
+    assert cert["verdict"] == "INCONCLUSIVE" and cert["counts"]["inconclusive"] == 1
+    assert "inconclusive" in render_certificate(cert)
+    failing = rows + [_row("ack-accept", "fail", "AssertionError: x")]
+    assert build_certificate({"tests": failing}, "franz", 1, rules, "cmd", 1)["verdict"] == "NOT CERTIFIED"
+    # pytest failed (exit 1) with no rule failed nor inconclusive: something outside the rules went wrong
+    assert build_certificate({"tests": [_row("ack-accept", "pass"), _row("lock-expiry", "pass")]}, "franz", 1, rules,
+                             "cmd", 1)["verdict"] == "UNKNOWN"
+
+
+def test_a_failed_report_of_a_precondition_is_inconclusive():
+    from types import SimpleNamespace
+
+    from harness.conformance.outcomes import PREFIX, Inconclusive, precondition
+    from harness.conformance.report import area_result, outcome, Row
+    with pytest.raises(Inconclusive, match="the batch had one record"):
+        precondition(False, "the batch had one record")
+    precondition(True, "unused")
+    crash = SimpleNamespace(message=f"harness.conformance.outcomes.Inconclusive: {PREFIX}the batch had one record")
+    report = SimpleNamespace(passed=False, skipped=False, failed=True, when="call", longrepr=SimpleNamespace(
+        reprcrash=crash), longreprtext="")
+    assert outcome(report)[0] == "inconclusive"
+    crash.message = "AssertionError: lost"
+    assert outcome(report)[0] == "fail"
+    rows = [Row("locks", "t1", "", "pass"), Row("locks", "t2", "", "inconclusive")]
+    assert area_result(rows) == "INCONCLUSIVE" and area_result(rows + [Row("locks", "t3", "", "fail")]) == "FAIL"
+
+
+def test_client_options_are_parsed_checked_and_named(tmp_path):
+    from harness.clients.options import label, parse_options, refused
+    assert parse_options(["max.concurrent.fetches=0", "client.id=a=b"]) == {"max.concurrent.fetches": "0",
+                                                                            "client.id": "a=b"}
+    for bad, message in (("novalue", "use KEY=VALUE"), ("=1", "use KEY=VALUE"),
+                         ("share.acknowledgement.mode=implicit", "set by each test")):
+        with pytest.raises(HarnessError, match=message):
+            parse_options([bad])
+    assert label({}) == "default" and label({"b": "1", "a": "2"}) == "a=2 b=1"
+    assert refused({"x": "1", "y": "2"}, {"ignored_config": ["y", "z"]}) == ["y"]
+    with pytest.raises(HarnessError, match="client_options"):
+        load_manifest(_manifest(tmp_path, client_options={"group.id": "g"}))
+    assert load_manifest(_manifest(tmp_path, client_options={"fetch.max.wait.ms": "100"})).options == \
+        {"fetch.max.wait.ms": "100"}
+
+
+def test_the_franz_driver_refuses_an_option_it_would_ignore():
+    """The probe certify runs before any test: a user's option the driver ignores is one line, at once."""
+    import shutil
+
+    from harness.clients.options import probe
+    if shutil.which("go") is None:
+        pytest.skip("needs Go to build the franz-go driver (scripts/install.sh installs it)")
+    info = driver_info("franz")
+    assert probe(info, {"max.concurrent.fetches": "0"})["ignored_config"] == []
+    with pytest.raises(HarnessError, match="does not apply client option no.such.option"):
+        probe(info, {"no.such.option": "1"})
+
+
+def test_evidence_leaves_out_what_an_early_stop_explains_and_runs_are_kept(tmp_path):
+    from harness.certify import _evidence, keep_runs
+    run = tmp_path / "runs" / "20261127-x"
+    run.mkdir(parents=True)
+    anomalies = [{"kind": "not-accepted", "message": "left acquired"}, {"kind": "lost", "message": "never polled"},
+                 {"kind": "count-regressed", "message": "count 1 after 2"}]
+    run.joinpath("verdict.json").write_text(json.dumps({"ended_early": True, "results": [
+        {"checker": "no-loss", "valid": False, "anomalies": anomalies}]}))
+    run.joinpath("history.jsonl").write_text("{}\n")
+    lines = _evidence([str(run)])
+    assert lines[0] == "no-loss: count-regressed: count 1 after 2" and "2 not-accepted/lost anomalies" in lines[1]
+    run.joinpath("verdict.json").write_text(json.dumps({"results": [
+        {"checker": "no-loss", "valid": False, "anomalies": anomalies}]}))
+    assert len(_evidence([str(run)])) == 3  # a test that ran to its end: every anomaly is evidence
+    cert = {"rules": [{"runs": [str(run)]}, {"runs": [str(run)]}]}
+    out = tmp_path / "cert"
+    keep_runs(cert, out)
+    assert cert["rules"][0]["runs"] == ["runs/20261127-x"] == cert["rules"][1]["runs"]
+    assert (out / "runs" / "20261127-x" / "history.jsonl").is_file()
+
+
+def test_the_comparison_has_a_column_per_client_configuration(tmp_path):
+    def write(name, options):
+        rows = [_row(rule, "pass") for rule in RULES]
+        cert = build_certificate({"kafka_version": "4.4.0", "target": "local", "tests": rows}, "franz", 1,
+                                 list(RULES), "cmd", 0, options)
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "certificate.json").write_text(json.dumps(cert))
+    write("1-franz", {})
+    write("2-franz", {"max.concurrent.fetches": "0"})
+    header = write_comparison(tmp_path).read_text().splitlines()[4]
+    assert header.count("franz (") == 2 and "`max.concurrent.fetches=0`" in header, header

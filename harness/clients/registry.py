@@ -7,6 +7,7 @@ harness (`docs/driver.md`):
     {"name": "my-client", "contract": 1, "command": ["{python}", "my_driver.py"],
      "features": ["ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync"]}
 
+`client_options` (optional) are client properties the driver gets, like `--client-option`.
 `command` is run, in the manifest's directory, with the driver's JSON config appended as its last
 argument; `{python}` stands for the harness's own interpreter and a relative path that exists there is
 made absolute.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,10 +34,14 @@ from harness.clients.stepped import stepped
 from harness.errors import HarnessError
 
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
-#: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client) and
-#: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id).
+#: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client),
+#: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id), and two
+#: client-API contracts of KafkaShareConsumer a library may have (harness.client_rules): `ack_mode_setting`
+#: (a `share.acknowledgement.mode` setting whose implicit mode refuses acknowledge()) and `renew_hand_back`
+#: (a renewed record is returned again by the next poll).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-            "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id")
+            "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
+            "renew_hand_back")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,9 @@ class DriverInfo:
     #: (chaos runs), not started; None: the driver runs step mode only, and `lacks` says what it misses
     autonomous: Callable[..., Any] | None = None
     lacks: str = ""
+    #: client properties the manifest sets (`client_options`; harness.clients.options): the configuration
+    #: certified, under any given on the command line
+    options: dict[str, str] = field(default_factory=dict)
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
@@ -112,8 +120,10 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
     KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), and franz-go."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC + ("rack_id",), _confluent, autonomous=_confluent_autonomous),
-        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id"), _java, autonomous=stepped(_java)),
+        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting"), _confluent,
+                                autonomous=_confluent_autonomous),
+        "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
+                                             "renew_hand_back"), _java, autonomous=stepped(_java)),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
     }
 
@@ -167,6 +177,12 @@ def load_manifest(path: Path) -> DriverInfo:
     if unknown:
         raise HarnessError(f"driver manifest {path}: unknown features {', '.join(map(str, unknown))}; "
                            f"valid: {', '.join(FEATURES)}")
+    options = data.get("client_options", {})
+    try:
+        from harness.clients.options import check_options
+        check_options(options)
+    except HarnessError as exc:
+        raise HarnessError(f"driver manifest {path}: `client_options`: {exc}") from None
     base = path.resolve().parent
     argv = [sys.executable if c == "{python}" else
             str(base / c) if not Path(c).is_absolute() and (base / c).exists() else c for c in command]
@@ -178,7 +194,7 @@ def load_manifest(path: Path) -> DriverInfo:
     def autonomous(driver_name, config, history, log_dir, dist=None):
         from harness.clients.driver import ExternalDriver  # a driver without the behaviour exits 2 (its log says)
         return ExternalDriver(driver_name, config, history, log_dir, argv, cwd=base)
-    return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous)
+    return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous, options=dict(options))
 
 
 def driver_info(client: str) -> DriverInfo:

@@ -30,7 +30,8 @@ class Row:
     test: str  # node id
     behaviour: str  # the behaviour in KIP terms (the test's docstring, first line)
     result: str  # pass | fail | error | skipped | xfail (a known deviation of the release) | xpass | unknown
-    #  (unknown: its set-up held but no result came: the process running it died)
+    #  (unknown: its set-up held but no result came: the process running it died) | inconclusive (its
+    #  precondition did not hold: the behaviour was not exercised; harness.conformance.outcomes)
     reason: str = ""  # skip reason or failure summary (one line)
     run_dir: str = ""
     rule: str = ""  # the client rule it decides (harness.certify.RULES), if any
@@ -38,7 +39,8 @@ class Row:
 
 def outcome(report) -> tuple[str, str]:
     """A pytest report's result for the reports (pass, fail, error, skipped, xfail: a known deviation
-    of the release, xpass) and its one-line reason (the skip reason or the failure's last line)."""
+    of the release, xpass, inconclusive: a precondition that did not hold) and its one-line reason (the
+    skip reason or the failure's last line)."""
     result = "pass" if report.passed else "skipped" if report.skipped else \
         "fail" if report.when == "call" else "error"
     reason = ""
@@ -52,6 +54,9 @@ def outcome(report) -> tuple[str, str]:
             reason = " ".join(line.strip() for line in crash.message.splitlines() if line.strip())[:600]
         else:
             reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
+        from harness.conformance.outcomes import is_inconclusive
+        if is_inconclusive(reason):
+            result = "inconclusive"
     return result, reason
 
 
@@ -76,13 +81,16 @@ def report_row(report) -> tuple[str, str] | None:
 
 
 def area_result(rows: list[Row]) -> str:
-    """An area fails if any test failed or errored; is unknown if a test never finished; deviates if a
-    known deviation of the release was met (xfail); passes if at least one passed; else skipped."""
+    """An area fails if any test failed or errored; is unknown if a test never finished; inconclusive if
+    a test's precondition did not hold; deviates if a known deviation of the release was met (xfail);
+    passes if at least one passed; else skipped."""
     results = {r.result for r in rows}
     if results & {"fail", "error"}:
         return "FAIL"
     if "unknown" in results:
         return "UNKNOWN"
+    if "inconclusive" in results:
+        return "INCONCLUSIVE"
     if "xfail" in results:
         return "KNOWN DEVIATION"
     if results & {"pass", "xpass"}:
@@ -92,13 +100,13 @@ def area_result(rows: list[Row]) -> str:
 
 def render_markdown(rows: list[Row], kafka_version: str, target: str, client: str = "confluent") -> str:
     lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "", f"Client: {client}", "",
-             "| Area | Result | Passed | Failed | Unfinished | Known deviations | Skipped |",
-             "|---|---|---|---|---|---|---|"]
+             "| Area | Result | Passed | Failed | Inconclusive | Unfinished | Known deviations | Skipped |",
+             "|---|---|---|---|---|---|---|---|"]
     for area, title in AREAS.items():
         mine = [r for r in rows if r.area == area]
         count = lambda *names: sum(1 for r in mine if r.result in names)  # noqa: E731
         lines.append(f"| {title} | {area_result(mine)} | {count('pass', 'xpass')} | {count('fail', 'error')} | "
-                     f"{count('unknown')} | {count('xfail')} | {count('skipped')} |")
+                     f"{count('inconclusive')} | {count('unknown')} | {count('xfail')} | {count('skipped')} |")
     for area, title in AREAS.items():
         mine = [r for r in rows if r.area == area]
         if not mine:

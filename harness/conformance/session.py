@@ -56,7 +56,7 @@ class ShareSession(LogOperations, AdminOperations):
             client_config = {**sasl_client_config(self.client, *user), **client_config}
         config = {"group": group or self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
                   "bootstrap": bootstrap,
-                  "client_config": {"max.poll.records": str(self.spec.max_poll_records),
+                  "client_config": {"max.poll.records": str(self.spec.max_poll_records), **self.spec.client_options,
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
         driver = info.make(name, config, self.history, self.run_dir / "logs",
                            self.dist() if info.name == "java" else None)
@@ -72,13 +72,20 @@ class ShareSession(LogOperations, AdminOperations):
             raise HarnessError(driver.contract_error)
         if not driver.alive():
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
+        from harness.clients.options import refusal, refused
+        start = next((op.value for op in self.history.ops() if op.process == name and op.f == "start"), None)
+        ignored = refused(self.spec.client_options, start if isinstance(start, dict) else {})
+        if ignored:  # the configuration asked for would not be the one that ran
+            driver.close(10)
+            raise HarnessError(refusal(info.name, ignored))
         consumer = StepConsumer(driver, mode, info.features)
         self.consumers.append(consumer)
         return consumer
 
     # -- the verdict ----------------------------------------------------------
-    def finish(self) -> "ShareSession":
-        """Close what is open, read the durable state, check the history with every checker."""
+    def finish(self, ended_early: bool = False) -> "ShareSession":
+        """Close what is open, read the durable state, check the history with every checker.
+        `ended_early`: the test stopped before settling its records (verdict.json says so)."""
         try:
             for c in self.consumers:
                 c.close()
@@ -90,7 +97,7 @@ class ShareSession(LogOperations, AdminOperations):
                 c.driver.close(10)
             self.ctx.close()
         self.results, engine = self.ctx.check()
-        self.valid = self.ctx.write_verdict(self.results, engine)
+        self.valid = self.ctx.write_verdict(self.results, engine, ended_early=ended_early)
         return self
 
     @property

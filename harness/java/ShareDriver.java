@@ -60,9 +60,12 @@ public class ShareDriver {
         props.put("group.id", config.get("group").asText());
         props.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
         Iterator<Map.Entry<String, JsonNode>> extra = config.path("client_config").fields();
+        ArrayNode ignored = JSON.createArrayNode();  // properties KafkaShareConsumer has no config of (it only logs them)
+        Set<String> known = org.apache.kafka.clients.consumer.ConsumerConfig.configNames();
         while (extra.hasNext()) {
             Map.Entry<String, JsonNode> e = extra.next();
             props.put(e.getKey(), e.getValue().asText());
+            if (!known.contains(e.getKey())) ignored.add(e.getKey());
         }
         KafkaShareConsumer<byte[], byte[]> consumer =
             new KafkaShareConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -88,6 +91,7 @@ public class ShareDriver {
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : "implicit");
         start.put("contract", 1);  // docs/driver.md
+        start.set("ignored_config", ignored);
         emit("ok", "start", start);
 
         Map<String, ConsumerRecord<byte[], byte[]>> given = new HashMap<>();

@@ -285,13 +285,15 @@ class RunContext:
         return tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items()), engine
 
     def write_verdict(self, results: tuple[Result, ...], engine: str, overall: Any = None,
-                      chaos_missing: str | None = None, faults: tuple = ()) -> Any:
+                      chaos_missing: str | None = None, faults: tuple = (), ended_early: bool = False) -> Any:
         """verdict.json (the same keys for every kind of run); the composed verdict of `results`.
-        `overall`: the run's verdict as a gate when it differs (chaos asked for that did not happen)."""
+        `overall`: the run's verdict as a gate when it differs (chaos asked for that did not happen);
+        `ended_early`: a conformance test stopped before it settled its records (its assertion failed), so
+        records it left unsettled are the stop's doing, not anomalies of the client or broker."""
         valid = compose(results)
         write_json(self.run_dir / "verdict.json", {
             "valid": valid, "verdict": verdict_word(valid), "overall": valid if overall is None else overall,
             "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
             "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
-            "reproduce": self.spec.reproduce_command()})
+            "reproduce": self.spec.reproduce_command(), "ended_early": ended_early})
         return valid

@@ -31,7 +31,8 @@ def start_consumers(ctx: RunContext) -> DriverPool:
     hold_ms = ctx.limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 1000
     pool = DriverPool(ctx.cluster, {"group": ctx.group, "topics": [ctx.topic], "behaviour": spec.behaviour,
                                     "seed": spec.seed, "hold_ms": hold_ms,
-                                    "client_config": {"max.poll.records": str(spec.max_poll_records)}},
+                                    "client_config": {"max.poll.records": str(spec.max_poll_records),
+                                                      **spec.client_options}},
                       ctx.history, ctx.run_dir / "logs", client=spec.client,
                       dist=ctx.dist() if spec.client == "java" else None)
     try:

@@ -56,6 +56,22 @@ def _requires(request, kafka_cluster, ksh_spec):
         pytest.skip(why)
 
 
+@pytest.fixture(autouse=True)
+def _rule_contract(request, ksh_spec):
+    """Skip as "not supported" a rule resting on a client-API contract (`harness.client_rules.Rule.feature`)
+    that the driver does not declare: a library without, e.g., an acknowledgement-mode setting does not
+    fail a rule about that setting."""
+    marker = request.node.get_closest_marker("rule")
+    if marker is None or not marker.args:
+        return
+    from harness.client_rules import CLIENT_RULES
+    from harness.clients.registry import driver_info
+    rule = CLIENT_RULES.get(marker.args[0])
+    if rule is not None and rule.feature and not driver_info(ksh_spec.client).supports(rule.feature):
+        pytest.skip(f"not supported by the {driver_info(ksh_spec.client).name} driver: {rule.feature} (the rule "
+                    f"rests on {rule.source}, a contract this library does not declare)")
+
+
 def _opener(cluster, ksh_spec, request, **fixed):
     """Open sessions (fresh topic and group each) on `cluster`; at the end, finish those a failed test
     left open (their drivers closed, their history kept)."""
@@ -78,9 +94,18 @@ def _opener(cluster, ksh_spec, request, **fixed):
     for session in opened:
         if session.valid is None:
             try:
-                session.finish()
+                session.finish(ended_early=True)
             except Exception:  # the test's own failure is the one to report
                 pass
+
+
+@pytest.fixture
+def note_run(request):
+    """`note_run(run_dir)`: name the run this test was judged on when another test of the session made it
+    (the report row and a certificate point at it)."""
+    def note(run_dir) -> None:
+        request.config.stash.setdefault(_SESSIONS, {})[request.node.nodeid] = str(run_dir)
+    return note
 
 
 @pytest.fixture

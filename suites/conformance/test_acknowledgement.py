@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.conformance import LATE_AFTER_LOCK_S as LATE_S, error_is
+from harness.conformance import LATE_AFTER_LOCK_S as LATE_S, error_is, precondition
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("acknowledgement")]
 
@@ -120,15 +120,18 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     with the invalid-record-state error, and the record's new owner keeps it."""
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
     s.produce(1)
-    late, other = s.consumer(), s.consumer()
-    [mine] = late.poll_until(1)
+    late = s.consumer()
+    mine = late.poll_until(1)
+    precondition(len(mine) == 1, f"the first consumer was not given the record: {mine}")
+    [mine] = mine
     started = time.monotonic()
+    other = s.consumer()  # only now: a client fetching before its first poll cannot take the record first
     got = other.poll_until(1, timeout=2 + LATE_S)  # only after the lock expired
-    assert len(got) == 1, (f"the record held past its 2 s lock did not reach another consumer within {2 + LATE_S} s "
-                           f"(the group's lock duration was not applied?): {got}")
+    precondition(len(got) == 1 and got[0].key == mine.key and got[0].delivery_count > mine.delivery_count,
+                 f"the record held past its 2 s lock did not reach the other consumer, with a higher count, within "
+                 f"{2 + LATE_S} s (rule lock-expiry decides that): {got}")
     theirs = got[0]
-    assert theirs.key == mine.key and theirs.delivery_count == 2
-    assert time.monotonic() - started >= 1.0
+    assert time.monotonic() - started >= 1.0, "the record went to another consumer before its lock could expire"
     late.ack([mine], "ACCEPT")
     results = late.commit_sync()
     errors = [r["error"] for r in results if r["partition"] == mine.partition]
@@ -161,21 +164,91 @@ def test_close_releases_acquired_records(share_session):
 @pytest.mark.requires(line="4.2")
 def test_renew_extends_the_acquisition_lock(share_session):
     """RENEW (KIP-1222) keeps a record acquired by its holder past its lock duration: renewed before
-    each lock ends, it goes to no other consumer, comes back to its holder with the same delivery
-    count, and its holder then accepts it."""
-    s = share_session(topic_partitions=1, lock_duration_ms=4000)
+    each lock ends, it goes to no other consumer, and its holder then accepts it. The holder renews the
+    way its library's API has it: a library that returns a renewed record again (renew-hand-back,
+    KafkaShareConsumer) renews the copy each poll returns; one whose next poll would accept it renews
+    without polling."""
+    s = share_session(topic_partitions=1, lock_duration_ms=6000)
     s.require("ack:RENEW")
     s.produce(1)
-    holder, other = s.consumer(), s.consumer()
-    [held] = holder.poll_until(1)
-    for _ in range(3):  # 3 x 2 s: past the 4 s lock only if the renewals hold it
+    holder = s.consumer()
+    got = holder.poll_until(1)
+    acquired = time.monotonic()
+    precondition(len(got) == 1, f"the holder was not given the record: {got}")
+    [held] = got
+    other = s.consumer()  # only now: a client fetching before its first poll cannot take the record first
+    precondition(time.monotonic() - acquired < 4.0, "starting the second consumer took most of the 6 s lock")
+    hand_back = s.driver.supports("renew_hand_back")
+    for _ in range(4):  # renewed, then 2 s of the other polling, 4 times: past the 6 s lock only if renewals hold it
+        assert holder.ack([held], "RENEW") is None, f"the client refused the RENEW: {holder.last_error}"
+        results = holder.commit_sync()
+        assert results and all(r["error"] is None for r in results), f"the RENEW was not confirmed: {results}"
         assert other.poll(2.0) == [], "a renewed record went to another consumer"
-        assert holder.ack([held], "RENEW") is None
-        assert all(r["error"] is None for r in holder.commit_sync())
-        [again] = holder.poll_until(1)  # the client hands a renewed record back (KAFKA-20458)
-        assert again.key == held.key and again.delivery_count == held.delivery_count, (again, held)
-        held = again
-    assert holder.ack([held], "ACCEPT") is None
-    assert all(r["error"] is None for r in holder.commit_sync())
-    assert other.poll(3.0) == []
+        if hand_back:
+            again = holder.poll_until(1)
+            precondition(len(again) == 1 and again[0].key == held.key,
+                         f"the renewed record was not returned again (rule renew-hand-back decides that): {again}")
+            held = again[0]
+    assert holder.ack([held], "ACCEPT") is None, f"the holder could not accept its renewed record: {holder.last_error}"
+    results = holder.commit_sync()
+    assert results and all(r["error"] is None for r in results), f"the ACCEPT after the renewals failed: {results}"
+    assert other.poll(3.0) == [], "the renewed and accepted record went to another consumer"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("renew-hand-back")
+@pytest.mark.requires(line="4.2")
+def test_a_renewed_record_is_returned_again_by_the_next_poll(share_session):
+    """KafkaShareConsumer's contract (a library may declare it): a record renewed successfully is
+    returned again by the next poll, with the same delivery count, and can then be accepted."""
+    s = share_session(topic_partitions=1, lock_duration_ms=10000)
+    s.require("ack:RENEW")
+    s.produce(1)
+    c = s.consumer()
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was not given the record: {got}")
+    [held] = got
+    precondition(c.ack([held], "RENEW") is None, f"the client refused the RENEW (rule ack-renew): {c.last_error}")
+    results = c.commit_sync()
+    precondition(results and all(r["error"] is None for r in results), f"the RENEW was not confirmed: {results}")
+    again = c.poll_until(1, timeout=10)
+    assert [(r.key, r.delivery_count) for r in again] == [(held.key, held.delivery_count)], \
+        f"the next poll returned {again}, not the renewed record {held}"
+    assert c.ack(again, "ACCEPT") is None
+    results = c.commit_sync()
+    assert results and all(r["error"] is None for r in results), results
+    s.assert_conforms()
+
+
+@pytest.mark.rule("unacked-stay-acquired")
+def test_records_left_unacknowledged_stay_acquired(share_session):
+    """In explicit mode the client does not acknowledge a record for the application: after the
+    application acknowledged only the first record of a batch, committed and polled again, the others
+    are still acquired by this consumer (presented again by that poll, as KIP-932 says, or, where the
+    library refuses such a poll, as KafkaShareConsumer does, still open to acknowledgement), and a
+    RELEASE of them brings them back with the next delivery count."""
+    s = share_session(topic_partitions=1, lock_duration_ms=30000)
+    s.produce(4)
+    c = s.consumer()
+    batch = c.poll(10.0)
+    precondition(len(batch) >= 2, f"the first poll gave {len(batch)} record(s); the rule needs a batch of two or more")
+    first, rest = batch[0], batch[1:]
+    assert c.ack([first], "ACCEPT") is None
+    results = c.commit_sync()
+    precondition(results and all(r["error"] is None for r in results), f"the ACCEPT of the first record failed: {results}")
+    again = c.poll(3.0)  # the application polls again, the rest of the batch unacknowledged
+    extra = [r for r in again if r.key not in {x.key for x in rest}]
+    error = c.ack(rest, "RELEASE")
+    assert error is None, (f"the client refused a RELEASE of records the application never acknowledged ({error}): "
+                           f"it had acknowledged them itself")
+    if extra:
+        c.ack(extra, "ACCEPT")
+    results = c.commit_sync()
+    assert results and all(r["error"] is None for r in results), \
+        f"the RELEASE of the unacknowledged records failed ({results}): they were no longer acquired by this consumer"
+    back = c.poll_until(len(rest), timeout=30, ack="ACCEPT")
+    counts = {r.key: r.delivery_count for r in back}
+    assert all(counts.get(r.key) == r.delivery_count + 1 for r in rest), \
+        f"released, the unacknowledged records came back as {sorted(counts.items())}, not {[(r.key, r.delivery_count + 1) for r in rest]}"
+    c.commit_sync()
     s.assert_conforms()

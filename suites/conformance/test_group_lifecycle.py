@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from harness.conformance import precondition
 from harness.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("lifecycle")]
@@ -151,11 +152,20 @@ def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_se
     their acquisition locks expire)."""
     s = share_session(topic_partitions=1, lock_duration_ms=15000)
     s.produce(3)
-    stuck, other = s.consumer(), s.consumer()
+    stuck = s.consumer()
     held = stuck.poll(10)
-    assert held
-    wait_until(lambda: other.poll(0.2) == [] and len(s.describe().get("members", [])) == 2, timeout=30,
-               what="both members", interval=0.5)  # a client may join only when it first polls
+    precondition(held, "the consumer to be stopped was given no record")
+    other = s.consumer()  # only now: a client fetching before its first poll cannot take the records first
+    taken: list = []
+
+    def both_members() -> bool:  # a client may join only when it first polls
+        batch = other.poll(0.2)
+        if batch:  # (none should come: `stuck` holds all three)
+            other.ack(batch, "ACCEPT")
+            taken.extend(batch)
+        return len(s.describe().get("members", [])) == 2
+    wait_until(both_members, timeout=30, what="both members", interval=0.5)
+    assert not {r.key for r in taken} & {r.key for r in held}, f"records held by a live member went to another: {taken}"
     fault = {"id": "conformance-pause", "fault": "consumer-pause", "effects": ["session-loss"],
              "processes": [stuck.name], "targets": [stuck.name]}
     s.history.append("nemesis", "ok", "fault-start", fault)

@@ -601,6 +601,14 @@ func options(props map[string]any) (opts []kgo.Opt, maxPoll int, ignored []strin
 			default:
 				return nil, 0, nil, fmt.Errorf("%s=%q: expected batch_optimized or record_limit", name, v)
 			}
+		case "max.concurrent.fetches":
+			// franz-go's MaxConcurrentFetches: -1 (its default) unbounded background fetches; 0 a
+			// fetch only while the application polls (no buffering); n > 0 at most n in flight or buffered
+			n, e := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if e != nil || n < -1 {
+				return nil, 0, nil, fmt.Errorf("%s=%q: expected -1, 0 or a positive number", name, v)
+			}
+			opts = append(opts, kgo.MaxConcurrentFetches(int(n)))
 		case "client.id":
 			opts = append(opts, kgo.ClientID(v))
 		case "client.rack":

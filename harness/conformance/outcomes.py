@@ -1,0 +1,26 @@
+"""Inconclusive: a conformance test whose set-up did not hold decides nothing about the behaviour it
+was written for. `precondition(ok, what)` ends such a test with `Inconclusive`; the suite's report and
+certificates call it inconclusive (never pass, never a FAIL of the client), and pytest still counts it
+a failure, so a gate that did not check what it promised does not pass.
+"""
+
+from __future__ import annotations
+
+
+class Inconclusive(AssertionError):
+    """The test's precondition did not hold: the behaviour under test was not exercised."""
+
+
+#: How an Inconclusive's message starts (what the reports look for in a failure's text).
+PREFIX = "INCONCLUSIVE (the behaviour was not exercised): "
+
+
+def precondition(ok: object, what: str) -> None:
+    """End the test as inconclusive unless `ok`: `what` names the set-up that did not hold."""
+    if not ok:
+        raise Inconclusive(PREFIX + what)
+
+
+def is_inconclusive(text: str) -> bool:
+    """Whether a failure's message (its exception line) is an Inconclusive's."""
+    return PREFIX in (text or "")
