@@ -115,7 +115,8 @@ def _client_versions(run_dirs: list[str]) -> dict[str, Any]:
             op = json.loads(line)
             if op.get("f") == "start" and op.get("type") == "ok" and isinstance(op.get("value"), dict):
                 v = op["value"]
-                return {k: v[k] for k in ("client", "client_version", "librdkafka", "contract") if k in v}
+                return {k: v[k] for k in ("client", "client_version", "librdkafka", "contract", "callback_offsets")
+                        if k in v}
     return {}
 
 
@@ -166,6 +167,9 @@ def render_certificate(cert: dict[str, Any]) -> str:
              "", "Client options: " + (", ".join(f"`{k}={v}`" for k, v in sorted(options.items())) if options else
                                       "none (the library's defaults, as the driver sets it up: docs/driver.md)"), "",
              "Counts: " + ", ".join(f"{RESULT_WORDS[k]} {v}" for k, v in cert["counts"].items() if v), "",
+             *([f"Callback offsets: named by the driver, not the library (its acknowledgement callback carries "
+                f"none; docs/driver.md): a callback result the history shows for an offset is the driver's "
+                f"attribution.", ""] if cert.get("callback_offsets") == "driver" else []),
              f"Reproduce: `{cert['reproduce']}`", "",
              "Results: pass; FAIL (the behaviour was exercised and broke the rule's sentence); inconclusive (the "
              "test's set-up did not hold: the behaviour was not exercised, never CERTIFIED); not supported (the "

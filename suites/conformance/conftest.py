@@ -69,7 +69,7 @@ def _rule_contract(request, ksh_spec):
     rule = CLIENT_RULES.get(marker.args[0])
     if rule is not None and rule.feature and not driver_info(ksh_spec.client).supports(rule.feature):
         pytest.skip(f"not supported by the {driver_info(ksh_spec.client).name} driver: {rule.feature} (the rule "
-                    f"rests on {rule.source}, a contract this library does not declare)")
+                    f"rests on {rule.source}; the driver does not declare the feature)")
 
 
 def _opener(cluster, ksh_spec, request, **fixed):

@@ -128,8 +128,8 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     other = s.consumer()  # only now: a client fetching before its first poll cannot take the record first
     got = other.poll_until(1, timeout=2 + LATE_S)  # only after the lock expired
     precondition(len(got) == 1 and got[0].key == mine.key and got[0].delivery_count > mine.delivery_count,
-                 f"the record held past its 2 s lock did not reach the other consumer, with a higher count, within "
-                 f"{2 + LATE_S} s (rule lock-expiry decides that): {got}")
+                 f"the record held past its 2 s lock did not reach another consumer within {2 + LATE_S} s with a "
+                 f"higher count (rule lock-expiry decides that): {got}")
     theirs = got[0]
     assert time.monotonic() - started >= 1.0, "the record went to another consumer before its lock could expire"
     late.ack([mine], "ACCEPT")

@@ -714,7 +714,8 @@ func main() {
 		ignored = []string{}
 	}
 	emit("ok", "start", obj{"client": "franz-go", "client_version": clientVersion(), "behaviour": "step",
-		"mode": mode, "contract": contract, "features": features, "ignored_config": ignored})
+		"mode": mode, "contract": contract, "features": features, "ignored_config": ignored,
+		"callback_offsets": "driver"}) // ShareAckCallback names no offsets: the driver attributes them
 
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64*1024), 64*1024*1024)
