@@ -93,6 +93,49 @@ def test_an_implicit_mode_consumer_refuses_explicit_acknowledgements(share_sessi
     s.assert_conforms()
 
 
+@pytest.mark.nightly  # a leader failover: half a minute (CI's chaos suites fail leaders over under the confluent client)
+@pytest.mark.rule("no-stale-records")
+def test_a_poll_hands_out_no_copy_from_a_failed_leader(share_session, kafka_cluster):
+    """After its partition's leader fails over, a consumer does not hand the application copies it took
+    from the old leader and kept: the new leader made those records available again (an acquisition is
+    not persisted), another consumer acquired them and the broker confirmed its ACCEPT."""
+    from harness.cluster.base import Killable
+    from harness.conformance import precondition
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    if not isinstance(kafka_cluster, Killable):
+        pytest.skip("needs a cluster the harness started (the fault kills a broker); an external one is not")
+    s = share_session(topic_partitions=1, lock_duration_ms=30000)
+    s.produce(1)
+    early = s.consumer()
+    first = early.poll_until(1, ack="ACCEPT")
+    precondition(len(first) == 1, f"the first consumer was not given the first record: {first}")
+    results = early.commit_sync()
+    precondition(results and all(r["error"] is None for r in results), f"the first record's ACCEPT failed: {results}")
+    s.produce(3)  # `early` does not poll: a library that fetches in the background takes these from the leader now
+    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group,
+                                   config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=90))
+    try:
+        record = nemesis.start("leader-kill", pick=0)
+        precondition(record.applied, f"the partition's leader was not failed over: {record.reason}")
+        other = s.consumer()
+        got = other.poll_until(3, timeout=60, ack="ACCEPT")
+        results = other.commit_sync()
+        precondition(len(got) == 3 and results and all(r["error"] is None for r in results),
+                     f"another consumer did not acquire and accept the 3 records on the new leader: {got}, {results}")
+    finally:
+        nemesis.heal_all()
+    accepted = {r.key for r in got}
+    handed = early.poll(2.0)
+    stale = [r for r in handed if r.key in accepted]
+    assert not stale, (f"handed out {[(r.offset, r.delivery_count) for r in stale]} after the leader failed over, "
+                       f"records another consumer had acquired from the new leader and whose ACCEPT was confirmed")
+    if handed:
+        early.ack(handed, "ACCEPT")
+        early.commit_sync()
+    s.assert_conforms()
+
+
 #: The broker faults of the short chaos schedule (each healed before the next, in a seeded order).
 CHAOS_FAULTS = ("leader-kill", "share-coordinator-kill", "leader-stop")
 
