@@ -184,7 +184,8 @@ def render_certificate(cert: dict[str, Any]) -> str:
     failed = [r for r in cert["rules"] if r["result"] in ("fail", "inconclusive")]
     for r in failed:
         lines += ["", f"## {r['rule']}: {RESULT_WORDS[r['result']]}", "", f"Rests on {r.get('source', '?')}: "
-                  f"\"{r.get('sentence', '')}\"", ""] + [f"- {a}" for a in r.get("anomalies", [])] + \
+                  f"\"{r.get('sentence', '')}\"", "", f"- {r['evidence']}"] + \
+                 [f"- {a}" for a in r.get("anomalies", [])] + \
                  [f"- run: {run}" for run in r["runs"]]
     return "\n".join(lines) + "\n"
 

@@ -56,8 +56,8 @@ def test_a_poll_hands_out_no_record_whose_lock_expired(share_session):
     handed = early.poll(1.0)  # while `other` holds them (their 5 s locks began at most a poll ago)
     stale = [r for r in handed if r.key in held and r.delivery_count <= held[r.key]]
     assert not stale, (f"handed out copies {[(r.offset, r.delivery_count) for r in stale]} while another consumer held "
-                       f"those records with delivery counts {sorted(held.items())}: acquisitions whose locks had "
-                       f"expired")
+                       f"those records (offset, count) {sorted((key[2], count) for key, count in held.items())}: "
+                       f"acquisitions whose locks had expired")
     other.ack(got, "ACCEPT")
     results = other.commit_sync()
     precondition(results and all(r["error"] is None for r in results),
