@@ -69,6 +69,8 @@ def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     if skipped and len(skipped) == len(rows):
         reason = skipped[0]["reason"]
         return ("not-supported" if reason.startswith("not supported") else "not-applicable"), reason, runs
+    if not any(r["result"] == "pass" for r in rows):  # a result this table does not know: not a pass
+        return "error", "; ".join(f"{r['test'].split('::')[-1]}: {r['result']}" for r in rows), runs
     return "pass", "", runs
 
 

@@ -19,7 +19,8 @@ from harness.spec import RunSpec, backend_args
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
 _SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
-                  "backend", "kafka_image", "kafka_image_classpath", "kfake_version", "faults", "fault_seed", "fault_interval", "client")
+                  "backend", "kafka_image", "kafka_image_classpath", "kfake_version", "faults", "fault_seed", "fault_interval", "client",
+                  "client_option")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -53,6 +54,9 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
                    lock_duration_ms=getattr(args, "lock_duration_ms", None) or spec.lock_duration_ms,
                    delivery_count_limit=getattr(args, "delivery_count_limit", None) or spec.delivery_count_limit)
     spec = spec.validate()
+    if spec.client_options and not getattr(args, "suite", None):  # (a suite's pytest session probes them itself)
+        from harness.clients.registry import probe_spec
+        probe_spec(spec)  # an option the driver would not apply: one line, before anything starts
     from harness.clients.registry import unsupported_by_spec
     why = unsupported_by_spec(spec)
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
@@ -135,6 +139,9 @@ def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[s
         from harness.clients.registry import driver_info
         builtin = driver_info(spec.client).source == "built-in"
         cmd += ["--ksh-client", spec.client if builtin else str(Path(spec.client).resolve())]
+    if spec.client_options:
+        import json
+        cmd += ["--ksh-client-options", json.dumps(spec.client_options, sort_keys=True)]
     if spec.fault_seed is not None:
         cmd += ["--fault-seed", str(spec.fault_seed)]
     if spec.fault_interval is not None:

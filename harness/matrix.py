@@ -50,7 +50,7 @@ KFAKE_CHAOS_TITLE = "Chaos: leaders moved with every broker up under three workl
 KFAKE_COLUMN = "kfake@"
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
-          "NOT RUN": "NOT RUN"}
+          "NOT RUN": "NOT RUN"}  # (INCONCLUSIVE, a set-up that did not hold, is the matrix's UNKNOWN)
 
 
 def default_versions() -> list[str]:

@@ -280,3 +280,14 @@ def test_the_comparison_has_a_column_per_client_configuration(tmp_path):
     write("2-franz", {"max.concurrent.fetches": "0"})
     header = write_comparison(tmp_path).read_text().splitlines()[4]
     assert header.count("franz (") == 2 and "`max.concurrent.fetches=0`" in header, header
+
+
+def test_a_rule_passes_only_on_a_passed_test():
+    assert rule_result([_row("a", "skipped", "needs Kafka 4.3"), _row("a", "pass")])[0] == "pass"
+    assert rule_result([_row("a", "weird")])[0] == "error"
+
+
+def test_options_of_a_driver_that_does_not_say_what_it_ignores_are_refused():
+    from harness.clients.options import refusal, refused
+    assert refused({"x": "1"}, {}) == ["x"] and refused({}, {}) == []
+    assert "does not say which client properties it ignores" in refusal("d", ["x"], {})

@@ -332,3 +332,17 @@ def test_clean_never_deletes_a_directory_a_live_process_holds(tmp_path):
     (tmp_path / "runs" / "latest").unlink()  # `latest` is never deleted either
     _, deleted, _ = clean(tmp_path, keep=0, keep_failures=False)
     assert deleted == [held] and not held.exists()  # once its process is gone, the rule applies
+
+
+@pytest.mark.parametrize("option, message", [("bogus", "use KEY=VALUE"),
+                                             ("group.id=g", "set by each test"),
+                                             ("no.such.option=1", "does not apply client option no.such.option")])
+def test_certify_refuses_a_client_option_before_any_test(tmp_path, capsys, option, message):
+    import shutil
+    if "no.such" in option and shutil.which("go") is None:
+        pytest.skip("needs Go to build the franz-go driver (scripts/install.sh installs it)")
+    out = tmp_path / "c"
+    assert main(["certify", "--client", "franz", "--client-option", option, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert not out.exists()

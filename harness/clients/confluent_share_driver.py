@@ -73,7 +73,9 @@ def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any]) -
     consumer.set_acknowledgement_commit_callback(_on_commit)
     consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                         "librdkafka": confluent_kafka.libversion()[0], "contract": 1, **start})
+                         "librdkafka": confluent_kafka.libversion()[0], "contract": 1,
+                         "ignored_config": [],  # librdkafka refuses a property it does not know: none is ignored
+                         **start})
     return consumer
 
 

@@ -49,12 +49,20 @@ def label(options: dict[str, str]) -> str:
 
 
 def refused(options: dict[str, str], start: dict[str, Any]) -> list[str]:
-    """The user's options a started driver reports it ignored."""
-    ignored = start.get("ignored_config") or []
-    return sorted(k for k in options if k in ignored)
+    """The user's options a started driver reports it ignored; all of them if it does not say which it
+    ignores (no `ignored_config` in its start event: they cannot be shown to apply)."""
+    if not options:
+        return []
+    if not isinstance(start.get("ignored_config"), list):
+        return sorted(options)
+    return sorted(k for k in options if k in start["ignored_config"])
 
 
-def refusal(client: str, names: list[str]) -> str:
+def refusal(client: str, names: list[str], start: dict[str, Any] | None = None) -> str:
+    if start is not None and not isinstance(start.get("ignored_config"), list):
+        return (f"the {client} driver does not say which client properties it ignores (no `ignored_config` in its "
+                f"start event: docs/driver.md), so client option {', '.join(names)} cannot be shown to apply: "
+                f"leave the options out, or have the driver report them")
     return (f"the {client} driver does not apply client option {', '.join(names)} (its library has no equivalent "
             f"the driver knows; docs/driver.md): leave it out, or use the option's name for that library")
 
@@ -82,7 +90,8 @@ def probe(info, options: dict[str, str], dist=None, timeout: float = 60.0) -> di
                                    f"{(log or ['(no output)'])[-1][:300]}")
         finally:
             driver.close(10)
-        names = refused(options, starts[0] if isinstance(starts[0], dict) else {})
+        start = starts[0] if isinstance(starts[0], dict) else {}
+        names = refused(options, start)
         if names:
-            raise HarnessError(refusal(info.name, names))
+            raise HarnessError(refusal(info.name, names, start))
         return starts[0]

@@ -206,3 +206,24 @@ def driver_info(client: str) -> DriverInfo:
         return load_manifest(Path(client))
     raise HarnessError(f"unknown client {client!r}: use one of {', '.join(builtins)} or the path of a "
                        f"driver manifest (docs/driver.md)")
+
+
+def effective_options(spec) -> dict[str, str]:
+    """The client options a spec's consumers get: the driver manifest's, then the spec's own (which win)."""
+    return {**driver_info(spec.client).options, **spec.client_options}
+
+
+def probe_spec(spec) -> dict[str, Any] | None:
+    """`harness.clients.options.probe` of the spec's driver with its effective options (None when there are
+    none): a HarnessError naming an option the driver would not apply."""
+    from harness.clients.options import probe
+    options = effective_options(spec)
+    if not options:
+        return None
+    info = driver_info(spec.client)
+    dist = None
+    if info.name == "java":
+        from harness.kafka.jars import resolve
+        from harness.paths import cache_dir
+        dist = resolve(spec.kafka_version, cache_dir(), spec.kafka_home)
+    return probe(info, options, dist)

@@ -60,7 +60,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "group-configs-ignored", "kfake", _KFAKE,
         (f"{_C}test_locks.py::test_expired_lock_makes_the_record_available_to_another_consumer",
-         f"{_C}test_acknowledgement.py::test_acknowledging_after_the_lock_expired_fails",
          f"{_C}test_delivery_count.py::test_group_delivery_count_limit_override"),
         "KIP-932, group configuration: share.record.lock.duration.ms is the group's record acquisition lock "
         "duration (null: the cluster's group.share.record.lock.duration.ms); Kafka 4.3's group config "

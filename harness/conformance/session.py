@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.clients.options import refusal, refused
+from harness.clients.registry import effective_options
 from harness.conformance.admin_ops import AdminOperations
 from harness.conformance.consumer import StepConsumer
 from harness.conformance.log_ops import LogOperations
@@ -56,7 +58,7 @@ class ShareSession(LogOperations, AdminOperations):
             client_config = {**sasl_client_config(self.client, *user), **client_config}
         config = {"group": group or self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
                   "bootstrap": bootstrap,
-                  "client_config": {"max.poll.records": str(self.spec.max_poll_records), **self.spec.client_options,
+                  "client_config": {"max.poll.records": str(self.spec.max_poll_records), **effective_options(self.spec),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
         driver = info.make(name, config, self.history, self.run_dir / "logs",
                            self.dist() if info.name == "java" else None)
@@ -72,12 +74,12 @@ class ShareSession(LogOperations, AdminOperations):
             raise HarnessError(driver.contract_error)
         if not driver.alive():
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
-        from harness.clients.options import refusal, refused
         start = next((op.value for op in self.history.ops() if op.process == name and op.f == "start"), None)
-        ignored = refused(self.spec.client_options, start if isinstance(start, dict) else {})
-        if ignored:  # the configuration asked for would not be the one that ran
+        start = start if isinstance(start, dict) else {}
+        ignored = refused(effective_options(self.spec), start)
+        if ignored:  # the configuration asked for would not be the one that ran (the session's probe says it first)
             driver.close(10)
-            raise HarnessError(refusal(info.name, ignored))
+            raise HarnessError(refusal(info.name, ignored, start))
         consumer = StepConsumer(driver, mode, info.features)
         self.consumers.append(consumer)
         return consumer

@@ -18,7 +18,7 @@ body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; max-width
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 .word { padding: 0.1em 0.5em; border-radius: 4px; color: white; white-space: nowrap; }
 .PASS, .CERTIFIED { background: #2a7d2a; } .FAIL, .NOT-CERTIFIED { background: #c62828; }
-.UNKNOWN, .NONE, .error { background: #8a6d00; } .KNOWN-BUG, .KNOWN-DEVIATION { background: #6a1b9a; }
+.UNKNOWN, .INCONCLUSIVE, .inconclusive, .NONE, .error { background: #8a6d00; } .KNOWN-BUG, .KNOWN-DEVIATION { background: #6a1b9a; }
 .NOT-SUPPORTED, .SKIPPED, .NOT-RUN, .not-supported, .not-applicable, .not-run { background: #757575; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 0.3em 0.6em;
 vertical-align: top; text-align: left; font-size: 0.92em; } th { background: #f3f3f3; }
@@ -28,8 +28,8 @@ ul.anomalies { margin: 0.2em 0; padding-left: 1.2em; }
 """
 
 #: result words shown as badges (the class is the word with spaces as dashes)
-WORDS = ("PASS", "FAIL", "UNKNOWN", "KNOWN BUG", "KNOWN DEVIATION", "NOT SUPPORTED", "SKIPPED", "NOT RUN",
-         "CERTIFIED", "NOT CERTIFIED", "not supported", "not applicable", "not run", "pass")
+WORDS = ("PASS", "FAIL", "UNKNOWN", "INCONCLUSIVE", "KNOWN BUG", "KNOWN DEVIATION", "NOT SUPPORTED", "SKIPPED",
+         "NOT RUN", "CERTIFIED", "NOT CERTIFIED", "not supported", "not applicable", "not run", "pass", "inconclusive")
 _ALTERNATIVES = "|".join(sorted(map(re.escape, WORDS), key=len, reverse=True))
 _CELL = re.compile(r"<td>(?:<strong>)?(" + _ALTERNATIVES + r")(?:</strong>)?(?=[ <(])")
 #: a paragraph that opens with its verdict in bold (a certificate's "**NOT CERTIFIED** against ...")

@@ -26,13 +26,14 @@ from harness.wait import WaitTimeout, wait_until
 
 def start_consumers(ctx: RunContext) -> DriverPool:
     """`spec.consumers` drivers of `spec.client` in chaos mode, each its own process."""
+    from harness.clients.registry import effective_options
     spec = ctx.spec
     # `slow` holds a batch past its lock: the lock in force, the tolerance, and a second to spare.
     hold_ms = ctx.limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 1000
     pool = DriverPool(ctx.cluster, {"group": ctx.group, "topics": [ctx.topic], "behaviour": spec.behaviour,
                                     "seed": spec.seed, "hold_ms": hold_ms,
                                     "client_config": {"max.poll.records": str(spec.max_poll_records),
-                                                      **spec.client_options}},
+                                                      **effective_options(spec)}},
                       ctx.history, ctx.run_dir / "logs", client=spec.client,
                       dist=ctx.dist() if spec.client == "java" else None)
     try:
