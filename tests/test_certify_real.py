@@ -16,6 +16,8 @@ CASES = {
     "drop_records": ("every-record-handed", "the application was not given"),
     "wrong_count": ("delivery-count", "== [1, 2"),
     "out_of_order": ("ack-order", "acknowledged in the order"),
+    "close_lies": ("close-releases", "did not reach another consumer within"),
+    "commit_empty": ("ack-accept", "returned no per-partition result"),
 }
 
 

@@ -12,7 +12,7 @@ from harness.clients.registry import CONTRACT_VERSION, FEATURES, builtin_drivers
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 
-FAULTY = ("ack_unseen", "drop_records", "wrong_count", "out_of_order")
+FAULTY = ("ack_unseen", "drop_records", "wrong_count", "out_of_order", "close_lies", "commit_empty")
 
 
 def _manifest(tmp_path, **fields):
@@ -291,3 +291,21 @@ def test_options_of_a_driver_that_does_not_say_what_it_ignores_are_refused():
     from harness.clients.options import refusal, refused
     assert refused({"x": "1"}, {}) == ["x"] and refused({}, {}) == []
     assert "does not say which client properties it ignores" in refusal("d", ["x"], {})
+
+
+def test_the_mutant_script_counts_a_class_caught_only_on_the_rule_it_breaks():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("certify_mutants", Path(__file__).resolve().parents[1] / "scripts"
+                                                  / "certify_mutants.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    found = mod.mutants()
+    assert {p.stem for p, _ in found} >= set(FAULTY)
+    assert all(m.get("bug_class") and m.get("breaks") and set(m["breaks"]) <= set(RULES) for _, m in found)
+    cert = {"verdict": "NOT CERTIFIED", "rules": [{"rule": "ack-order", "result": "fail"}]}
+    assert mod.caught(cert, ["ack-order"]) == (True, ["ack-order"])
+    assert mod.caught(cert, ["close-releases"])[0] is False  # failed, but not on the rule its bug breaks
+    assert mod.caught({"verdict": "UNKNOWN", "rules": []}, ["ack-order"])[0] is None
+    lines = mod.summary([("a", "close lies", True, ["close-releases"]), ("b", "close lies", False, [])])
+    assert lines[0].endswith("1/2 caught") and "all classes: 1/2 caught" in lines

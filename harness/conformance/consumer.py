@@ -41,6 +41,7 @@ class StepConsumer:
         self.features = features  # what the driver declares (None: take it as supporting everything)
         self.name = driver.name
         self.last_error: str | None = None  # the error the client raised on the last command, if any
+        self.close_sent = False  # close() was asked of the client (its process may still be running)
 
     def _do(self, cmd: dict[str, Any], timeout: float = 60.0):
         reply, ops = self.driver.command(cmd, timeout)
@@ -119,11 +120,31 @@ class StepConsumer:
                 raise HarnessError(f"{self.name}: commit_sync raised {op.value.get('error')}")
         return []
 
+    def commit_ok(self, partitions=None) -> list[dict[str, Any]]:
+        """commit_sync, asserting what a rule that commits acknowledgements needs: at least one result (an empty
+        result where one was required is a failure, not a vacuous pass), one for each of `partitions` if
+        given, and no error."""
+        results = self.commit_sync()
+        assert results, f"{self.name}: commitSync returned no per-partition result for acknowledgements it carried"
+        if partitions is not None:
+            got = sorted({r["partition"] for r in results})
+            assert got == sorted(set(partitions)), f"{self.name}: commitSync results for partitions {got}, not " \
+                                                   f"{sorted(set(partitions))}: {results}"
+        errors = [r for r in results if r["error"] is not None]
+        assert not errors, f"{self.name}: commitSync reported errors {errors}"
+        return results
+
     def commit_async(self) -> None:
         self._require("commit_async")
         self._do({"cmd": "commit_async"})
 
-    def close(self) -> None:
-        if self.driver.alive():
+    def close(self, wait_exit: bool = True) -> None:
+        """Close the client (the command returns when the library's close() returned); then, unless
+        `wait_exit` is False, wait for the driver's process to exit. A rule about what close() itself does
+        measures from its return with the process still alive: a process that exits releases everything
+        it held anyway (the broker drops its share sessions), which would hide a close() that did nothing."""
+        if self.driver.alive() and not self.close_sent:
+            self.close_sent = True
             self._do({"cmd": "close"})
-        self.driver.close()
+        if wait_exit:
+            self.driver.close()

@@ -37,7 +37,7 @@ def _settle(c, count: int, reject: set[int]) -> list:
         assert batch, f"delivery stopped after {len(got)} of {count} records"
         for record in batch:
             assert c.ack([record], "REJECT" if record.offset in reject else "ACCEPT") is None
-        assert all(r["error"] is None for r in c.commit_sync())
+        c.commit_ok()
         got.extend(batch)
     return got
 
@@ -72,7 +72,7 @@ def test_a_record_archived_at_the_limit_goes_to_the_dead_letter_queue(share_sess
             break
         counts.append(got[0].delivery_count)
         c.ack(got, "RELEASE")
-        assert all(r["error"] is None for r in c.commit_sync())
+        c.commit_ok()
     assert counts == [1, 2], f"delivery counts {counts} with limit 2"
     [r] = _dead_letters(s, 1)
     assert (r["topic"], r["partition"], r["offset"]) == (s.topic, 0, 0), r
