@@ -177,6 +177,27 @@ def test_phantom_delivery():
     assert "phantom" in kinds(no_loss.check(h.ops))
 
 
+def test_an_id_delivered_at_an_offset_its_produce_did_not_report_names_both_offsets():
+    """A delivery of an id at an offset other than the one its produce reported is a phantom there;
+    while the reported offset is in flight, the message says where the produce said it went."""
+    h = H()
+    h.produce("a", 0, 1)
+    h.consume("consumer-0", [("a", 0, 0)])
+    r = no_loss.check(h.ops)
+    assert "phantom" in kinds(r)
+    phantom = next(a.message for a in r.anomalies if a.kind == "phantom")
+    assert "reported it written at" in phantom and phantom.endswith("wrong offset") and "t-0@1" in phantom, r
+
+
+def test_the_story_of_a_record_holds_every_produce_of_the_ids_delivered_there():
+    from harness.history.story import story
+    h = H()
+    h.produce("a", 0, 1)
+    h.consume("consumer-0", [("a", 0, 0)])
+    text = "\n".join(story(h.ops, (T, 0, 0)))
+    assert "invoke produce" in text and "ok produce" in text and '"offset":1' in text, text
+
+
 def test_delivery_before_produce_ok_is_not_a_phantom():
     h = H()
     h.add("producer-0", "invoke", "produce", {"id": "a", "topic": T, "partition": 0})

@@ -182,6 +182,15 @@ class Ledger:
                 return (f"{tp[0]}-{tp[1]}@{offset} delivered with id {rid!r} but {rec.rid!r} was produced there",
                         (rec.produce_index, index))
         elif rid not in self.pending_ids:
+            # (a rare path: the records in flight are searched for the id, to tell a record written twice,
+            # or reported at another offset, from one no produce created)
+            elsewhere = [(other_tp, o, r.produce_index) for other_tp, recs in self.recs.items()
+                         for o, r in recs.items() if r.rid == rid and (other_tp, o) != (tp, offset)]
+            if elsewhere:
+                other_tp, o, produced = elsewhere[0]
+                return (f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r}, whose produce reported it written at "
+                        f"{other_tp[0]}-{other_tp[1]}@{o}: the log holds the id twice, or the producer "
+                        f"reported the wrong offset", (produced, index))
             return f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r} that no produce created", (index,)
         return None
 

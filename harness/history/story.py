@@ -43,19 +43,25 @@ def story(ops: Sequence[Op], key: tuple[str, int, int], max_lines: int = MAX_LIN
 
 def story_ops(ops: Sequence[Op], key: tuple[str, int, int]) -> list[tuple[Op, Any]]:
     """(operation, what of it concerns the record) for every operation that touched record `key`: its
-    produce, deliveries, acknowledgements and their results, the crashes and closes of its holders, the
-    faults while it was held, drains and the durable reads of its partition."""
+    produce (and every produce of an id delivered there), deliveries, acknowledgements and their
+    results, the crashes and closes of its holders, the faults while it was held, drains and the
+    durable reads of its partition."""
     topic, partition, offset = key
     holders: set[str] = set()  # processes the record was delivered to or acknowledged by
     acked_by: set[str] = set()  # processes with an acknowledgement of it awaiting a commit result
     found: list[tuple[Op, Any]] = []
+    # the ids delivered at the record: their produces are part of its story wherever the producer said
+    # they went (an id delivered at an offset its produce did not report is named a phantom)
+    ids = {r.get("id") for op in ops if op.f == "poll" and op.type == "ok" and isinstance(op.value, dict)
+           for r in _names(op.value.get("records", ()), key)}
 
     def line(op: Op, detail: Any) -> None:
         found.append((op, detail))
 
     for op in ops:
         v = op.value if isinstance(op.value, dict) else {}
-        if op.f == "produce" and op.type != "invoke" and (v.get("topic"), v.get("partition"), v.get("offset")) == key:
+        if op.f == "produce" and (v.get("id") in ids or op.type != "invoke" and (v.get("topic"), v.get("partition"),
+                                                                                 v.get("offset")) == key):
             line(op, v)
         elif op.f == "poll" and op.type == "ok":
             mine = _names(v.get("records", ()), key)
