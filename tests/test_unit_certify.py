@@ -4,6 +4,7 @@ speaks, rule results, certificates and the comparison page, and the replay's `ac
 import json
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from harness.clients.registry import CONTRACT_VERSION, FEATURES, builtin_drivers
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 
-FAULTY = ("ack_unseen", "drop_records", "wrong_count", "out_of_order", "close_lies", "commit_empty")
+FAULTY = tuple(sorted(p.stem for p in (Path(__file__).parent / "faulty_drivers").glob("*.json")))
 
 
 def _manifest(tmp_path, **fields):

@@ -53,6 +53,13 @@ class AdminOperations:
         nothing left to deliver: a poll loop waiting for more stops (`poll_until`'s `settled`), e.g.
         when the client acknowledged records it never handed to the application. (4.4.0 reports lag 0
         with the start offset still at 0 once every record is acknowledged: the lag is read first.)"""
+        unsettled = self.unsettled()
+        return unsettled is not None and not unsettled
+
+    def unsettled(self) -> dict[int, dict[str, Any] | None] | None:
+        """The partitions a produce wrote to whose records the group has not all settled (see
+        `all_settled`): partition -> the group's read of it (None: not initialized); None when nothing
+        was written yet."""
         ends: dict[int, int] = {}
         for op in self.history.ops():
             offset = op.value.get("offset") if op.f == "produce" and op.type == "ok" else None
@@ -60,7 +67,7 @@ class AdminOperations:
                 partition = op.value["partition"]
                 ends[partition] = max(ends.get(partition, 0), offset + 1)
         if not ends:
-            return False
+            return None
         found = self.read_share_offsets()
 
         def settled(partition: int, end: int) -> bool:
@@ -68,7 +75,20 @@ class AdminOperations:
             if read is None:  # not initialized yet: nothing was delivered from it
                 return False
             return read["lag"] == 0 if read.get("lag") is not None else read["start_offset"] >= end
-        return all(settled(partition, end) for partition, end in ends.items())
+        return {partition: found.get(partition) for partition, end in ends.items() if not settled(partition, end)}
+
+    def assert_settled_by_the_broker(self, reported: str) -> None:
+        """Cross-check what a client reported (`reported`: e.g. "commitSync returned success for every
+        ACCEPT") against the broker: every record written to the topic is settled in the group's state
+        (`unsettled`). One read, right after the client's report: KIP-932's commitSync "commits the
+        acknowledgements" and its callback reports a completed commit, so nothing may still be on its way.
+        A client that reports a commit it did not make (or defers) fails here, whatever it printed."""
+        unsettled = self.unsettled()
+        assert unsettled is not None, "nothing was written to the topic: no acknowledgement to cross-check"
+        assert not unsettled, (
+            f"{reported}, but the broker has not settled every record: the group's reads of the partitions "
+            f"still holding records {unsettled} (KIP-932: a commit of acknowledgements makes them final; "
+            f"the client's report and the broker disagree)")
 
     def admin(self, command: str, *args: str, user: tuple[str, str] | None = None) -> dict[str, Any]:
         """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON

@@ -30,6 +30,7 @@ def test_explicit_accept_is_final(share_session):
     got = c.poll_until(10, ack="ACCEPT")
     assert _offsets(got) == list(range(10)) and all(r.delivery_count == 1 for r in got)
     c.commit_ok()
+    s.assert_settled_by_the_broker("commitSync reported every ACCEPT committed")
     assert c.poll(QUIET_S) == [], "an accepted record was delivered again"
     s.assert_conforms()
 
@@ -41,9 +42,11 @@ def test_release_makes_records_available_again_with_a_higher_count(share_session
     s.produce(5)
     c = s.consumer()
     first = c.poll_until(5, ack="RELEASE")
-    c.commit_sync()
+    assert _offsets(first) == list(range(5)), f"{_offsets(first)} of offsets 0-4 came"
+    c.commit_ok()
     again = c.poll_until(5, ack="ACCEPT")
-    assert _offsets(again) == _offsets(first)
+    assert _offsets(again) == _offsets(first), \
+        f"released records did not come back: offsets {_offsets(again)} were delivered again, not {_offsets(first)}"
     assert all(r.delivery_count == 2 for r in again), [(r.offset, r.delivery_count) for r in again]
     c.commit_sync()
     s.assert_conforms()
@@ -58,6 +61,7 @@ def test_reject_archives_records(share_session):
     got = c.poll_until(5, ack="REJECT")
     assert len(got) == 5
     c.commit_ok()
+    s.assert_settled_by_the_broker("commitSync reported every REJECT committed")
     assert c.poll(QUIET_S) == [], "a rejected record was delivered again"
     s.assert_conforms()
 
@@ -104,6 +108,7 @@ def test_commit_sync_returns_a_result_per_partition(share_session):
             [(p, None) for p in sorted({r.partition for r in batch})], (results, batch)
         partitions_with_results.update(r["partition"] for r in results)
     assert partitions_with_results == {0, 1, 2}
+    s.assert_settled_by_the_broker("commitSync returned success for every partition's ACCEPTs")
     s.assert_conforms()
 
 
@@ -123,6 +128,7 @@ def test_commit_async_reports_through_the_callback(share_session):
     [callback] = [op for op in s.ops(c.name, "callback")]
     assert callback.value["error"] is None
     assert sorted(o for part in callback.value["partitions"] for o in part["offsets"]) == list(range(5))
+    s.assert_settled_by_the_broker("the commit callback reported every ACCEPT committed")
     s.assert_conforms()
 
 

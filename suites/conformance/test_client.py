@@ -7,6 +7,7 @@ through broker faults. With `share-harness certify` these run (with the other ru
 Every test also checks its whole history against the reference model (`assert_conforms`)."""
 
 import random
+from collections import Counter
 import time
 
 import pytest
@@ -17,12 +18,16 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("client")]
 @pytest.mark.rule("every-record-handed")
 def test_every_acquired_record_is_handed_to_the_application(share_session):
     """Every record the client acquires is handed to the application: in implicit mode, where the
-    client accepts each batch by itself, the application sees every record produced, each once."""
+    client accepts each batch by itself, the application sees every record produced, each once (and
+    one delivery never twice)."""
     s = share_session(topic_partitions=2)
     ids = s.produce(40, partition=None)
     c = s.consumer(mode="implicit")
     got = c.poll_until(40, timeout=40, settled=s.all_settled)  # (ends once the group settled all)
     c.commit_sync()
+    deliveries = Counter((r.id, r.delivery_count) for r in got)
+    twice = sorted(key for key, n in deliveries.items() if n > 1)
+    assert not twice, f"one delivery handed to the application more than once (id, delivery count): {twice[:10]}"
     assert sorted(r.id for r in got) == sorted(ids), \
         f"the application was not given {sorted(set(ids) - {r.id for r in got})[:10]}"
     assert c.poll(3.0) == [], "an implicitly accepted record was delivered again"
@@ -44,6 +49,7 @@ def test_the_client_acknowledges_only_records_it_handed_over(share_session):
     assert acked <= given, f"acknowledged but never handed over: {sorted(acked - given)[:10]}"
     c.commit_ok()  # (after: a record acknowledged unseen may leave the commit's result empty)
     assert len(got) == 12, f"{len(got)} of 12 records handed over"
+    s.assert_settled_by_the_broker("commitSync reported every ACCEPT committed")
     assert c.poll(3.0) == [], "an accepted record was delivered again"
     s.assert_conforms()
 
@@ -67,6 +73,7 @@ def test_acknowledgements_follow_the_order_records_were_returned(share_session):
              for r in op.value["records"]]
     returned = [(r.partition, r.offset) for r in got]
     assert order == returned, f"acknowledged in the order {order}, returned in the order {returned}"
+    s.assert_settled_by_the_broker("commitSync reported every ACCEPT committed")
     s.assert_conforms()
 
 

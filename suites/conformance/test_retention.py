@@ -30,8 +30,7 @@ def test_deleting_in_flight_records_archives_them_and_acknowledging_them_is_no_e
     assert held and min(r.offset for r in held) == 0
     assert s.delete_records(0, 6) == 6
     assert c.ack(held, "RELEASE") is None  # released, a live record would come back; deleted ones must not
-    results = c.commit_sync()
-    assert all(r["error"] is None for r in results), results
+    c.commit_ok()
     rest = c.poll_until(4, timeout=30, ack="ACCEPT")
     c.commit_sync()
     assert sorted(r.offset for r in rest) == list(range(6, 10)), \

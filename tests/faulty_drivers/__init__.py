@@ -1,0 +1,15 @@
+"""Deliberately faulty drivers, one per bug class a client library can have: each `<name>.json` manifest names
+its `bug_class`, the rules it `breaks` and the `evidence` a failed rule's message must hold. Certified by
+tests/test_certify_real*.py (CI, against the rules each breaks) and scripts/certify_mutants.py (every rule)."""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def faulty_drivers(half: int | None = None) -> list[tuple[str, dict]]:
+    """(file stem, manifest) of every faulty driver, sorted; `half` 0 or 1: every other one (CI's two test
+    files, so that two workers share the certifications)."""
+    found = [(p.stem, json.loads(p.read_text())) for p in sorted(HERE.glob("*.json"))]
+    return found if half is None else found[half::2]
