@@ -5,7 +5,9 @@ the rule the bug breaks failed). A certificate that cannot fail is worthless; th
     python scripts/certify_mutants.py [--all-rules] [--only a,b] [--kafka-version V] [--seed N]
 
 Default: each driver against the rules its manifest says it breaks (`breaks`: CI's subset, as
-tests/test_certify_real.py); `--all-rules`: every rule (nightly: which other rules also catch it). Exit 0 when
+tests/test_certify_real.py and tests/test_certify_real_more.py); `--all-rules`: every rule (nightly: which
+other rules also catch it). Caught means what CI asserts: every rule of `breaks` failed, with the manifest's
+`evidence` in the first one's message. Exit 0 when
 every driver was caught, 1 when one was not, 3 when a certificate was not decided.
 """
 
@@ -25,12 +27,17 @@ def mutants(only: list[str] | None = None) -> list[tuple[Path, dict]]:
     return [(p, m) for p, m in found if only is None or p.stem in only]
 
 
-def caught(cert: dict, breaks: list[str]) -> tuple[bool | None, list[str]]:
-    """(caught: NOT CERTIFIED with one of `breaks` failed; None when undecided, the rules that failed)."""
-    failed = [r["rule"] for r in cert["rules"] if r["result"] == "fail"]
+def caught(cert: dict, breaks: list[str], evidence: str | None = None) -> tuple[bool | None, list[str]]:
+    """(caught, the rules that failed). Caught, as CI's tests/test_certify_real.py has it: NOT CERTIFIED with
+    every rule of `breaks` failed, the first one's evidence holding `evidence`; None (undecided) when the
+    certificate decided nothing and the rules it broke did not all fail."""
+    results = {r["rule"]: r for r in cert["rules"]}
+    failed = [rule for rule, r in results.items() if r["result"] == "fail"]
+    hit = bool(breaks) and all(results.get(rule, {}).get("result") == "fail" for rule in breaks) and \
+        (evidence is None or evidence in results[breaks[0]].get("evidence", ""))
     if cert["verdict"] not in ("CERTIFIED", "NOT CERTIFIED"):
-        return (True if set(failed) & set(breaks) else None), failed
-    return cert["verdict"] == "NOT CERTIFIED" and bool(set(failed) & set(breaks)), failed
+        return (True if hit else None), failed
+    return cert["verdict"] == "NOT CERTIFIED" and hit, failed
 
 
 def summary(rows: list[tuple[str, str, bool | None, list[str]]]) -> list[str]:
@@ -59,16 +66,24 @@ def main(argv: list[str] | None = None) -> int:
     from harness.report.rundir import reports_root
     out = args.out or reports_root() / "certificates" / "mutants"
     rows = []
-    for path, manifest in mutants(args.only.split(",") if args.only else None):
+    chosen = mutants(args.only.split(",") if args.only else None)
+    if not chosen:
+        print(f"share-harness: no faulty driver named {args.only} in {FAULTY}", file=sys.stderr)
+        return 2
+    for path, manifest in chosen:
         breaks = manifest.get("breaks") or []
+        if not breaks:
+            print(f"share-harness: {path} names no rule it breaks: add \"breaks\" to its manifest", file=sys.stderr)
+            return 2
         try:
             cert, _ = certify(str(path), kafka_version=args.kafka_version or default_kafka_version("local"),
                               seed=args.seed, seeds=1, rules=None if args.all_rules else breaks, out_root=out,
                               quiet=True)
         except HarnessError as exc:
+            print("\n".join(summary(rows)) if rows else "", flush=True)
             print(f"share-harness: {exc}", file=sys.stderr)
             return 2
-        got, failed = caught(cert, breaks)
+        got, failed = caught(cert, breaks, manifest.get("evidence"))
         rows.append((path.stem, manifest.get("bug_class", "?"), got, failed))
         print(f"{path.stem}: {cert['verdict']} ({'caught' if got else 'not caught'})", flush=True)
     print("\n".join(summary(rows)))

@@ -296,17 +296,22 @@ def test_options_of_a_driver_that_does_not_say_what_it_ignores_are_refused():
 
 def test_the_mutant_script_counts_a_class_caught_only_on_the_rule_it_breaks():
     import importlib.util
-    from pathlib import Path
     spec = importlib.util.spec_from_file_location("certify_mutants", Path(__file__).resolve().parents[1] / "scripts"
                                                   / "certify_mutants.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     found = mod.mutants()
-    assert {p.stem for p, _ in found} >= set(FAULTY)
-    assert all(m.get("bug_class") and m.get("breaks") and set(m["breaks"]) <= set(RULES) for _, m in found)
-    cert = {"verdict": "NOT CERTIFIED", "rules": [{"rule": "ack-order", "result": "fail"}]}
+    assert len(found) == len(FAULTY) >= 13
+    assert all(m.get("bug_class") and m.get("breaks") and set(m["breaks"]) <= set(RULES) and m.get("evidence")
+               for _, m in found), [p.stem for p, m in found if not m.get("evidence")]
+    cert = {"verdict": "NOT CERTIFIED", "rules": [{"rule": "ack-order", "result": "fail", "evidence": "in the order"},
+                                                  {"rule": "ack-accept", "result": "pass", "evidence": ""}]}
     assert mod.caught(cert, ["ack-order"]) == (True, ["ack-order"])
+    assert mod.caught(cert, ["ack-order"], "in the order")[0] is True
+    assert mod.caught(cert, ["ack-order"], "something else")[0] is False  # failed, but not by the bug's evidence
+    assert mod.caught(cert, ["ack-order", "ack-accept"])[0] is False  # every rule it breaks must fail
     assert mod.caught(cert, ["close-releases"])[0] is False  # failed, but not on the rule its bug breaks
+    assert mod.caught(cert, [])[0] is False
     assert mod.caught({"verdict": "UNKNOWN", "rules": []}, ["ack-order"])[0] is None
     lines = mod.summary([("a", "close lies", True, ["close-releases"]), ("b", "close lies", False, [])])
     assert lines[0].endswith("1/2 caught") and "all classes: 1/2 caught" in lines

@@ -13,6 +13,10 @@ from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
 
 
+#: how long after a client reported a commit the broker's state may take to show it settled
+SETTLE_S = 3.0
+
+
 class AdminOperations:
     """Administration (see the module docstring); needs the session's fields."""
 
@@ -20,11 +24,15 @@ class AdminOperations:
         """The group's offsets per partition of the topic (Admin listShareGroupOffsets: start_offset, and
         lag where the release reports it, else None), recorded in the history as a `share-offsets`
         read; partitions not initialized yet are absent."""
+        return self.read_share_offsets_or_none() or {}
+
+    def read_share_offsets_or_none(self) -> dict[int, dict[str, Any]] | None:
+        """`read_share_offsets`, None when the read failed (the history's `share-offsets` op says why)."""
         from harness.cluster.java_admin import read_share_offsets
         from harness.paths import cache_dir
         found = read_share_offsets(self.dist(), cache_dir(), self.cluster.bootstrap_servers, self.group,
-                                   self.history) or []
-        return {p["partition"]: p for p in found if p["topic"] == self.topic}
+                                   self.history)
+        return None if found is None else {p["partition"]: p for p in found if p["topic"] == self.topic}
 
     def read_start_offsets(self) -> dict[int, int]:
         """The group's start offset per partition of the topic (see `read_share_offsets`)."""
@@ -53,7 +61,10 @@ class AdminOperations:
         nothing left to deliver: a poll loop waiting for more stops (`poll_until`'s `settled`), e.g.
         when the client acknowledged records it never handed to the application. (4.4.0 reports lag 0
         with the start offset still at 0 once every record is acknowledged: the lag is read first.)"""
-        unsettled = self.unsettled()
+        try:
+            unsettled = self.unsettled()
+        except HarnessError:  # a read that failed: not known to be settled (a poll loop goes on)
+            return False
         return unsettled is not None and not unsettled
 
     def unsettled(self) -> dict[int, dict[str, Any] | None] | None:
@@ -68,7 +79,10 @@ class AdminOperations:
                 ends[partition] = max(ends.get(partition, 0), offset + 1)
         if not ends:
             return None
-        found = self.read_share_offsets()
+        found = self.read_share_offsets_or_none()
+        if found is None:
+            raise HarnessError(f"reading the share group {self.group}'s offsets failed (the history's share-offsets "
+                               f"op says why): whether its records are settled is unknown")
 
         def settled(partition: int, end: int) -> bool:
             read = found.get(partition)
@@ -77,18 +91,26 @@ class AdminOperations:
             return read["lag"] == 0 if read.get("lag") is not None else read["start_offset"] >= end
         return {partition: found.get(partition) for partition, end in ends.items() if not settled(partition, end)}
 
-    def assert_settled_by_the_broker(self, reported: str) -> None:
+    def assert_settled_by_the_broker(self, reported: str, within_s: float = SETTLE_S) -> None:
         """Cross-check what a client reported (`reported`: e.g. "commitSync returned success for every
         ACCEPT") against the broker: every record written to the topic is settled in the group's state
-        (`unsettled`). One read, right after the client's report: KIP-932's commitSync "commits the
-        acknowledgements" and its callback reports a completed commit, so nothing may still be on its way.
-        A client that reports a commit it did not make (or defers) fails here, whatever it printed."""
-        unsettled = self.unsettled()
-        assert unsettled is not None, "nothing was written to the topic: no acknowledgement to cross-check"
+        (`unsettled`) within `within_s` seconds of the report (reads of the state a share coordinator
+        persisted may trail the acknowledgements by a write; a client that defers what it reported
+        committed to its next poll leaves them unsettled for good). KIP-932's commitSync "commits the
+        acknowledgements" and its callback reports a completed commit: a client that reports a commit it
+        did not make fails here, whatever it printed. A read that fails is the harness's error, not the
+        client's (HarnessError)."""
+        import time
+        deadline = time.monotonic() + within_s
+        while True:
+            unsettled = self.unsettled()
+            assert unsettled is not None, "nothing was written to the topic: no acknowledgement to cross-check"
+            if not unsettled or time.monotonic() >= deadline:
+                break
         assert not unsettled, (
-            f"{reported}, but the broker has not settled every record: the group's reads of the partitions "
-            f"still holding records {unsettled} (KIP-932: a commit of acknowledgements makes them final; "
-            f"the client's report and the broker disagree)")
+            f"{reported}, but the broker had not settled every record {within_s:.0f} s later: the group's reads "
+            f"of the partitions still holding records {unsettled} (KIP-932: a commit of acknowledgements makes "
+            f"them final; the client's report and the broker disagree)")
 
     def admin(self, command: str, *args: str, user: tuple[str, str] | None = None) -> dict[str, Any]:
         """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON

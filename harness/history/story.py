@@ -53,7 +53,7 @@ def story_ops(ops: Sequence[Op], key: tuple[str, int, int]) -> list[tuple[Op, An
     # the ids delivered at the record: their produces are part of its story wherever the producer said
     # they went (an id delivered at an offset its produce did not report is named a phantom)
     ids = {r.get("id") for op in ops if op.f == "poll" and op.type == "ok" and isinstance(op.value, dict)
-           for r in _names(op.value.get("records", ()), key)}
+           for r in _names(op.value.get("records", ()), key)} - {None}
 
     def line(op: Op, detail: Any) -> None:
         found.append((op, detail))

@@ -79,8 +79,9 @@ def test_implicit_mode_next_poll_accepts_the_previous_batch(share_session):
         batches.append(batch)
     precondition(len(batches) >= 2, "fewer than two polls: no poll had a previous batch to accept")
     c.commit_ok()  # accepts the last batch
-    # the broker's view, not what the client prints: a batch that was not really accepted comes back to another
-    # consumer once its 5 s lock expires
+    s.assert_settled_by_the_broker("the polls and the commit after the batches reported them accepted")
+    # and the records' own view: a batch that was not really accepted comes back to another consumer once its
+    # 5 s lock expires
     other = s.consumer(mode="implicit")
     again = other.poll(5.0 + QUIET_S)
     assert again == [], (f"records of the polled batches came back after their lock: {_offsets(again)}; the poll "
@@ -170,8 +171,10 @@ def test_close_releases_acquired_records(share_session):
     held = first.poll(10)
     precondition(held, "the first consumer was given no record")
     first.close(wait_exit=False)  # measured from close()'s return, the first's process still running
+    closed = time.monotonic()
     second = s.consumer()  # (its start counts in the time allowed)
-    again = second.poll_until(len(held), timeout=CLOSE_RELEASE_S, ack="ACCEPT")
+    # all five: the held ones released, the others never held
+    again = second.poll_until(5, timeout=max(1.0, CLOSE_RELEASE_S - (time.monotonic() - closed)), ack="ACCEPT")
     assert {r.key for r in held} <= {r.key for r in again}, \
         (f"close() returned but the records it held did not reach another consumer within {CLOSE_RELEASE_S} s "
          f"(their lock is 60 s): got {_offsets(again)} of {_offsets(held)}")

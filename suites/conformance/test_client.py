@@ -25,9 +25,10 @@ def test_every_acquired_record_is_handed_to_the_application(share_session):
     c = s.consumer(mode="implicit")
     got = c.poll_until(40, timeout=40, settled=s.all_settled)  # (ends once the group settled all)
     c.commit_sync()
-    deliveries = Counter((r.id, r.delivery_count) for r in got)
-    twice = sorted(key for key, n in deliveries.items() if n > 1)
-    assert not twice, f"one delivery handed to the application more than once (id, delivery count): {twice[:10]}"
+    deliveries = Counter((r.key, r.delivery_count) for r in got)
+    twice = sorted((key[1], key[2], count) for (key, count), n in deliveries.items() if n > 1)
+    assert not twice, (f"one delivery handed to the application more than once (partition, offset, delivery "
+                       f"count): {twice[:10]}")
     assert sorted(r.id for r in got) == sorted(ids), \
         f"the application was not given {sorted(set(ids) - {r.id for r in got})[:10]}"
     assert c.poll(3.0) == [], "an implicitly accepted record was delivered again"

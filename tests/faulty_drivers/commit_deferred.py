@@ -1,7 +1,9 @@
 """Faulty driver: commitSync returns success for every partition acknowledged since the last commit at once,
 sending nothing: the acknowledgements go to the broker with the next poll (or close). Certification must
 fail rules `ack-accept` and `commit-sync-results` (the broker has not settled what the client reported
-committed)."""
+committed). (It relies on librdkafka, as of confluent-kafka 2.16.1, keeping acknowledgements until the next
+poll, commit or close: were it to send them by itself at once, this driver would stop being deferred and
+tests/test_certify_real*.py would say so.)"""
 
 import sys
 

@@ -1,7 +1,8 @@
 """Faulty driver: fetches in the background while the application does not poll, buffers what it
 acquired, and hands the buffer out at the next poll however old it is (no look at the acquisition locks):
 records whose locks expired, which another consumer may hold by then. Certification must fail rule
-`no-stale-records`."""
+`no-stale-records`. (In implicit mode its background poll also accepts the previous batch before the driver
+prints that acknowledgement: other rules may fail it for that too; `breaks` names the rule of its class.)"""
 
 import sys
 import threading
