@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"share-harness: error: {exc.strerror or exc}: {exc.filename}: use a path that exists and is writable "
               "(reports go under $KSH_REPORTS_DIR, else ./reports)", file=sys.stderr)
         return exitcodes.BAD_INPUT
+    except ModuleNotFoundError as exc:  # a package the project's install puts in place: the machine, not a bug
+        if (exc.name or "harness").split(".")[0] == "harness":  # the harness's own module: a bug
+            return _internal_error(exc)
+        print(f"share-harness: error: the Python package {exc.name!r} is not installed: run `bash scripts/install.sh` "
+              "(it installs everything, idempotently)", file=sys.stderr)
+        return exitcodes.BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - a bug is not a verdict: never 1 (violation), never a traceback
         return _internal_error(exc)
 

@@ -109,6 +109,10 @@ CLIENT_RULES: dict[str, Rule] = {
         "close() releases the records the consumer still holds", KIP932,
         "The application calls KafkaShareConsumer.close() which attempts to commit any pending acknowledgements "
         "and releases any remaining acquired records."),
+    "close-leaves": Rule(
+        "close() leaves the group: once it returned, the member is gone from the group", KIP932,
+        "This method waits up to {@code timeout} for the consumer to complete acknowledgements and leave the "
+        "group."),
     "ack-expired-fails": Rule(
         "Acknowledging a record whose lock expired fails", KIP932,
         "If a record had reached its acquisition lock timeout and reverted to Available state, the attempt to "

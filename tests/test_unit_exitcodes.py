@@ -254,6 +254,21 @@ def test_an_unexpected_exception_is_unknown_not_a_violation(monkeypatch, capsys)
     assert "internal error" in line and "RuntimeError: a bug" in line and "KSH_DEBUG" in line
 
 
+def test_a_missing_package_names_the_install_command(monkeypatch, capsys):
+    import harness.report.tally
+
+    def missing(paths, name="confluent_kafka"):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    monkeypatch.setattr(harness.report.tally, "tally", missing)
+    assert main(["tally", "."]) == exitcodes.BAD_INPUT
+    line = _one_line_error(capsys.readouterr().err)
+    assert "'confluent_kafka' is not installed" in line and "scripts/install.sh" in line
+    # the harness's own module missing is a bug, not the machine
+    monkeypatch.setattr(harness.report.tally, "tally", lambda paths: missing(paths, "harness.nowhere"))
+    assert main(["tally", "."]) == exitcodes.UNKNOWN
+    assert "internal error" in _one_line_error(capsys.readouterr().err)
+
+
 def test_an_unwritable_reports_dir_is_bad_input(monkeypatch, capsys):
     monkeypatch.setenv("KSH_REPORTS_DIR", "/proc/ksh-not-here")
     assert main(["run", "--suite", "basic"]) == exitcodes.BAD_INPUT  # before pytest starts

@@ -133,11 +133,37 @@ def test_commit_async_reports_through_the_callback(share_session):
     s.assert_conforms()
 
 
-@pytest.mark.rule("ack-expired-fails")
-def test_acknowledging_after_the_lock_expired_fails(share_session):
-    """Acknowledging a record whose acquisition lock expired (it went to another consumer) fails
-    with the invalid-record-state error, and the record's new owner keeps it."""
+@pytest.mark.rule("commit-async-callback")
+def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(share_session):
+    """The callback brings a refusal too: commitAsync of an ACCEPT the broker refuses (the record's lock
+    expired and another consumer holds it) reports INVALID_RECORD_STATE for its partition, not success."""
+    from harness.wait import wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    late, mine, other, theirs = _expired_and_taken(s)
+    late.ack([mine], "ACCEPT")
+    late.commit_async()
+    handed = []  # callbacks are served while the client polls; nothing is left for it to hand out
+
+    def called_back():
+        handed.extend(late.poll(0.5))
+        return not handed and s.ops(late.name, "callback")
+    wait_until(lambda: handed or called_back(), timeout=30, what="the acknowledgement commit callback")
+    reported = [(op.value["error"], sorted(o for part in op.value["partitions"] for o in part["offsets"]))
+                for op in s.ops(late.name, "callback")]
+    assert not reported or any(error_is(error, "INVALID_RECORD_STATE") and mine.offset in offsets
+                               for error, offsets in reported), \
+        (f"the callback did not report INVALID_RECORD_STATE for an ACCEPT of offset {mine.offset}, whose lock had "
+         f"expired and which another consumer held: it reported (error, offsets) {reported}")
+    precondition(not handed, f"while it waited for the callback the consumer was handed "
+                             f"{[(r.offset, r.delivery_count) for r in handed]}, copies of a record another consumer "
+                             f"held (rule no-stale-records judges that, not this one)")
+    _new_holder_accepts(other, theirs)
+    s.assert_conforms()
+
+
+def _expired_and_taken(s):
+    """A record held past its 2 s lock by `late` and now held by `other` (with a higher count): (late, its
+    copy, other, other's copy). Inconclusive if the record did not move."""
     s.produce(1)
     late = s.consumer()
     mine = late.poll_until(1)
@@ -148,16 +174,29 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     precondition(len(got) == 1 and got[0].key == mine.key and got[0].delivery_count > mine.delivery_count,
                  f"the record held past its 2 s lock did not reach another consumer within {2 + LATE_S} s with a "
                  f"higher count (rule lock-expiry decides that): {got}")
-    theirs = got[0]  # (that it came only after the lock expired: lock-expiry's test, and the model's exclusive check)
+    # (that it came only after the lock expired: lock-expiry's test, and the model's exclusive check)
+    return late, mine, other, got[0]
+
+
+def _new_holder_accepts(other, theirs) -> None:
+    other.ack([theirs], "ACCEPT")
+    results = other.commit_sync()
+    precondition(results and all(r["error"] is None for r in results),
+                 f"the new holder's ACCEPT failed ({results}): its 2 s lock ran out during the test")
+
+
+@pytest.mark.rule("ack-expired-fails")
+def test_acknowledging_after_the_lock_expired_fails(share_session):
+    """Acknowledging a record whose acquisition lock expired (it went to another consumer) fails
+    with the invalid-record-state error, and the record's new owner keeps it."""
+    s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    late, mine, other, theirs = _expired_and_taken(s)
     late.ack([mine], "ACCEPT")
     results = late.commit_sync()
     errors = [r["error"] for r in results if r["partition"] == mine.partition]
     assert errors and error_is(errors[0], "INVALID_RECORD_STATE"), \
         f"acknowledging a record whose lock had expired did not fail with INVALID_RECORD_STATE: results {results}"
-    other.ack([theirs], "ACCEPT")
-    results = other.commit_sync()
-    precondition(results and all(r["error"] is None for r in results),
-                 f"the new holder's ACCEPT failed ({results}): its 2 s lock ran out during the test")
+    _new_holder_accepts(other, theirs)
     s.assert_conforms()
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from harness.conformance import precondition
-from harness.wait import wait_until
+from harness.wait import WaitTimeout, wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("lifecycle")]
 
@@ -42,6 +42,34 @@ def test_states_members_assignment_and_coordinator(share_session):
     c.close()
     wait_until(lambda: _state(s) == "EMPTY", timeout=30, what="the group to be EMPTY", interval=0.5)
     assert s.describe()["members"] == []
+    s.assert_conforms()
+
+
+#: How soon after close() returned its member must be gone from the group: far below the group's session
+#: timeout (45 s), after which the coordinator removes a member that said nothing.
+CLOSE_LEAVE_S = 10.0
+
+
+@pytest.mark.rule("close-leaves")
+def test_close_leaves_the_group(share_session):
+    """close() leaves the group: within 10 s of its return, with the client's process still running, the
+    member is gone from the group's description. (A member that did not leave stays until it has not
+    heartbeated for the group's session timeout.)"""
+    s = share_session(topic_partitions=1)
+    s.produce(1)
+    c = s.consumer()
+    c.poll_until(1, ack="ACCEPT")  # a client may join only when it first polls (the Java one does)
+    c.commit_ok()
+    wait_until(lambda: c.poll(0.2) == [] and len(s.describe()["members"]) == 1, timeout=30,
+               what="the consumer to be the group's one member", interval=0.5)
+    c.close(wait_exit=False)  # measured from close()'s return, the process still running
+    try:
+        wait_until(lambda: s.describe()["members"] == [], timeout=CLOSE_LEAVE_S, what="the member to leave",
+                   interval=0.5)
+    except WaitTimeout:  # not the harness's wait that failed: the client's close()
+        raise AssertionError(f"close() returned but the member was still in the group {CLOSE_LEAVE_S:.0f} s later "
+                             f"(its process still running): {s.describe()['members']}") from None
+    c.close()
     s.assert_conforms()
 
 

@@ -1,6 +1,6 @@
 """Faulty driver: close() reports success but does nothing: no final acknowledgement, no leave; the client
 stays connected (and heartbeating) and the process exits 20 s later, when the broker finally drops its share
-session. Certification must fail rule `close-releases`, which measures from close()'s return."""
+session. Certification must fail rules `close-releases` and `close-leaves`, which measure from close()'s return."""
 
 import sys
 import time

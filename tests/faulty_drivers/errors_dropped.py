@@ -1,5 +1,6 @@
 """Faulty driver: the broker's per-partition commit errors are dropped: commitSync's results and the commit
-callback say `error: null` whatever the broker answered. Certification must fail rule `ack-expired-fails`."""
+callback say `error: null` whatever the broker answered. Certification must fail rules `ack-expired-fails` (the
+commit's result) and `commit-async-callback` (the callback's)."""
 
 import sys
 
