@@ -315,3 +315,15 @@ def test_the_mutant_script_counts_a_class_caught_only_on_the_rule_it_breaks():
     assert mod.caught({"verdict": "UNKNOWN", "rules": []}, ["ack-order"])[0] is None
     lines = mod.summary([("a", "close lies", True, ["close-releases"]), ("b", "close lies", False, [])])
     assert lines[0].endswith("1/2 caught") and "all classes: 1/2 caught" in lines
+
+
+def test_close_rules_allow_half_the_session_timeout_at_most_ten_seconds():
+    """A close() that did nothing is caught before the coordinator would time its member out (and release
+    what it held) anyway: close-releases and close-leaves wait half the session timeout, at most 10 s."""
+    from types import SimpleNamespace
+
+    from harness.conformance.session import ShareSession
+    bound = ShareSession.after_close_s.fget
+    assert bound(SimpleNamespace(limits={"session_timeout_ms": 10000})) == 5.0
+    assert bound(SimpleNamespace(limits={"session_timeout_ms": 45000})) == 10.0
+    assert bound(SimpleNamespace(limits={})) == 10.0  # Kafka's default, 45 s

@@ -103,6 +103,14 @@ class ShareSession(LogOperations, AdminOperations):
         return self
 
     @property
+    def after_close_s(self) -> float:
+        """How soon after a consumer's close() returned its effects must show (its records released, its
+        member gone): 10 s, or half the group's session timeout if less. After the whole timeout the
+        coordinator removes a member that merely went quiet, and what it held is released, which would pass
+        a close() that did nothing."""
+        return min(10.0, self.limits.get("session_timeout_ms", 45000) / 2000)
+
+    @property
     def driver(self):
         """The driver this session's consumers run (`harness.clients.registry.DriverInfo`)."""
         from harness.clients.registry import driver_info

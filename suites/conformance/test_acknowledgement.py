@@ -12,9 +12,6 @@ from harness.conformance import LATE_AFTER_LOCK_S as LATE_S, error_is, precondit
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("acknowledgement")]
 
 QUIET_S = 3.0  # how long a consumer polls to show that nothing more is delivered
-#: How soon after close() returned the records it held must reach another consumer: far below their 60 s
-#: lock and below the time a process that did not close takes to be dropped.
-CLOSE_RELEASE_S = 10.0
 
 
 def _offsets(records):
@@ -133,6 +130,30 @@ def test_commit_async_reports_through_the_callback(share_session):
     s.assert_conforms()
 
 
+def _expired_and_taken(s):
+    """A record held past its 2 s lock by `late` and now held by `other` (with a higher count): (late, its
+    copy, other, other's copy). Inconclusive if the record did not move."""
+    s.produce(1)
+    late = s.consumer()
+    mine = late.poll_until(1)
+    precondition(len(mine) == 1, f"the first consumer was not given the record: {mine}")
+    [mine] = mine
+    other = s.consumer()  # only now: a client fetching before its first poll cannot take the record first
+    got = other.poll_until(1, timeout=2 + LATE_S)  # only after the lock expired
+    precondition(len(got) == 1 and got[0].key == mine.key and got[0].delivery_count > mine.delivery_count,
+                 f"the record held past its 2 s lock did not reach another consumer within {2 + LATE_S} s with a "
+                 f"higher count (rule lock-expiry decides that): {got}")
+    # (that it came only after the lock expired: lock-expiry's test, and the model's exclusive check)
+    return late, mine, other, got[0]
+
+
+def _new_holder_accepts(other, theirs) -> None:
+    other.ack([theirs], "ACCEPT")
+    results = other.commit_sync()
+    precondition(results and all(r["error"] is None for r in results),
+                 f"the new holder's ACCEPT failed ({results}): its 2 s lock ran out during the test")
+
+
 @pytest.mark.rule("commit-async-callback")
 def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(share_session):
     """The callback brings a refusal too: commitAsync of an ACCEPT the broker refuses (the record's lock
@@ -159,30 +180,6 @@ def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(sha
                              f"held (rule no-stale-records judges that, not this one)")
     _new_holder_accepts(other, theirs)
     s.assert_conforms()
-
-
-def _expired_and_taken(s):
-    """A record held past its 2 s lock by `late` and now held by `other` (with a higher count): (late, its
-    copy, other, other's copy). Inconclusive if the record did not move."""
-    s.produce(1)
-    late = s.consumer()
-    mine = late.poll_until(1)
-    precondition(len(mine) == 1, f"the first consumer was not given the record: {mine}")
-    [mine] = mine
-    other = s.consumer()  # only now: a client fetching before its first poll cannot take the record first
-    got = other.poll_until(1, timeout=2 + LATE_S)  # only after the lock expired
-    precondition(len(got) == 1 and got[0].key == mine.key and got[0].delivery_count > mine.delivery_count,
-                 f"the record held past its 2 s lock did not reach another consumer within {2 + LATE_S} s with a "
-                 f"higher count (rule lock-expiry decides that): {got}")
-    # (that it came only after the lock expired: lock-expiry's test, and the model's exclusive check)
-    return late, mine, other, got[0]
-
-
-def _new_holder_accepts(other, theirs) -> None:
-    other.ack([theirs], "ACCEPT")
-    results = other.commit_sync()
-    precondition(results and all(r["error"] is None for r in results),
-                 f"the new holder's ACCEPT failed ({results}): its 2 s lock ran out during the test")
 
 
 @pytest.mark.rule("ack-expired-fails")
@@ -213,9 +210,10 @@ def test_close_releases_acquired_records(share_session):
     closed = time.monotonic()
     second = s.consumer()  # (its start counts in the time allowed)
     # all five: the held ones released, the others never held
-    again = second.poll_until(5, timeout=max(1.0, CLOSE_RELEASE_S - (time.monotonic() - closed)), ack="ACCEPT")
+    within = s.after_close_s  # far below their 60 s lock, and below the session timeout
+    again = second.poll_until(5, timeout=max(1.0, within - (time.monotonic() - closed)), ack="ACCEPT")
     assert {r.key for r in held} <= {r.key for r in again}, \
-        (f"close() returned but the records it held did not reach another consumer within {CLOSE_RELEASE_S} s "
+        (f"close() returned but the records it held did not reach another consumer within {within:.0f} s "
          f"(their lock is 60 s): got {_offsets(again)} of {_offsets(held)}")
     second.commit_ok()
     first.close()
