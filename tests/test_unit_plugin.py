@@ -288,3 +288,29 @@ def test_a_plain_pytest_session_writes_its_junit_xml_under_reports(pytester, mon
     pytester.makeini("[pytest]\nksh_junit = false\n")
     result = pytester.runpytest_subprocess(*FAST, timeout=60)
     assert result.ret == pytest.ExitCode.OK and len(list(env_reports.glob("suites/*/junit.xml"))) == 1
+
+
+SWALLOWED = """
+import os
+import signal
+import time
+
+
+def test_interrupted_inside_a_library():
+    try:  # a C extension's call (confluent-kafka's Admin client) turns the KeyboardInterrupt into its own error
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt as exc:
+        raise RuntimeError("the library's own error") from exc
+
+
+def test_after_the_interrupt():
+    open("ran", "w").write("the session went on")
+"""
+
+
+def test_ctrl_c_stops_the_session_even_when_a_library_wrapped_the_interrupt(pytester):
+    pytester.makepyfile(test_swallowed=SWALLOWED)
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-allow-empty", timeout=60)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, (result.ret, result.stdout.str()[-2000:])
+    assert not (pytester.path / "ran").exists(), "the session went on after Ctrl-C"

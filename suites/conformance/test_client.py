@@ -7,8 +7,8 @@ through broker faults. With `share-harness certify` these run (with the other ru
 Every test also checks its whole history against the reference model (`assert_conforms`)."""
 
 import random
-from collections import Counter
 import time
+from collections import Counter
 
 import pytest
 
