@@ -14,6 +14,7 @@ nightly-report), `harness.cli_certify` (certify, matrix) and `harness.cli_upkeep
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 
@@ -55,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
               "(reports go under $KSH_REPORTS_DIR, else ./reports)", file=sys.stderr)
         return exitcodes.BAD_INPUT
     except ModuleNotFoundError as exc:  # a package the project's install puts in place: the machine, not a bug
-        if (exc.name or "harness").split(".")[0] == "harness":  # the harness's own module: a bug
+        if (exc.name or "harness").split(".")[0] in ("harness", "ksh_fixtures", "fixtures"):  # the project's own
             return _internal_error(exc)
+        _traceback_if_debugging()
         print(f"share-harness: error: the Python package {exc.name!r} is not installed: run `bash scripts/install.sh` "
               "(it installs everything, idempotently)", file=sys.stderr)
         return exitcodes.BAD_INPUT
@@ -67,12 +69,15 @@ def main(argv: list[str] | None = None) -> int:
 _PATH_ERRORS = {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
 
 
-def _internal_error(exc: BaseException) -> int:
-    """An exception nobody expected: unknown (3), one line; KSH_DEBUG=1 shows the traceback."""
-    import os
+def _traceback_if_debugging() -> None:
     if os.environ.get("KSH_DEBUG"):
         import traceback
         traceback.print_exc()
+
+
+def _internal_error(exc: BaseException) -> int:
+    """An exception nobody expected: unknown (3), one line; KSH_DEBUG=1 shows the traceback."""
+    _traceback_if_debugging()
     first = first_line(exc)
     print(f"share-harness: internal error, nothing was decided: {type(exc).__name__}: {first} (a harness bug: "
           "rerun with KSH_DEBUG=1 for the traceback and report it)", file=sys.stderr)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Callable, TypeVar
 
-from harness.errors import Inconclusive
+from harness.errors import Inconclusive, raise_if_interrupted
 
 T = TypeVar("T")
 
@@ -46,7 +46,8 @@ def wait_until(
             value = condition()
             if value:
                 return value
-        except Exception as exc:  # transient by contract
+        except Exception as exc:  # transient by contract, unless Ctrl-C is behind it
+            raise_if_interrupted(exc)
             last_error = exc
         now = time.monotonic()
         if now >= deadline:

@@ -327,3 +327,26 @@ def test_close_rules_allow_half_the_session_timeout_at_most_ten_seconds():
     assert bound(SimpleNamespace(limits={"session_timeout_ms": 10000})) == 5.0
     assert bound(SimpleNamespace(limits={"session_timeout_ms": 45000})) == 10.0
     assert bound(SimpleNamespace(limits={})) == 10.0  # Kafka's default, 45 s
+
+
+def test_a_broker_cross_check_that_cannot_read_the_group_is_inconclusive_not_a_fail():
+    """assert_settled_by_the_broker: a failed read of the group decides nothing (inconclusive); records the
+    broker has not settled are the client's FAIL."""
+    from types import SimpleNamespace
+
+    from harness.conformance.admin_ops import AdminOperations
+    from harness.conformance.outcomes import Inconclusive, is_inconclusive
+    from harness.errors import HarnessError
+
+    def unreadable():
+        raise HarnessError("reading the share group's offsets failed")
+    with pytest.raises(Inconclusive) as caught:
+        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=unreadable), "reported", within_s=0)
+    assert is_inconclusive(str(caught.value)) and "offsets failed" in str(caught.value)
+    with pytest.raises(Inconclusive):  # nothing written: nothing to cross-check
+        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: None), "reported", within_s=0)
+    with pytest.raises(AssertionError) as caught:
+        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: {0: {"lag": 2}}), "reported",
+                                                     within_s=0)
+    assert not isinstance(caught.value, Inconclusive) and "had not settled" in str(caught.value)
+    AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: {}), "reported", within_s=0)

@@ -251,6 +251,18 @@ def test_wait_until_treats_exceptions_as_not_yet():
     assert wait_until(condition, timeout=5, what="thing", interval=0.001) == 42
 
 
+def test_wait_until_stops_on_ctrl_c_that_a_library_wrapped():
+    """confluent-kafka's Admin client raises its own error from a KeyboardInterrupt: not a "not yet"."""
+    def condition():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("KafkaException: interrupted")  # its context: the interrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        wait_until(condition, timeout=5, what="thing", interval=0.001)
+
+
 def test_wait_until_timeout_is_harness_error_naming_what():
     start = time.monotonic()
     with pytest.raises(WaitTimeout) as exc:

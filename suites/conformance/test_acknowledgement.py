@@ -161,23 +161,32 @@ def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(sha
     from harness.wait import wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
     late, mine, other, theirs = _expired_and_taken(s)
-    late.ack([mine], "ACCEPT")
+    taken = time.monotonic()
+    refused = late.ack([mine], "ACCEPT")
+    precondition(refused is None, f"the client refused the ACCEPT itself ({refused}): nothing reached the broker")
     late.commit_async()
+    precondition(time.monotonic() - taken < 1.5, "the ACCEPT was committed so late that the new holder's 2 s lock "
+                                                 "may have expired (the record free again: no refusal due)")
     handed = []  # callbacks are served while the client polls; nothing is left for it to hand out
 
     def called_back():
         handed.extend(late.poll(0.5))
         return not handed and s.ops(late.name, "callback")
     wait_until(lambda: handed or called_back(), timeout=30, what="the acknowledgement commit callback")
+    precondition(all(r.delivery_count <= theirs.delivery_count for r in handed),
+                 f"the consumer acquired the record again (offset, count) "
+                 f"{[(r.offset, r.delivery_count) for r in handed]} past the new holder's 2 s lock: its ACCEPT may "
+                 f"rightly have been taken")
     reported = [(op.value["error"], sorted(o for part in op.value["partitions"] for o in part["offsets"]))
                 for op in s.ops(late.name, "callback")]
     assert not reported or any(error_is(error, "INVALID_RECORD_STATE") and mine.offset in offsets
                                for error, offsets in reported), \
         (f"the callback did not report INVALID_RECORD_STATE for an ACCEPT of offset {mine.offset}, whose lock had "
          f"expired and which another consumer held: it reported (error, offsets) {reported}")
-    precondition(not handed, f"while it waited for the callback the consumer was handed "
-                             f"{[(r.offset, r.delivery_count) for r in handed]}, copies of a record another consumer "
-                             f"held (rule no-stale-records judges that, not this one)")
+    precondition(not handed, f"while it waited for the callback the consumer was handed (offset, count) "
+                             f"{[(r.offset, r.delivery_count) for r in handed]}, stale copies of a record another "
+                             f"consumer held with count {theirs.delivery_count} (rule no-stale-records judges that, "
+                             f"not this one)")
     _new_holder_accepts(other, theirs)
     s.assert_conforms()
 
@@ -206,9 +215,9 @@ def test_close_releases_acquired_records(share_session):
     first = s.consumer()
     held = first.poll(10)
     precondition(held, "the first consumer was given no record")
+    second = s.consumer()  # started first: the time allowed is the release's, not a client's start-up
     first.close(wait_exit=False)  # measured from close()'s return, the first's process still running
     closed = time.monotonic()
-    second = s.consumer()  # (its start counts in the time allowed)
     # all five: the held ones released, the others never held
     within = s.after_close_s  # far below their 60 s lock, and below the session timeout
     again = second.poll_until(5, timeout=max(1.0, within - (time.monotonic() - closed)), ack="ACCEPT")
