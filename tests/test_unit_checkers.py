@@ -126,13 +126,15 @@ def test_unknown_event_type_is_unknown_everywhere():
         assert r.valid == "unknown" and "teleport" in r.reason
 
 
-def test_history_without_config_is_unknown_for_limit_and_lock_checks():
+def test_history_without_config_is_unknown_everywhere():
+    """Issue 46 item 5: without the run's config the limit, lock, release and reset policy are unknown:
+    every property is unknown (no-loss used to pass on an assumed limit of 5)."""
     h = H(config=False)
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0)])
-    assert delivery_count.check(h.ops).valid == "unknown"
-    assert exclusive.check(h.ops).valid == "unknown"
-    assert no_loss.check(h.ops).valid is True
+    for name, fn in ALL:
+        r = fn(h.ops)
+        assert r.valid == "unknown" and "no config operation" in r.reason, (name, r)
 
 
 # ------------------------------------------------------------------ no-loss
@@ -177,16 +179,16 @@ def test_phantom_delivery():
     assert "phantom" in kinds(no_loss.check(h.ops))
 
 
-def test_an_id_delivered_at_an_offset_its_produce_did_not_report_names_both_offsets():
-    """A delivery of an id at an offset other than the one its produce reported is a phantom there;
-    while the reported offset is in flight, the message says where the produce said it went."""
+def test_an_id_delivered_at_an_offset_its_produce_did_not_report_is_a_second_copy_not_a_phantom():
+    """Issue 46 item 6: a delivery of a produced id at an offset no produce reported is a second copy of
+    it in the log (`duplicate_writes`), never a phantom; the offset the produce reported must still be
+    delivered (here it never is: `lost` there)."""
     h = H()
     h.produce("a", 0, 1)
     h.consume("consumer-0", [("a", 0, 0)])
     r = no_loss.check(h.ops)
-    assert "phantom" in kinds(r)
-    phantom = next(a.message for a in r.anomalies if a.kind == "phantom")
-    assert "reported it written at" in phantom and phantom.endswith("wrong offset") and "t-0@1" in phantom, r
+    assert kinds(r) == ["lost"] and "t-0@1" in r.anomalies[0].message, r
+    assert r.stats["duplicate_writes"] == 1
 
 
 def test_the_story_of_a_record_holds_every_produce_of_the_ids_delivered_there():
@@ -516,7 +518,9 @@ def test_an_offset_reset_names_the_records_it_makes_deliverable_again(with_recor
     h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T, "partitions": [part]})
     h.consume("consumer-1", [("r1", 0, 1, 1), ("r2", 0, 2, 1)])
     r = no_loss.check(h.ops)
-    assert (r.valid is True) if with_records else ("no produce created" in r.anomalies[0].message)
+    # without the records named, their second life cannot be followed: unknown (issue 46: a redelivered
+    # id some produce invoked is never a phantom)
+    assert (r.valid is True) if with_records else (r.valid == "unknown" and "does not name" in r.reason), r
     if with_records:  # and a record brought back but never delivered again is lost
         h2 = H()
         for o in range(3):

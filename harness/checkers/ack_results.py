@@ -6,10 +6,18 @@ reports an offset its consumer never acknowledged. Anomalies:
 (an acknowledgement of an offset no poll handed to any consumer: a client acknowledges only records
 it handed to the application).
 Allowance: `ack-lost-with-consumer` (the consumer was killed first).
+
+An ACCEPT or REJECT whose result is a definitive refusal (`definitive`: a broker's error such as
+INVALID_RECORD_STATE, not a transport error or an unknown outcome) settled nothing: the record no longer
+counts as acknowledged (`Rec.ack_seen` drops it), so it must be delivered again, archived at the limit
+with evidence, or it is lost. Where a disruption of its partition or an end of its consumer's connections
+lies between the acknowledgement and the refusal, a retry may have hidden one that landed: allowance
+`refusal-may-mask-landing`, with that event as evidence.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import Any
 
@@ -17,6 +25,23 @@ from harness.checkers import Result, exclusive, property_result
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
 
 NAME = "ack-results"
+
+#: error texts (upper case, any library's spelling) whose outcome is unknown: the request may have landed
+#: and its response been lost (librdkafka's local errors start with "_" or say "Local:")
+AMBIGUOUS = ("TRANSPORT", "TIMED_OUT", "TIMEDOUT", "TIMEOUT", "NETWORK", "DISCONNECT", "CONNECTION", "EOF",
+             "BROKEN PIPE", "DEADLINE", "INTERRUPT", "WAKEUP", "UNKNOWN_SERVER", "UNKNOWNSERVER", "LOCAL:",
+             "REQUEST_TIMED", "CANCEL", "DESTROY", "CLOSED", "SHUTDOWN", "RETRIABLE", "RETRIES", "IN PROGRESS")
+
+
+def definitive(error) -> bool:
+    """Whether a failed acknowledgement's error says the broker refused it (it settled nothing), rather
+    than that its outcome is unknown (a transport error, a timeout, a client-side error: `AMBIGUOUS`)."""
+    if error is None:
+        return False
+    text = str(error).strip().upper()
+    if not text or text.startswith("_"):
+        return False
+    return not any(word in text for word in AMBIGUOUS)
 
 
 def check(history: Any) -> Result:
@@ -128,8 +153,9 @@ class AckBook:
                               (index,), offset=offset, process=process)
 
     def resolve(self, process: str, tp: tuple, key: tuple, a: Ack, ok: bool | None, index: int, time: int,
-                via: str) -> None:
-        """`a` (of the record at `key`, in share-partition `tp`) got a result: `ok`, refused, or unknown (None)."""
+                via: str, error=None) -> None:
+        """`a` (of the record at `key`, in share-partition `tp`) got a result: `ok`, failed with `error`, or
+        unknown (None)."""
         if via == "callback":
             a.callbacks += 1
             # (a record gone from the log is acknowledged again by the client itself, as a GAP)
@@ -156,6 +182,8 @@ class AckBook:
                 self.ledger.orphans[(process, *key)] = a.index
             return
         if not ok:  # it may not have landed: the client may acknowledge that delivery again
+            if ok is False and a.type in ("ACCEPT", "REJECT") and rec.status < ACCEPTED and definitive(error):
+                self.refused(process, tp, key, a, index, time)
             if rec.holders and rec.holders.get(process, 0) < 0:
                 rec.holders[process] = a.index
             if self.ledger.rec_for(tp, key[2]) is not rec:  # the record left the ledger
@@ -174,6 +202,33 @@ class AckBook:
             rec.release_from = min(rec.release_from, a.time)
         elif kind == "RENEW" and rec.owner == process:
             rec.lock_end = max(rec.lock_end, a.time + self.r.lock_ns)
+
+    def refused(self, process: str, tp: tuple, key: tuple, a: Ack, index: int, time: int) -> None:
+        """`a`, an ACCEPT or REJECT, was refused (`definitive`): it no longer counts as sent, unless a
+        retry may have hidden one that landed (`refusal-may-mask-landing`)."""
+        masked = self.r.evidence.disruption(a.time, time, tp)
+        if masked is None:
+            masked = self.connection_end(process, a.time, time)
+        if masked is not None:
+            self.findings.allow(NAME, "refusal-may-mask-landing", (a.index, masked, index))
+            return
+        self.findings.n["acks-refused"] += 1
+        a.refused = True
+        rec, seen = a.rec, 0
+        for acker in rec.ackers or ():  # what the other acknowledgements of the record still say
+            other = self.acks[acker].get(key)
+            if other is not None and other.rec is rec and not other.refused:
+                seen |= ACCEPT_SENT if other.type == "ACCEPT" else REJECT_SENT if other.type == "REJECT" else 0
+        rec.ack_seen = seen
+
+    def connection_end(self, process: str, t0: int, t1: int) -> int | None:
+        """The op index of an end of `process`'s connections in [t0, t1] (a fault cutting them, a client
+        error: `Evidence.ends`), if any."""
+        ev = self.r.evidence
+        for t, index, who, key, _ in ev.ends[bisect.bisect_left(ev.end_times, t0):bisect.bisect_right(ev.end_times, t1)]:
+            if who == process and key[0] in ("fault", "error"):
+                return index
+        return None
 
     def callback(self, index: int, time: int, process: str, tp: tuple, offset: int, error) -> None:
         key = (tp[0], tp[1], offset)
@@ -195,7 +250,7 @@ class AckBook:
                                       f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never "
                                       f"acknowledged", (index,))
             return
-        self.resolve(process, tp, key, a, error is None, index, time, "callback")
+        self.resolve(process, tp, key, a, error is None, index, time, "callback", error)
 
     def commit(self, index: int, time: int, process: str, type_: str, tp: tuple, error,
                asynchronous: bool = False) -> None:
@@ -233,7 +288,7 @@ class AckBook:
                     groups[(key[0], key[1])].append((key, a))
             for key, a in groups.pop(tp, ()):
                 if pending.get(key) is a:  # (not resolved by a callback since)
-                    self.resolve(process, tp, key, a, error is None, index, time, "commit")
+                    self.resolve(process, tp, key, a, error is None, index, time, "commit", error)
             return
         self.commit_groups.pop(process, None)
         if type_ == "ok":

@@ -54,6 +54,7 @@ class Evidence:
         #: tp -> [(start offset, time, op index)] of start-offset reads, each start higher than the last
         self.start_reads: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
         self.state_seen: dict[tuple, dict] = {}  # tp -> what every __share_group_state write held (if read)
+        self.state_unread: int | None = None  # index of a failed __share_group_state read: nothing corroborated
 
     # -- events ------------------------------------------------------------------
     def started(self, process: str, index: int, time: int) -> None:

@@ -174,7 +174,8 @@ def _stats(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
                     "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
                     "truncated": n["truncated"], "deleted": n["deleted"], "compacted": n["compacted"],
                     "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"],
-                    "skipped_after_unclean_election": n["skipped-after-unclean-election"]}
+                    "skipped_after_unclean_election": n["skipped-after-unclean-election"],
+                    "duplicate_writes": n["duplicate-writes"], "acks_refused": n["acks-refused"]}
     if config.get("dead_letter_topic"):  # KIP-1191 (harness.checkers.dead_letter)
         s["no-loss"]["dead_letter_queue"] = {
             "topic": config["dead_letter_topic"], "accounted": n["dead-letters-accounted"],

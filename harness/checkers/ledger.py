@@ -9,6 +9,7 @@ checker modules read it; `place` reports a phantom delivery to no-loss.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import Callable
 
@@ -54,12 +55,65 @@ class Rec:
 
 
 class Ack:
-    __slots__ = ("type", "index", "time", "callbacks", "rec", "detached")
+    __slots__ = ("type", "index", "time", "callbacks", "rec", "detached", "refused")
 
     def __init__(self, type_: str, index: int, time: int, rec: Rec, detached: bool = False) -> None:
         self.type, self.index, self.time, self.rec = type_, index, time, rec
         self.callbacks = 0
         self.detached = detached  # of a record that had left the ledger (settled) when it was sent
+        self.refused = False  # its result was a definitive refusal: it settled nothing (`ack_results.definitive`)
+
+
+class IdSet:
+    """Every record id a produce invoked, compactly: the harness's ids are `<producer>-<sequence>`, mostly
+    in order, kept as ranges of sequence numbers per producer prefix (other ids in a plain set), so memory
+    follows the producers and their gaps, not the history's length."""
+
+    __slots__ = ("ranges", "other")
+
+    def __init__(self) -> None:
+        self.ranges: dict[str, list[list[int]]] = {}  # prefix -> sorted, disjoint [first, last] ranges
+        self.other: set[str] = set()
+
+    @staticmethod
+    def _split(rid: str) -> tuple[str, int] | None:
+        prefix, sep, seq = rid.rpartition("-")
+        return (prefix, int(seq)) if sep and seq.isdigit() and (seq == "0" or seq[0] != "0") else None
+
+    def add(self, rid: str) -> None:
+        split = self._split(rid)
+        if split is None:
+            self.other.add(rid)
+            return
+        prefix, n = split
+        ranges = self.ranges.get(prefix)
+        if ranges is None:
+            self.ranges[prefix] = [[n, n]]
+            return
+        last = ranges[-1]
+        if last[0] <= n <= last[1] + 1:  # the common case: the next id of the producer
+            if n > last[1]:
+                last[1] = n
+            return
+        at = bisect.bisect_right(ranges, [n, NEVER]) - 1
+        if at >= 0 and ranges[at][0] <= n <= ranges[at][1] + 1:
+            ranges[at][1] = max(ranges[at][1], n)
+            if at + 1 < len(ranges) and ranges[at + 1][0] <= ranges[at][1] + 1:
+                ranges[at][1] = max(ranges[at][1], ranges.pop(at + 1)[1])
+        elif at + 1 < len(ranges) and ranges[at + 1][0] == n + 1:
+            ranges[at + 1][0] = n
+        else:
+            ranges.insert(at + 1, [n, n])
+
+    def __contains__(self, rid: str) -> bool:
+        split = self._split(rid)
+        if split is None:
+            return rid in self.other
+        ranges = self.ranges.get(split[0])
+        if not ranges:
+            return False
+        at = bisect.bisect_right(ranges, [split[1], NEVER]) - 1
+        return at >= 0 and ranges[at][0] <= split[1] <= ranges[at][1]
 
 
 class Ledger:
@@ -81,6 +135,7 @@ class Ledger:
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
         self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved
         self.pending_ids: dict[str, int] = {}  # produces invoked without an ok yet -> the invoke's time
+        self.invoked = IdSet()  # every id a produce invoked: a delivered id among them is no phantom
         self.pending_at: dict[str, tuple[tuple, int]] = {}  # pending id -> where it was delivered
         self.unplaced: dict[str, tuple[int, tuple]] = {}  # acknowledged without an offset, not delivered yet
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
@@ -94,6 +149,9 @@ class Ledger:
         #: it after a truncation): judged like any record, kept beside the ledger (below its watermark)
         self.reproduced: dict[tuple, Rec] = {}
         self.on_leave: list[Callable[[tuple, int, Rec], None]] = []  # called as a record leaves: (tp, offset, rec)
+        #: whether the acquisition of a record delivered at the limit ended with its owner's share session on
+        #: a release where that never archives (4.1: `session-release-decrement`): it is not archived then
+        self.session_released: Callable[[Rec], bool] = lambda rec: False
 
     def rec_for(self, tp: tuple, offset: int) -> Rec | None:
         """The record at `offset` (created on first sight), or None below the watermark (terminal) unless
@@ -122,7 +180,8 @@ class Ledger:
             if status == GONE:
                 self.n["gone-passed"] += 1
             elif status < ACCEPTED:
-                if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0:
+                if rec.count < self.limit or now <= rec.lock_end + self.tol_ns or rec.produce_index < 0 \
+                        or self.session_released(rec):
                     break
                 self.archived[tp][w] = rec.acq_time
                 self.n["archived"] += 1
@@ -139,6 +198,7 @@ class Ledger:
     def produce(self, index: int, time: int, type_: str, tp: tuple, offset, rid: str) -> None:
         if type_ == "invoke":
             self.pending_ids[rid] = time
+            self.invoked.add(rid)
         elif type_ == "ok":
             invoked = self.pending_ids.pop(rid, time)
             self.n["produced"] += 1
@@ -162,7 +222,13 @@ class Ledger:
 
     def place(self, rec: Rec, tp: tuple, offset: int, rid: str, index: int) -> tuple[str, tuple] | None:
         """Tie a delivery of `rid` at `offset` to what was produced there; (message, evidence) of a
-        phantom (an id no produce created there), else None."""
+        phantom (an id no produce invoked), else None.
+
+        A delivered id that a produce invoked is never a phantom: at an offset no produce reported it is a
+        second log copy of that produce (`duplicate-write`: an idempotent producer's retry across a cold
+        restart, say; a producer statistic), followed by no-loss like any record from this delivery on;
+        where the offset's produce reported another id, that record's offset was reused (`offset-reused`,
+        judged at the end unless a truncation explains it)."""
         placed = self.unplaced.pop(rid, None) if self.unplaced else None
         if placed is not None:  # acknowledged earlier without an offset: this is where it was written
             if rec.produce_index >= 0 and rec.rid != rid:
@@ -177,21 +243,21 @@ class Ledger:
             self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
             rec.reset()
             rec.produce_index, rec.rid = -1, None
-        if rec.produce_index >= 0:
-            if rec.rid != rid:
-                return (f"{tp[0]}-{tp[1]}@{offset} delivered with id {rid!r} but {rec.rid!r} was produced there",
-                        (rec.produce_index, index))
-        elif rid not in self.pending_ids:
-            # (a rare path: the records in flight are searched for the id, to tell a record written twice,
-            # or reported at another offset, from one no produce created)
-            elsewhere = [(other_tp, o, r.produce_index) for other_tp, recs in self.recs.items()
-                         for o, r in recs.items() if r.rid == rid and (other_tp, o) != (tp, offset)]
-            if elsewhere:
-                other_tp, o, produced = elsewhere[0]
-                return (f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r}, whose produce reported it written at "
-                        f"{other_tp[0]}-{other_tp[1]}@{o}: the log holds the id twice, or the producer "
-                        f"reported the wrong offset", (produced, index))
-            return f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r} that no produce created", (index,)
+        if rec.produce_index >= 0 and rec.rid == rid:
+            return None
+        if rec.produce_index < 0 and rid in self.pending_ids:
+            return None  # its produce has not returned yet (placed above)
+        if rid not in self.invoked:
+            if rec.produce_index >= 0:
+                return (f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r}, which no produce invoked ({rec.rid!r} "
+                        f"was produced there)", (rec.produce_index, index))
+            return f"{tp[0]}-{tp[1]}@{offset} delivered id {rid!r}, which no produce invoked", (index,)
+        if rec.produce_index >= 0:  # the offset's produce reported another record: its offset was reused
+            self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
+            rec.reset()
+        # a second copy of a produced id, at an offset no produce reported: followed from this delivery on
+        self.n["duplicate-writes"] += 1
+        rec.produce_index, rec.rid = index, rid
         return None
 
     def hand(self, tp: tuple, offset: int, process: str, index: int) -> None:

@@ -5,7 +5,11 @@ is delivered, and by the end of the run is accepted or rejected (an ACCEPT or
 REJECT whose commit result was success) or archived at the delivery limit
 (delivered with count == limit and never accepted). Anomalies: `lost` (never
 delivered), `not-accepted` (delivered, never finished), `phantom` (a delivered
-id no produce created). An acknowledgement whose commit outcome is unknown
+id no produce invoked; a produced id at an offset no produce reported is a second
+copy of it in the log, `duplicate_writes` in the stats, followed like any record),
+`offset-reused` (another record was delivered or acknowledged at the offset a
+produce reported, with no truncation). An ACCEPT or REJECT the broker refused
+settles nothing (`ack_results.definitive`). An acknowledgement whose commit outcome is unknown
 (`info`) makes the record's fate unknown unless a later start-offset read
 (`share-offsets`) is past it; the verdict is then "unknown", never a pass.
 """
@@ -51,6 +55,15 @@ def skipped_after_unclean(r, tp: tuple, o: int, rec) -> int | None:
     return r.ledger.unclean_reused.get((tp, o))
 
 
+def archived_unseen(r, rec, by: int, by_index: int):
+    """The allowance (and evidence) for a record never seen at the limit, terminal per a start-offset read
+    (at `by`, op `by_index`): acquisitions the history did not see archived it. A record delivered at the
+    limit whose session end released it without archiving (4.1) needs one more, unseen, acquisition."""
+    if rec.count >= r.limit:  # (only where `session_released`: else it was archived at the limit)
+        return r.evidence.unseen_acquisitions(rec, 1, by, by_index, expiry=False)
+    return r.evidence.archived_unseen(rec, by, by_index)
+
+
 def settle(r, tp: tuple, o: int, rec, start: int) -> None:
     """How a record still in the ledger at the end is settled, or the anomaly it is."""
     n, evidence, findings = r.findings.n, r.evidence, r.findings
@@ -59,7 +72,7 @@ def settle(r, tp: tuple, o: int, rec, start: int) -> None:
     where = f"{tp[0]}-{tp[1]}@{o}"
     if rec.status >= ACCEPTED:
         n["accepted"] += 1
-    elif rec.count >= r.limit:
+    elif rec.count >= r.limit and not r.session_released(rec):
         n["archived-at-limit"] += 1  # delivered at the limit and never accepted: archived by the broker
     elif o < start and rec.ack_seen:
         n["resolved-by-durable-state"] += 1
@@ -69,9 +82,14 @@ def settle(r, tp: tuple, o: int, rec, start: int) -> None:
     elif before_latest_start(r, tp, o, rec):
         n["skipped-by-latest"] += 1
         findings.allow(NAME, "before-latest-start", (rec.produce_index, evidence.first_start))
-    elif o < start and (unseen := evidence.archived_unseen(rec, *evidence.first_read_past(tp, o))):
+    elif o < start and (unseen := archived_unseen(r, rec, *evidence.first_read_past(tp, o))):
         disagrees = evidence.state_disagrees(tp, rec, o, evidence.first_read_past(tp, o)[0])
-        if disagrees is None:
+        if disagrees is None and evidence.state_unread is not None:  # the corroboration was not read
+            findings.obs.unknown.setdefault(NAME, f"record {rec.rid} at {where} is terminal per a start-offset read "
+                                            f"after acquisitions the history did not see, and the "
+                                            f"__share_group_state read that would corroborate it failed (at index "
+                                            f"{evidence.state_unread})")
+        elif disagrees is None:
             n["archived-at-limit"] += 1  # terminal per the broker; archived after acquisitions unseen
             findings.allow(NAME, *unseen)
         else:

@@ -59,7 +59,12 @@ __all__ = ["PROPERTIES", "Observation", "Partial", "Replay", "StateRanges", "con
 class Replay:
     """One replay: feed it rows with `run` (verdict-ready) or `run_partial` (to merge with others)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any] | None) -> None:
+        # None: the history has no `config` operation (`config_of`). The delivery-count limit, the lock
+        # duration, the release and the reset policy every judge needs are then unknown: every property is
+        # unknown, never a pass on assumed defaults
+        unconfigured = config is None
+        config = {} if config is None else config
         self.config = config
         self.limit = int(config.get("delivery_count_limit", 5))
         self.lock_ns = int(config.get("lock_duration_ms", 30000)) * MS
@@ -73,8 +78,12 @@ class Replay:
         self.profile = PhasedProfile(model_profile(config.get("model_profile") or config.get("kafka_version")
                                                    or "4.3"))
         self.findings = Findings(config)
+        if unconfigured:
+            self.findings.obs.unknown["*"] = ("the history has no config operation: the delivery-count limit, "
+                                              "lock duration, release and offset reset of its run are unknown")
         self.ledger = Ledger(self.limit, self.tol_ns, self.findings.n)
         self.evidence = Evidence(self.findings, self.profile, self.limit, self.lock_ns, settle_ns)
+        self.ledger.session_released = self.session_released
         self.state_topic = StateTopic(self.findings, self.ledger, self.profile)
         self.state_topic.wall_clock_ms = config.get("wall_clock_ms")
         self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic)
@@ -83,9 +92,19 @@ class Replay:
         self.dead_letters = dead_letter.DeadLetters(self, config)
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
+        self.excused_reads: dict[tuple, str] = {}  # (tp, offset) a start-offset read passed by an allowance
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
         #: (tp, offset) -> count skips of that record to judge at the end (delivery_count.judge_end)
         self.pending_skips: dict[tuple, list[delivery_count.Skip]] = {}
+
+    def session_released(self, rec: Rec) -> bool:
+        """Whether `rec`'s acquisition (at the limit) ended with its owner's share session (close, crash, a
+        fault cutting it) before its lock ran out, on a release whose session end never archives a record
+        (4.1: `archived_after_release`): then it is Available again, not archived."""
+        if rec.owner is None or rec.release_from != NEVER or not self.profile.session_release_decrements:
+            return False
+        end = self.evidence.session_end.get(rec.owner, -1)
+        return rec.acq_time <= end < rec.lock_end or rec.owner in self.evidence.being_killed
 
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
@@ -298,6 +317,10 @@ class Replay:
                 self.offset_reads[process] = dict(self.ledger.watermark)
             elif type_ == "ok" and topic is not None:
                 durable_state.judge_start_read(self, index, time, process, (topic, partition), offset)
+        elif type_ in ("fail", "info"):  # share-state: what corroborates an allowance was not read
+            self.findings.obs.unknown.setdefault(
+                "durable-state", f"the __share_group_state read at index {index} failed: {v.get('error', type_)}")
+            self.evidence.state_unread = index
         elif type_ == "ok" and topic is not None:  # share-state
             self.state_topic.read((topic, partition), offset, v, index)
             self.start_read(index, time, (topic, partition), offset)
@@ -354,6 +377,9 @@ class Replay:
             rec = ledger.rec_for(tp, r["offset"])
             if rec is not None:
                 rec.produce_index, rec.rid = index, r["id"]
+        if "records" not in v:  # what the reset brought back is not known: its second life cannot be followed
+            self.findings.obs.unknown.setdefault(
+                "no-loss", f"the offset reset at index {index} does not name the records it makes deliverable again")
         self.findings.n["offset-resets"] += 1
         ledger.reset_tps.add(tp)
 
@@ -409,7 +435,8 @@ def replay_parquet(path, batch_rows: int = 262_144) -> Observation:
     return Replay(config).run(itertools.chain(head, stream))
 
 
-def config_of(table: EventTable) -> dict[str, Any]:
+def config_of(table: EventTable) -> dict[str, Any] | None:
+    """The run's `config` operation (among the first rows: `replay_parquet` looks at 1000), None if none."""
     for f, value in zip(table.columns["f"], table.columns["value"]):
         if f == "config":
             config = json.loads(value) if value else {}
@@ -417,4 +444,4 @@ def config_of(table: EventTable) -> dict[str, Any]:
             if line is not None and ".".join(str(line).split(".")[:2]) not in MODEL_PROFILES:
                 raise ValueError(f"config names Kafka {line}, which has no model profile")
             return config
-    return {}
+    return None

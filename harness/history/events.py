@@ -335,7 +335,7 @@ def _flatten(table: EventTable, op: Op) -> None:
         if f == "reset-offsets" and v.get("partitions"):
             for p in v["partitions"]:
                 records = p.get("records")
-                add(*base, v["topic"], p["partition"], p["offset"], value=None if not records else
+                add(*base, v["topic"], p["partition"], p["offset"], value=None if records is None else
                     json.dumps({"records": records}, separators=(",", ":"), sort_keys=True))
             return
     add(*base, error=v.get("error") if isinstance(v.get("error"), str) else None,

@@ -110,6 +110,18 @@ ALLOWANCES = {a.name: a for a in (
         "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
         "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
     Allowance(
+        "refusal-may-mask-landing",
+        "an ACCEPT or REJECT whose result was a definitive refusal (not a transport error) keeps its record "
+        "possibly settled, because a disruption of its partition (leader change, coordinator loss) or an end of "
+        "its consumer's connections (a fault cutting them, a client error) falls between the acknowledgement "
+        "and its result: a client retries an acknowledgement whose response it lost, and the retry of one that "
+        "landed is refused (the record is no longer Acquired). Evidence: the acknowledgement, the disruption or "
+        "connection end, the result",
+        "When the share-partition leader receives a request to acknowledge delivery [...] it checks that the "
+        "records being acknowledged are still in the Acquired state and acquired by the share group member "
+        "trying to acknowledge them. [...] INVALID_RECORD_STATE - The record state is invalid. The "
+        "acknowledgement of delivery could not be completed."),
+    Allowance(
         "session-release-decrement",
         "a record whose acquisition ended with its consumer's share session (close, crash, a fault cutting "
         "its connections, a client error) is delivered again with the same delivery count as that "

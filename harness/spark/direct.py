@@ -191,7 +191,8 @@ def _unkeyed_markers(table, marker):
 
 def _read_config(table, f) -> tuple[Any, str | None]:
     """The run's config from its first config row (`f`: the rows' codes, None if the file has no row),
-    as the in-process replay reads it; on failure ({}, the crash reason: every property unknown)."""
+    as the in-process replay reads it (None: the file has none, every property unknown); on failure ({}, the
+    crash reason: every property unknown)."""
     import numpy as np
 
     from harness.checkers import crash_reason
