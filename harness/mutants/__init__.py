@@ -27,7 +27,7 @@ The modules, in the order a reader meets them:
 - `edit`: editing a history without touching the original (`insert`, `renumber`...), `where`;
 - the families of mutant classes, registered in this order: `vanish` (a record that vanishes),
   `counts` (acquisitions and delivery counts), `acks` (acknowledgements), `durable` (the state topic
-  and the log);
+  and the log), `records` (a refused acceptance, a second copy of an id, an id no produce invoked);
 - `verdicts`: running the checkers and judging a mutant (`check_all`, `judge`, `known_deviation`);
 - `histories`: reading a history file or run directory (`read_ops`).
 """
@@ -40,6 +40,7 @@ from harness.mutants import vanish
 from harness.mutants import counts
 from harness.mutants import acks
 from harness.mutants import durable
+from harness.mutants import records
 # isort: on
 from harness.mutants.edit import insert, renumber, where, with_value
 from harness.mutants.facts import Facts, facts
@@ -49,7 +50,7 @@ from harness.mutants.scan import AckInfo, Delivery, End
 from harness.mutants.verdicts import KNOWN_DEVIATIONS, check_all, check_table, judge, known_deviation, verdict_line
 
 #: the families of mutant classes, in the order they register theirs (imported above in this order)
-FAMILIES = (vanish, counts, acks, durable)
+FAMILIES = (vanish, counts, acks, durable, records)
 
 __all__ = [
     "FAMILIES", "KNOWN_DEVIATIONS", "MUTANTS", "AckInfo", "Delivery", "End", "Facts", "Mutant", "MutantClass",
