@@ -155,8 +155,10 @@ def test_an_acknowledgement_of_a_record_no_poll_handed_over_is_flagged():
     from harness.history.store import Op
 
     def ops(ack_offsets):
-        rows = [Op(0, 0, "producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": o, "id": f"r{o}"})
-                for o in range(3)]
+        # (with the run's config: a history without it is unknown everywhere)
+        rows = [Op(0, 0, "harness", "ok", "config", {"delivery_count_limit": 5, "lock_duration_ms": 30000})]
+        rows += [Op(0, 0, "producer", "ok", "produce", {"topic": "t", "partition": 0, "offset": o, "id": f"r{o}"})
+                 for o in range(3)]
         rows.append(Op(3, 1, "c", "ok", "poll", {"records": [
             {"id": "r0", "topic": "t", "partition": 0, "offset": 0, "delivery_count": 1}]}))
         rows.append(Op(4, 2, "c", "ok", "acknowledge", {"records": [

@@ -176,3 +176,52 @@ def test_an_offset_reset_that_names_no_records_is_unknown_for_no_loss():
     h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T,
                                            "partitions": [{"partition": 0, "offset": 1, "records": []}]})
     assert no_loss.check(h.ops).valid is True
+
+
+# ------------------------------------------------------------------ item 5: by_duration against timestamps
+
+WALL_MS = 1_800_000_000_000  # the wall clock at the history's time 0
+
+
+def _by_duration(old_stamp: bool, wall: bool = True) -> H:
+    """by_duration:PT10M; two records produced before the first consumer starts (an hour old by their
+    CreateTime, or stamped now), never delivered; two produced after it, delivered and accepted."""
+    h = H(reset="by_duration:PT10M")
+    if wall:
+        h.ops[0].value["wall_clock_ms"] = WALL_MS
+    for rid, o in (("a", 0), ("b", 1)):
+        value = {"id": rid, "topic": T, "partition": 0}
+        if old_stamp:
+            value["timestamp_ms"] = WALL_MS - 3_600_000
+        h.add("producer-0", "invoke", "produce", value)
+        h.add("producer-0", "ok", "produce", {"id": rid, "topic": T, "partition": 0, "offset": o})
+    h.add("consumer-0", "ok", "start", START)
+    h.produce("c", 0, 2)
+    h.produce("d", 0, 3)
+    h.consume("consumer-0", [("c", 0, 2), ("d", 0, 3)])
+    h.read_start({0: 4})
+    return h
+
+
+def test_by_duration_skips_records_older_than_the_duration():
+    r = no_loss.check(_by_duration(old_stamp=True).ops)
+    assert r.valid is True and r.allowances == {"before-latest-start": 2}, r
+
+
+def test_by_duration_must_deliver_records_within_the_duration():
+    """Produced a few ms before the first consumer started, so within the last 10 minutes: the old rule
+    excused them as if the reset were latest."""
+    assert kinds(no_loss.check(_by_duration(old_stamp=False).ops)) == ["lost", "lost"]
+
+
+def test_by_duration_without_the_wall_clock_is_unknown():
+    r = no_loss.check(_by_duration(old_stamp=True, wall=False).ops)
+    assert r.valid == "unknown" and "timestamp" in r.reason, r
+
+
+def test_the_iso_duration_of_by_duration():
+    from harness.checkers.replay import iso_duration_ns
+    assert iso_duration_ns("PT10M") == 600 * 10**9
+    assert iso_duration_ns("P1DT1H") == 25 * 3600 * 10**9
+    assert iso_duration_ns("PT0.5S") == 5 * 10**8
+    assert iso_duration_ns("banana") == -1 and iso_duration_ns("PT") == -1

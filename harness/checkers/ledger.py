@@ -25,8 +25,8 @@ ACCEPT_SENT, REJECT_SENT = 1, 2
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "ack_seen", "renewed", "given", "avail_time", "holders",
-                 "ackers")
+                 "last_index", "status", "status_index", "status_time", "ack_seen", "renewed", "given", "avail_time",
+                 "holders", "ackers")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -39,6 +39,7 @@ class Rec:
         self.last_index = -1
         self.status = OPEN
         self.status_index = -1
+        self.status_time = NEVER  # the time of status_index (its ACCEPT/REJECT's successful result); NEVER: unknown
         self.ack_seen = 0  # ACCEPT_SENT | REJECT_SENT: an ACCEPT/REJECT for it was ever sent (it may be terminal)
         self.renewed = False  # its owner sent RENEW: the client hands it back on a later poll (KIP-1222)
         self.given = False  # a poll handed the offset to some consumer (kept when the offset is reused)
@@ -133,11 +134,14 @@ class Ledger:
         self.unclean_reused: dict[tuple, int] = {}
         self.log_start: dict[tuple, int] = {}  # share-partition -> the log start a records-deleted set
         self.lowest_delivered: dict[tuple, int] = {}  # share-partition -> the lowest offset it delivered
+        self.first_delivered_time: dict[tuple, int] = {}  # share-partition -> the time of its first delivery
+        self.timestamps: dict[str, int] = {}  # record id -> the CreateTime (ms) its produce set explicitly
         self.reset_tps: set[tuple] = set()  # partitions whose start offset an admin reset moved
         self.pending_ids: dict[str, int] = {}  # produces invoked without an ok yet -> the invoke's time
         self.invoked = IdSet()  # every id a produce invoked: a delivered id among them is no phantom
         self.pending_at: dict[str, tuple[tuple, int]] = {}  # pending id -> where it was delivered
         self.unplaced: dict[str, tuple[int, tuple]] = {}  # acknowledged without an offset, not delivered yet
+        self.unplaced_invoked: dict[str, int] = {}  # unplaced id -> its produce's invoke time (`Rec.avail_time`)
         self.overwritten: dict[tuple, tuple[int, int]] = {}  # (topic, partition, offset, id) -> (produce, count)
         self.truncated_ids: dict[str, bool] = {}  # record id -> lost to an unclean election
         self.aborted_ids: set = set()  # read_committed: ids of aborted transactions, never to be delivered
@@ -206,6 +210,7 @@ class Ledger:
             if offset is None or offset < 0:  # written, offset not reported: placed by its delivery
                 if at is None:
                     self.unplaced[rid] = (index, tp)
+                    self.unplaced_invoked[rid] = invoked
                     return
                 offset = at[1]
             rec = self.rec_for(tp, offset)
@@ -235,14 +240,16 @@ class Ledger:
                 self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
                 rec.reset()
             rec.produce_index, rec.rid = placed[0], rid
+            rec.avail_time = self.unplaced_invoked.pop(rid, 0)
         elif rec.produce_index < 0 and rid in self.pending_ids:
             self.pending_at[rid] = (tp, offset)
+            rec.avail_time = self.pending_ids[rid]  # delivered before its produce returned: invoked then
         if rec.produce_index >= 0 and rec.rid != rid and rid in self.pending_ids:
             # Its produce is not acknowledged in the history yet and the offset held another record: the
             # offset was reused (a truncation the history records later, else `offset-reused` at the end).
             self.overwritten[(tp[0], tp[1], offset, rec.rid)] = (rec.produce_index, rec.count)
             rec.reset()
-            rec.produce_index, rec.rid = -1, None
+            rec.produce_index, rec.rid, rec.avail_time = -1, None, self.pending_ids[rid]
         if rec.produce_index >= 0 and rec.rid == rid:
             return None
         if rec.produce_index < 0 and rid in self.pending_ids:

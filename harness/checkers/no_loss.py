@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checkers import Result, property_result
-from harness.checkers.ledger import ACCEPTED, GONE, MAYBE
+from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, NEVER
 
 NAME = "no-loss"
 
@@ -38,12 +38,51 @@ def lost_delivered(r, index: int, tp: tuple, offset: int, rid: str, unclean: boo
                            f"it: a share fetch returned a record that was never committed", evidence, offset=offset)
 
 
+#: how far a record's CreateTime may lie from its produce's invoke (the harness stamps the invoke just
+#: before the client stamps the record; the wall clock at time 0 is read once)
+STAMP_SLACK_NS = 1_000_000_000
+
+
 def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
     """With share.auto.offset.reset=latest: produced before the first consumer started, never
     delivered, and below the lowest offset the share-partition delivered (so before it was
-    initialized at the log end)."""
-    return (r.latest and rec.count == 0 and rec.produce_index < r.evidence.first_start
-            and offset < r.ledger.lowest_delivered.get(tp, -1))
+    initialized at the log end). With by_duration:D, also older than the duration (`before_duration`):
+    False where the record's timestamp says it had to be delivered; an unknown verdict where the history
+    cannot tell."""
+    if not (r.latest and rec.count == 0 and rec.produce_index < r.evidence.first_start
+            and offset < r.ledger.lowest_delivered.get(tp, -1)):
+        return False
+    return r.by_duration_ns is None or before_duration(r, tp, offset, rec)
+
+
+def before_duration(r, tp: tuple, offset: int, rec) -> bool:
+    """by_duration:D initializes a share-partition at the first record whose timestamp lies within D of
+    the initialization (at or after the first consumer start, at or before its first delivery): a record
+    is skipped rightly only if its timestamp is older than D before the first consumer start; one no older
+    than D before the first delivery had to be delivered; in between, or without the wall clock, the
+    history cannot tell (no-loss unknown)."""
+    where = f"record {rec.rid} at {tp[0]}-{tp[1]}@{offset}"
+    if r.by_duration_ns < 0 or r.wall_clock_ms is None:
+        r.findings.obs.unknown.setdefault(NAME, f"{where} was never delivered under share.auto.offset.reset="
+                                                f"{r.config.get('auto_offset_reset')}, and the history cannot place "
+                                                f"its timestamp against the duration (produced at index "
+                                                f"{rec.produce_index})")
+        return True  # (excused, but the verdict is unknown)
+    wall_ns = r.wall_clock_ms * 1_000_000
+    stamp = r.ledger.timestamps.get(rec.rid)
+    if stamp is not None:
+        lo = hi = stamp * 1_000_000
+    else:
+        lo, hi = wall_ns + rec.avail_time - STAMP_SLACK_NS, wall_ns + rec.avail_time + STAMP_SLACK_NS
+    if hi < wall_ns + r.evidence.first_start_time - r.by_duration_ns:
+        return True
+    if lo >= wall_ns + r.ledger.first_delivered_time.get(tp, NEVER) - r.by_duration_ns:
+        return False
+    r.findings.obs.unknown.setdefault(NAME, f"{where} was never delivered under share.auto.offset.reset="
+                                            f"{r.config.get('auto_offset_reset')}; its timestamp lies too close to "
+                                            f"the duration's edge to tell whether it was within it (produced at "
+                                            f"index {rec.produce_index})")
+    return True
 
 
 def skipped_after_unclean(r, tp: tuple, o: int, rec) -> int | None:

@@ -73,6 +73,9 @@ class Replay:
         reset = str(config.get("auto_offset_reset") or "")
         # latest and by_duration both initialize a share-partition past what came before (by time or at the end)
         self.latest = reset == "latest" or reset.startswith("by_duration")
+        #: by_duration:<ISO-8601 duration>: the duration in ns (None: latest or earliest; -1: unreadable)
+        self.by_duration_ns = iso_duration_ns(reset.split(":", 1)[1]) if reset.startswith("by_duration") else None
+        self.wall_clock_ms = config.get("wall_clock_ms")  # the wall clock at the history's time 0
         self.read_committed = config.get("isolation_level") == "read_committed"
         #: the model profile in force as the replay advances (`release` operations move it: a rolling upgrade)
         self.profile = PhasedProfile(model_profile(config.get("model_profile") or config.get("kafka_version")
@@ -86,7 +89,7 @@ class Replay:
         self.ledger.session_released = self.session_released
         self.state_topic = StateTopic(self.findings, self.ledger, self.profile)
         self.state_topic.wall_clock_ms = config.get("wall_clock_ms")
-        self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic)
+        self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic, self.evidence)
         self.acks = ack_results.AckBook(self)
         self.batches = batch_order.Judge(self.findings)
         self.dead_letters = dead_letter.DeadLetters(self, config)
@@ -141,6 +144,10 @@ class Replay:
                 tp = of_topic[partition] = (topic, partition)
             if f == "produce":
                 produce(index, time, type_, tp, offset, rid)
+                if value is not None and type_ == "invoke":  # an explicit CreateTime
+                    stamp = json.loads(value).get("timestamp_ms")
+                    if isinstance(stamp, int):
+                        self.ledger.timestamps[rid] = stamp
             elif f == "commit":  # an invoke of commitAsync says so ({"async":true}): its results come by callback
                 commit(index, time, process, type_, tp, error, type_ == "invoke" and value == ASYNC_COMMIT)
             elif f == "poll":
@@ -187,6 +194,7 @@ class Replay:
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         ledger, findings = self.ledger, self.findings
         findings.n["deliveries"] += 1
+        self.evidence.polled(process, tp, index, time)
         if count < 1 or count > self.limit:  # (whatever the ledger knows: the judge reports only these)
             delivery_count.judge_count_range(self, index, tp, offset, count)
         known = ledger.recs[tp].get(offset)
@@ -194,6 +202,8 @@ class Replay:
         if self.read_committed:
             ledger.delivered_ids.add(rid)
         if offset < ledger.lowest_delivered.get(tp, NEVER):
+            if tp not in ledger.lowest_delivered:
+                ledger.first_delivered_time[tp] = time
             ledger.lowest_delivered[tp] = offset
         if known is not None:  # handed over, even if it turns out truncated or aborted below
             known.given = True
@@ -220,7 +230,7 @@ class Replay:
             elif offset in ledger.archived[tp]:
                 delivery_count.judge_after_limit(self, tp, offset, ledger.archived[tp][offset], index, time, process)
             else:
-                self.after_terminal.redelivered(tp, offset, process, (index,))
+                self.after_terminal.redelivered(tp, offset, process, (index,), time=time, count=count)
             return
         rec.given = True
         phantom = ledger.place(rec, tp, offset, rid, index)
@@ -240,7 +250,7 @@ class Replay:
             findings.n["delivered-after-delete"] += 1
         elif status >= ACCEPTED:
             self.after_terminal.redelivered(tp, offset, process, (rec.status_index, index),
-                                            "ACCEPT" if status == ACCEPTED else "REJECT")
+                                            "ACCEPT" if status == ACCEPTED else "REJECT", time, count, rec)
         # (a first acquisition has no earlier lock to judge)
         session_ended = rec.owner is not None and exclusive.judge_delivery(self, rec, index, time, process, tp,
                                                                            offset)
@@ -308,7 +318,7 @@ class Replay:
             evidence.drain_end = min(evidence.drain_end, time)
         elif f == "error":
             if not str(v.get("message", "")).startswith("bad command"):  # the driver's, not the client's
-                evidence.client_error(process, index, time)
+                evidence.client_error(process, index, time, v)
 
     def durable_read(self, index, time, process, type_, f, topic, partition, offset, v) -> None:
         """A start-offset read (Admin API) or the state topic's records of a share-partition."""
@@ -361,9 +371,9 @@ class Replay:
                 ledger.gone_from_log(tp, rec, offset, index, "compacted")
                 ledger.advance(tp, time)
         else:
-            self.offsets_reset(index, tp, offset, v)
+            self.offsets_reset(index, time, tp, offset, v)
 
-    def offsets_reset(self, index, tp, offset, v) -> None:
+    def offsets_reset(self, index, time, tp, offset, v) -> None:
         """An admin reset the group's start offset of `tp` to `offset`: what was produced from there on
         is deliverable again (unless gone for good)."""
         ledger = self.ledger
@@ -376,7 +386,7 @@ class Replay:
                 continue  # gone for good: no reset brings it back
             rec = ledger.rec_for(tp, r["offset"])
             if rec is not None:
-                rec.produce_index, rec.rid = index, r["id"]
+                rec.produce_index, rec.rid, rec.avail_time = index, r["id"], time
         if "records" not in v:  # what the reset brought back is not known: its second life cannot be followed
             self.findings.obs.unknown.setdefault(
                 "no-loss", f"the offset reset at index {index} does not name the records it makes deliverable again")
@@ -400,6 +410,17 @@ class Replay:
         self.acks.end()
         self.findings.n["durable-reads"] += self.durable_reads
         return self.findings.partial()
+
+
+def iso_duration_ns(text: str) -> int:
+    """An ISO-8601 duration as share.auto.offset.reset=by_duration takes it (`PnDTnHnMnS`, as Java's
+    `Duration.parse`) in ns; -1 if it cannot be read."""
+    import re
+    found = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.strip().upper())
+    if found is None or text.strip().upper() in ("P", "PT"):
+        return -1
+    d, h, m, sec = (float(g) if g else 0.0 for g in found.groups())
+    return int((((d * 24 + h) * 60 + m) * 60 + sec) * 1e9)
 
 
 def replay(history: "EventTable | Sequence[Op]") -> Observation:

@@ -48,6 +48,8 @@ class HistoryProducer:
             value["partition"] = partition
         if key is not None:  # a compacted topic keeps the last record of each key
             value["key"] = key
+        if timestamp_ms is not None:  # its CreateTime: by_duration's start is judged against it
+            value["timestamp_ms"] = timestamp_ms
         self.history.append(self.process, "invoke", "produce", value)
         reports = self._reports
 

@@ -283,7 +283,9 @@ def _flatten(table: EventTable, op: Op) -> None:
     add = table.append
     f = op.f
     if f == "produce":
-        add(*base, v.get("topic"), v.get("partition", NULL), v.get("offset", NULL), v.get("id"), error=v.get("error"))
+        stamp = v.get("timestamp_ms")  # an explicit CreateTime (rare): kept for by_duration's judgement
+        add(*base, v.get("topic"), v.get("partition", NULL), v.get("offset", NULL), v.get("id"), error=v.get("error"),
+            value=None if not isinstance(stamp, int) else json.dumps({"timestamp_ms": stamp}, separators=(",", ":")))
         return
     if op.type == "ok":
         if f == "poll" and v.get("records"):
