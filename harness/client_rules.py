@@ -83,6 +83,10 @@ CLIENT_RULES: dict[str, Rule] = {
         "Every record the client acquires is handed to the application", KIP932,
         "Then the KafkaShareConsumer keeps a map of the state of the records it has fetched and returns a batch to "
         "the application."),
+    # Only a copy whose lock had run out by the client's own clock fails it. A copy kept from a leader that then
+    # failed over, handed over after another consumer's ACCEPT on the new leader, does not: KIP-932, "In the
+    # unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost" (the
+    # client cannot know; the model counts it as redelivered-from-lost-leader; issue 46 item 9)
     "no-stale-records": Rule(
         "A poll hands out only records still acquired for this consumer: not a buffered record whose lock "
         "expired and which another consumer now holds", KIP932,

@@ -298,9 +298,16 @@ def test_disk_failure_moves_leadership_off_the_failed_disk_and_the_broker_surviv
     partition = 0
     topic, index = ((ctx.topic, partition) if name == "disk-fail" else
                     (SHARE_STATE_TOPIC, ctx.inspector.share_state_partition(ctx.group, ctx.topic, partition)))
-    old = ctx.inspector.leader_of(topic, index)
+
+    def leader_and_disk():
+        """The partition's leader and the log directory holding its replica there (read again each round:
+        the metadata a read returns may trail a leader move, and a replica's directory comes with it)."""
+        leader = ctx.inspector.leader_of(topic, index)
+        found = [d for d in ctx.cluster.log_dirs(leader) if (d / f"{topic}-{index}").is_dir()]
+        return (leader, found[0]) if found else None
+    old, disk = wait_until(leader_and_disk, timeout=30, interval=0.5,
+                           what=f"the leader of {topic}-{index} to hold its replica in one of its log directories")
     pid = ctx.cluster.node_pid(old)
-    disk = next(d for d in ctx.cluster.log_dirs(old) if (d / f"{topic}-{index}").is_dir())
     nemesis, record = run_fault(ctx, name, pick=partition)
     assert record.targets == [f"n{old}"]
     meta = partition_metadata(ctx, topic, index)

@@ -168,7 +168,9 @@ def test_a_deviation_is_a_strict_expected_failure_of_kfake_only(pytester):
 def test_a_deviation_explains_only_its_own_evidence():
     from harness.conformance.deviations import DEVIATIONS
     moves = next(d for d in DEVIATIONS if d.name == "share-fetch-null-records")
-    assert moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  delivery-count: PASS {}")
+    # (a no-loss FAIL alone is not it: the run's history must hold the parse error too, issue 46 item 4;
+    # tests/test_unit_oracle_excuses.py shows it met with one)
+    assert not moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  delivery-count: PASS {}")
     assert not moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  exclusive-acquisition: FAIL {}")
     assert not moves.explains("faults not applied: leader-move-1")
     assert all(d.evidence for d in DEVIATIONS)  # none can excuse any failure at all

@@ -225,3 +225,19 @@ def test_the_iso_duration_of_by_duration():
     assert iso_duration_ns("P1DT1H") == 25 * 3600 * 10**9
     assert iso_duration_ns("PT0.5S") == 5 * 10**8
     assert iso_duration_ns("banana") == -1 and iso_duration_ns("PT") == -1
+
+
+# ------------------------------------------------------------------ a gap of docs/oracle.md closed (S2)
+
+def test_a_state_topic_write_holding_a_record_acquired_is_an_anomaly():
+    """KIP-932 (state persistence): "the Acquired state is not persisted"; no write of a real run holds it
+    (the committed histories' writes hold states 0, 2, 3 and 4 only)."""
+    from test_unit_checkers import base
+    h = base()
+    h.add("admin", "invoke", "share-state", {"group": "g"})
+    h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+        {"topic": T, "partition": 0, "start_offset": 2, "batches": [], "writes": [
+            ["snapshot", 4, 0, [[0, 1, 1, 1]]], ["update", 5, 2, [[0, 1, 2, 1]]]]},
+        {"topic": T, "partition": 1, "start_offset": 1, "batches": []}]})
+    r = durable_state.check(h.ops)
+    assert kinds(r) == ["state-topic-acquired"] and "snapshot e4: 0-1" in r.anomalies[0].message, r

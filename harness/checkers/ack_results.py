@@ -196,7 +196,7 @@ class AckBook:
             if rec.status < ACCEPTED:
                 exclusive.judge_settled(self.r, rec, process, a, key, index, time)
                 rec.status = ACCEPTED if kind == "ACCEPT" else REJECTED
-                rec.status_index = index
+                rec.status_index, rec.status_time = index, time
                 self.ledger.advance(tp, time)
         elif kind == "RELEASE" and rec.owner == process:
             rec.release_from = min(rec.release_from, a.time)

@@ -13,7 +13,11 @@ consumers closed) are checked against what the history proves:
   `dead-lettered-by-lost-leader`) one delivered at the limit whose DLQ records all say "exceeded",
   where a leader change on its partition overlaps its life up to its last delivery: the old leader
   archived it at the limit while the new one, which lost that acquisition, had it delivered again and
-  accepted (seen in CI under a cold restart);
+  accepted (seen in CI under a cold restart). Its life starts at its produce's invoke (`Rec.avail_time`,
+  also for a record delivered before its produce returned, produced at an unreported offset, or brought
+  back by an offset reset: then from the reset), as the windows of `Evidence.unseen_acquisitions`; where
+  that time is unknown (NEVER: a second copy of a produced id) there is no window and no excuse (issue
+  46, item 2);
 - `dlq-wrong-context`: a DLQ record whose headers do not name its source, this group, a delivery count
   within 1..limit, or the cause its record had (a rejected record below the limit is "rejected by
   client"; one archived at the limit without a REJECT "delivery count exceeded").
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.checkers.ledger import ACCEPTED, MAYBE, REJECTED
+from harness.checkers.ledger import ACCEPTED, MAYBE, NEVER, REJECTED
 from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
 
 NAME = "no-loss"
@@ -153,7 +157,7 @@ class DeadLetters:
                            f"go to a share group's DLQ (KIP-1191)")
                 life = (rec.avail_time, rec.acq_time, rec.last_index) if rec is not None and rec.count >= r.limit \
                     else self.accepted_at_limit.get(tp, {}).get(offset)
-                if life is not None and all(_CAUSE.get(m) == "limit" for _, m, _ in entries):
+                if life is not None and life[0] < NEVER and all(_CAUSE.get(m) == "limit" for _, m, _ in entries):
                     # delivered at the limit: a leader that lost it (leader change) may have archived it to
                     # the DLQ while the new leader, which never saw that acquisition end, had it accepted
                     r.evidence.excuse(NAME, "dead-lettered-by-lost-leader", life[0], life[1], tp,

@@ -7,9 +7,12 @@ answers the questions the judges ask:
 
 - `disruption(t0, t1, tp)`: a fault with a leader-change or coordinator-loss effect on `tp` whose
   window (its start to its heal plus `settle_ms`) overlaps [t0, t1];
-- `unseen_acquisitions(rec, need, by, by_index)`: enough session ends (of distinct sessions, after the
-  record could be acquired, before `by`) or lock durations for `need` acquisitions the history did not
-  see, with their op indexes;
+- `unseen_acquisitions(rec, need, by, by_index)`: a distinct cause for each of `need` acquisitions the
+  history did not see, one after another from when the record could be acquired again until `by`: the
+  session end of a consumer that was live (started) and could hold it then, or a lock that ran out a
+  lock duration after it was acquired (issue 46, item 2), with their op indexes;
+- `polled(process, tp, index, time)` / `fetched_after(tp, index)`: the poll of a share-partition before
+  the one that handed a record over, when its consumer may have fetched (acquired) it (item 8);
 - `state_disagrees(tp, rec, offset, by)`: `__share_group_state`'s writes contradict a record archived
   unseen (only where no disruption could have lost a write).
 """
@@ -30,6 +33,24 @@ DISRUPTING = ("leader-change", "coordinator-loss")
 #: how long after a delivery a session end may be stamped and still have come before it: operations are
 #: stamped when the harness reads a driver's line, and a reader thread can lag another's on a busy host
 READ_SLACK_NS = 500_000_000
+#: `error` operations that are no client error, by the start of their message (issue 46, item 2d). Only an
+#: error the client library reported (a poll's or fetch's error: `{code, message}` from the library) may
+#: mean that its connection, and with it its share session, is gone. These are written by a driver or the
+#: harness about themselves: a command line that was not JSON ("bad command"), a driver line that was not
+#: JSON ("unparsable driver output", `harness.clients.driver`), the harness giving up on a consumer (its
+#: close, which follows, is the session end: "the harness stopped driving"), a line franzdriver could not
+#: encode, and a command whose API call raised in the driver (`"<command>: <exception>"`, e.g.
+#: "poll: IllegalStateException" for a batch not acknowledged, a panic: the command's misuse or the
+#: driver's fault, not a broken connection; the stepped drivers of `harness.clients` and harness/java,
+#: harness/go write these).
+DRIVER_ERRORS = ("bad command", "unparsable driver output", "the harness stopped driving", "franzdriver:",
+                 "poll: ", "ack: ", "commit_sync: ", "commit_async: ", "close: ")
+
+
+def client_error(value: Any) -> bool:
+    """Whether an `error` operation's value is a client library's error (see `DRIVER_ERRORS`)."""
+    message = value.get("message") if isinstance(value, dict) else None
+    return not str(message or "").startswith(DRIVER_ERRORS)
 
 
 class Evidence:
@@ -46,6 +67,10 @@ class Evidence:
         #: (time, op index, process, what ended: one key per session, post-drain orderly close)
         self.ends: list[tuple[int, int, str, tuple, bool]] = []
         self.end_times: list[int] = []
+        #: beside `ends`: whether the process's session was live then (started and not closed or crashed
+        #: before): only a consumer in the group can have acquired what its session end released (item 2a)
+        self.end_live: list[bool] = []
+        self.live: set[str] = set()  # processes whose session started and did not end (close, crash) since
         self.session_no: dict[str, int] = defaultdict(int)  # process -> its sessions started so far
         self.session_faults: dict[str, list[str]] = {}  # fault id -> processes whose sessions it may end
         self.drain_end = NEVER  # time the drain ended: orderly closes after it follow continuous polling
@@ -55,17 +80,27 @@ class Evidence:
         self.start_reads: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
         self.state_seen: dict[tuple, dict] = {}  # tp -> what every __share_group_state write held (if read)
         self.state_unread: int | None = None  # index of a failed __share_group_state read: nothing corroborated
+        #: (process, tp) -> (index, time, session number) of the process's last poll that handed it records of tp
+        self.last_poll: dict[tuple, tuple[int, int, int]] = {}
+        self.current_poll: dict[str, tuple[int, tuple]] = {}  # process -> (index, tp) of the row before: skip it
+        #: tp -> poll index -> (its time, the time of the same consumer's poll of tp before it, in the same
+        #: session): the consumer may have fetched (acquired) what this poll handed over from then on (item 8).
+        #: Per share-partition (a slot of the Spark engine replays the same), older than two lock durations
+        #: forgotten (`polled`)
+        self.fetch_from: dict[tuple, dict[int, tuple[int, int]]] = defaultdict(dict)
 
     # -- events ------------------------------------------------------------------
     def started(self, process: str, index: int, time: int) -> None:
         self.first_start = min(self.first_start, index)
         self.first_start_time = min(self.first_start_time, time)
         self.session_no[process] += 1
+        self.live.add(process)
 
     def closing(self, process: str, index: int, time: int) -> None:
         self.session_end[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]),
                            post_drain=time >= self.drain_end)
+        self.live.discard(process)
 
     def killing(self, process: str, index: int, time: int) -> None:
         """`process` is being killed (SIGKILL sent, its `crash` not yet recorded): whatever it holds may be
@@ -79,9 +114,14 @@ class Evidence:
         self.being_killed.discard(process)
         self.session_end[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]))
+        self.live.discard(process)
 
-    def client_error(self, process: str, index: int, time: int) -> None:
-        """A client error (a broken connection: its share session may be gone): one per session counts."""
+    def client_error(self, process: str, index: int, time: int, value: Any = None) -> None:
+        """An `error` operation: a client error (a broken connection: its share session may be gone) counts,
+        one per session; an error a driver or the harness wrote about itself or a command does not
+        (`DRIVER_ERRORS`: never a session end, nor a connection end for ack-results)."""
+        if value is not None and not client_error(value):
+            return
         self.session_event(time, index, process, ("error", process, self.session_no[process]))
 
     def fault_start(self, v: dict[str, Any], index: int, time: int) -> None:
@@ -111,6 +151,40 @@ class Evidence:
             time = self.end_times[-1]  # kept sorted (a history's times may step back a little)
         self.ends.append((time, index, process, key, post_drain))
         self.end_times.append(time)
+        self.end_live.append(process in self.live)
+
+    def polled(self, process: str, tp: tuple, index: int, time: int) -> None:
+        """A poll (op `index`) handed `process` a record of `tp` (called for every delivered record: cheap
+        when the poll was seen already). Its consumer may have fetched, so acquired, what a poll handed over
+        as early as its previous poll of that share-partition in the same session (a client prefetches and
+        hands over later): kept for `fetched_after` while it can matter (two lock durations)."""
+        current = self.current_poll.get(process)
+        if current is not None and current[0] == index and current[1] is tp:  # (the replay reuses tp tuples)
+            return
+        self.current_poll[process] = (index, tp)
+        key = (process, tp)
+        last = self.last_poll.get(key)
+        if last is not None and last[0] == index:
+            return
+        session = self.session_no[process]
+        self.last_poll[key] = (index, time, session)
+        if last is None or last[2] != session:
+            return  # its first poll of tp in this session: nothing known before it (the tolerance applies)
+        polls = self.fetch_from[tp]
+        polls[index] = (time, last[1])
+        horizon = time - 2 * self.lock_ns
+        while True:
+            first = next(iter(polls))
+            if polls[first][0] >= horizon:
+                break
+            del polls[first]
+
+    def fetched_after(self, tp: tuple, index: int) -> int | None:
+        """The time from which the consumer that poll `index` handed a record of `tp` to may have acquired it
+        (its previous poll of `tp` in that session); None if unknown (its first poll, or long ago)."""
+        polls = self.fetch_from.get(tp)
+        found = polls.get(index) if polls else None
+        return None if found is None else found[1]
 
     def start_read(self, tp: tuple, start: int, time: int, index: int) -> None:
         reads = self.start_reads[tp]
@@ -148,49 +222,92 @@ class Evidence:
     def unseen_acquisitions(self, rec: Rec, need: int, by: int, by_index: int, expiry: bool = True,
                             late: int = 0, seen_by: str | None = None) -> tuple[str, list[int]] | None:
         """The allowance and its evidence if `need` acquisitions of `rec` can have gone unseen (to a
-        client that never handed them to the application) between when it could be acquired again (its
-        last delivery, else its produce) and `by`; None if the history holds no such events.
+        client that never handed them to the application) between when it could be acquired again and
+        `by`; None if the history holds no such events.
 
-        Each unseen acquisition needs its own end: a session end of a consumer (close, crash, a fault
-        cutting its connections, a client error; one per session), not the one that released the
-        delivery the history saw, or a whole lock duration (`-expired`). Orderly closes after the drain
-        count once together: until then every consumer polled, and a poll hands over what it fetched, so
-        only the fetch a close cut off can go unseen. On a release whose session release decreases the
-        count (4.1) a close, crash or client error takes nothing; a fault cutting connections still counts
-        (the connection may stay up while the lock runs out). `expiry=False`: lock durations do not count (a record
-        that ends archived without a delivery the history saw at the limit needs session ends: a live
-        client hands what it fetched to the application at its next poll)."""
+        The unseen acquisitions come one after another, and each is released by its own event that could
+        have released it (issue 46, item 2; one event never explains two):
+        - the session end of a consumer (close, crash, a fault cutting its connections, a client error:
+          `client_error`; one per session) that was live then (its session started and did not end
+          before: item 2a), at or after the record was free again: a consumer cannot acquire a record
+          while another's lock on it is live;
+        - or (`-expired`) its lock running out, a whole lock duration after it was acquired, at the
+          earliest when the record was free again (item 2b).
+        The record is free again: for a record delivered before (count > 0), when the lock of the delivery
+        the history saw ended (`lock_end`), was released (a RELEASE sent), or its owner's session ended (that
+        end released it and counts for nothing else); for one never delivered, from its produce's invoke
+        (`avail_time`, also for one delivered before its produce returned or produced at an unreported offset;
+        from an offset reset that brought it back; unknown, NEVER, for a second copy of a produced id: no
+        window, item 2c). Taking, each time, whichever of the
+        next such session end and the lock expiry comes first gives the most acquisitions that fit.
+        Orderly closes after the drain count once together: until then every consumer polled, and a poll
+        hands over what it fetched, so only the fetch a close cut off can go unseen. On a release whose
+        session release decreases the count (4.1) a close, crash or client error takes nothing; a fault
+        cutting connections still counts (the connection may stay up while the lock runs out).
+        `expiry=False`: lock durations do not count (a record that ends archived without a delivery the
+        history saw at the limit needs session ends: a live client hands what it fetched to the
+        application at its next poll). `late`: session ends stamped up to `late` after `by` (not by
+        `seen_by` after `by_index`) may have come before it."""
         if need <= 0:
             return "unobserved-acquisition", [by_index]
-        since = rec.acq_time if rec.count else rec.avail_time
-        since_index = rec.last_index if rec.count else rec.produce_index
-        used: list[int] = []
+        if rec.count:
+            since, since_index = rec.acq_time, rec.last_index
+            free = min(rec.lock_end, rec.release_from)  # until then the delivery the history saw held it
+            holder = rec.owner if rec.release_from == NEVER else None
+        else:
+            since, since_index = rec.avail_time, rec.produce_index
+            if since >= NEVER:
+                return None  # when it could first be acquired is unknown: no window (fail closed)
+            free, holder = since, None
+        held_until = free
         # a session end keeps the acquisition counted, except on 4.1; a fault cutting connections may instead
         # let the lock run out (the TCP connection stays up), which counts on every release
         sessions_count = count_after_release(1, SESSION, self.profile) == 1
-        owner_release = rec.count > 0 and rec.owner is not None and rec.release_from == NEVER
+        # no acquisition of a record never delivered before the first consumer start (when one is known)
+        floor = self.first_start_time if not rec.count and self.first_start_time <= by else 0
+        lock = self.lock_ns if expiry else NEVER
+        ends, live = self.ends, self.end_live
+        at, hi = bisect.bisect_right(self.end_times, since), bisect.bisect_right(self.end_times, by + late)
+        used: list[int] = []
         keys: set = set()
+        expired = 0
         post_drain = False
-        lo = bisect.bisect_right(self.end_times, since)
-        for t, index, process, key, after_drain in self.ends[lo:bisect.bisect_right(self.end_times, by + late)]:
-            if 0 <= by_index < index and (not late or process == seen_by):
-                if not late:
-                    break  # stamped in the same instant as `by`, but after it
-                continue
-            if owner_release and process == rec.owner and t <= rec.lock_end:
-                owner_release = False  # this end released the delivery the history saw
-                continue
-            if key in keys or (after_drain and post_drain) or not (sessions_count or key[0] == "fault"):
-                continue
-            keys.add(key)
-            post_drain = post_drain or after_drain
-            used.append(index)
-            if len(used) == need:
-                return "unobserved-acquisition", [since_index, *used, by_index]
-        started = since if rec.count or self.first_start_time > by else max(since, self.first_start_time)
-        if expiry and by - started >= (need - len(used)) * self.lock_ns:
-            return "unobserved-acquisition-expired", [since_index, *used, by_index]
-        return None
+        while len(used) + expired < need:
+            found = None  # the next session end that can release an acquisition made from `free` on
+            while at < hi:
+                t, index, process, key, after_drain = ends[at]
+                at += 1
+                if 0 <= by_index < index and (not late or process == seen_by):
+                    if not late:
+                        at = hi  # stamped in the same instant as `by`, but after it
+                        break
+                    continue
+                if holder is not None and process == holder and t <= held_until:
+                    holder = None  # this end released the delivery the history saw, and nothing else
+                    keys.add(key)
+                    if not used and not expired:
+                        free = min(free, t)
+                    continue
+                if t < free or not live[at - 1] or key in keys or (after_drain and post_drain) \
+                        or not (sessions_count or key[0] == "fault"):
+                    continue
+                found = (t, index, key, after_drain)
+                break
+            expires = max(free, floor) + lock
+            if found is not None and found[0] <= expires:
+                free = found[0]
+                keys.add(found[2])
+                post_drain = post_drain or found[3]
+                used.append(found[1])
+            elif expires <= by:
+                free = expires
+                expired += 1
+                if found is not None:
+                    at -= 1  # asked again from the new `free`
+            else:
+                return None
+        return ("unobserved-acquisition-expired" if expired else "unobserved-acquisition"), \
+            [since_index, *used, by_index]
 
     def archived_unseen(self, rec: Rec, by: int, by_index: int) -> tuple[str, list[int]] | None:
         """`unseen_acquisitions` for a record never seen at the limit that a start-offset read put below the

@@ -264,7 +264,7 @@ class Ledger:
             rec.reset()
         # a second copy of a produced id, at an offset no produce reported: followed from this delivery on
         self.n["duplicate-writes"] += 1
-        rec.produce_index, rec.rid = index, rid
+        rec.produce_index, rec.rid, rec.avail_time = index, rid, NEVER  # (when it was written: unknown)
         return None
 
     def hand(self, tp: tuple, offset: int, process: str, index: int) -> None:

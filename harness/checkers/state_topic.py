@@ -14,9 +14,9 @@ import bisect
 from typing import Any
 
 from harness.checkers.findings import Findings
-from harness.checkers.ledger import ACCEPTED, MAYBE, MS, OPEN, REJECT_SENT, REJECTED, Ledger
+from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, MS, NEVER, OPEN, REJECT_SENT, REJECTED, Ledger
 from harness.model.profiles import ModelProfile
-from harness.model.share_partition import ACKNOWLEDGED, STATE_IDS, STATE_NAMES, TERMINAL_IDS
+from harness.model.share_partition import ACKNOWLEDGED, ACQUIRED, STATE_IDS, STATE_NAMES, TERMINAL_IDS
 
 class StateRanges:
     """The offsets of `__share_group_state` batches ([first, last, state, delivery count]) and their
@@ -102,6 +102,12 @@ class StateTopic:
         self.regressions: dict[tuple, list | None] = {}
         #: the wall clock (ms) at the history's time 0 (the config's `wall_clock_ms`), to place those writes
         self.wall_clock_ms: int | None = None
+        #: tp -> (first offsets, times): from each first offset on, the records that left the ledger once the
+        #: releases had changed were settled (their acknowledgement's success, or their archiving) by that
+        #: history time at the latest (rounded up to the ms; NEVER: unknown), for `regression_excused`
+        self.settled_runs: dict[tuple, tuple[list[int], list[int]]] = {}
+        if ledger is not None:
+            ledger.on_leave.append(self._left)
 
     def read(self, tp: tuple, start: int, v: dict[str, Any], index: int) -> None:
         self.final_state[tp] = (start, StateRanges(v.get("batches", [])), index)
@@ -109,28 +115,83 @@ class StateTopic:
         self.state_max_start[tp] = v.get("max_start_offset", start)
         self.regressions[tp] = v.get("start_regressions")
 
-    def regression_excused(self, tp: tuple, offset: int) -> bool | None:
+    def _left(self, tp: tuple, offset: int, rec) -> None:
+        """A record left the ledger (settled): once the releases changed (a rolling upgrade), note by when it
+        was settled, for `regression_excused` (a history of one release never asks). Runs of offsets settled
+        by the same ms cost one entry (records acknowledged by one commit are one)."""
+        if len(getattr(self.profile, "phases", ())) < 2 or not self.profile.phased or tp in self.ledger.reset_tps:
+            return  # (the first test is the cheap one: this runs for every record that leaves)
+        if rec.status in (ACCEPTED, REJECTED):
+            by = rec.status_time  # the acknowledgement's successful result: it reached the broker before
+        elif rec.status == GONE:
+            by = NEVER  # deleted, compacted or aborted: when the group took it as done is not known
+        else:  # archived at the limit: when its lock ran out at the latest
+            by = rec.lock_end + self.ledger.tol_ns
+        if by != NEVER:
+            by = -(-by // MS) * MS  # rounded up: still no earlier than the record was settled
+        firsts, times = self.settled_runs.setdefault(tp, ([], []))
+        if not times or times[-1] != by:
+            firsts.append(offset)
+            times.append(by)
+
+    def settled_by(self, tp: tuple, offset: int, rec=None) -> int:
+        """The history time by which the record at `offset` was settled at the latest: for a record the ledger
+        still holds (`rec`), its acknowledgement's successful result; for one that left it, as `_left` noted
+        (before the releases first changed: that change's time, as it left before); NEVER if not known."""
+        if rec is not None:
+            return rec.status_time if rec.status in (ACCEPTED, REJECTED) else NEVER
+        if self.ledger is None or tp in self.ledger.reset_tps or offset >= self.ledger.watermark[tp]:
+            return NEVER
+        firsts, times = self.settled_runs.get(tp, ((), ()))
+        at = bisect.bisect_right(firsts, offset) - 1
+        if at >= 0:
+            return times[at]
+        phases = getattr(self.profile, "phases", ())
+        return next((began for began, _, lines in phases if lines != phases[0][2]), NEVER)
+
+    def regression_excused(self, tp: tuple, offset: int, settled: int = NEVER, until: int = NEVER) -> bool | None:
         """Whether the known bug `state-start-offset-regressed` explains `tp`'s start offset going back over
-        `offset`: the release under test has it; or, where the releases changed during the history (a
-        rolling upgrade), a write that moved the start back over `offset` (from above it to at or below it)
-        was made while a release with the bug ran. None: releases with and without it ran, and no such
-        write with a time is known (the decoder gave none, or its list was cut at 50): unknown, never a pass."""
+        `offset`, the record there settled by history time `settled` at the latest (`settled_by`): the release
+        under test has it; or, where the releases changed during the history (a rolling upgrade), a write that
+        moved the start back over `offset` (from above it to at or below it) surely after the record was
+        settled, and no later than `until` (the redelivery it would explain), was made while a release with the
+        bug ran (issue 46 item 3: a write that may have come before the acknowledgement explains nothing).
+
+        False: such a write surely after it was made while no release with the bug ran. None (unknown, never a
+        pass): the decoder's list was cut (it keeps the first 50 such writes), no timed write moved the start
+        back over `offset` surely after the record was settled, or a write made without the bug may have."""
         bug, profile = "state-start-offset-regressed", self.profile
         if not getattr(profile, "phased", False):
             return profile.state_start_may_regress
         if not profile.ever(bug):
             return False
-        times = [ts for ts, highest, start in self.regressions.get(tp) or () if start <= offset < highest]
-        if not times or self.wall_clock_ms is None or any(ts < self.wall_clock_ms for ts in times):
+        listed = self.regressions.get(tp) or ()
+        if self.wall_clock_ms is None:
             return None
-        if any(profile.had_at(bug, (ts - self.wall_clock_ms) * MS) for ts in times):
-            return True
-        return None if len(self.regressions.get(tp) or ()) >= 50 else False
+        after_with = maybe_without = False
+        for ts, highest, start in listed:
+            if not start <= offset < highest:
+                continue
+            at = (ts - self.wall_clock_ms) * MS  # history time (the writer's clock, the harness's 0)
+            if at > until:
+                continue  # after what it would explain
+            with_bug = profile.had_at(bug, at)
+            if at >= settled:  # surely after the record was settled
+                if not with_bug:
+                    return False
+                after_with = True
+            elif not with_bug:
+                maybe_without = True
+        if len(listed) >= 50 or maybe_without or not after_with:
+            return None
+        return True
 
     def regression_unknown(self, tp: tuple) -> str:
         return (f"{tp[0]}-{tp[1]}: __share_group_state's start offset went back while the releases changed "
                 f"({self.profile.describe()}), and no write's time shows whether a release with the known bug "
-                f"state-start-offset-regressed wrote it")
+                f"state-start-offset-regressed moved it back over the record after it was settled (no write "
+                f"time, one that may precede the acknowledgement, or the decoder's list of such writes was cut "
+                f"at 50)")
 
     def start_went_back_over(self, tp: tuple, offset: int) -> str | None:
         """How the state topic's start offset of `tp` went back over `offset` (from a start above it to one
@@ -164,9 +225,9 @@ class StateTopic:
             # terminal: the start went back (out-of-order writes; 4.4 keeps the higher one).
             went_back = self.state_max_start.get(tp, start) if tp not in ledger.reset_tps else start
 
-            def not_terminal(o: int, message: str, evidence: tuple[int, ...]) -> None:
+            def not_terminal(o: int, message: str, evidence: tuple[int, ...], rec=None) -> None:
                 if o < went_back:
-                    excused = self.regression_excused(tp, o)
+                    excused = self.regression_excused(tp, o, self.settled_by(tp, o, rec))
                     if excused is None:
                         findings.obs.unknown.setdefault("durable-state", self.regression_unknown(tp))
                         return
@@ -195,7 +256,7 @@ class StateTopic:
                 if rec.status in (ACCEPTED, REJECTED) and not terminal(o):
                     not_terminal(o, f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} was "
                                  f"{'accepted' if rec.status == ACCEPTED else 'rejected'} by a successful commit, "
-                                 f"but __share_group_state holds it {held(o)}", (rec.status_index, read_index))
+                                 f"but __share_group_state holds it {held(o)}", (rec.status_index, read_index), rec)
                 elif (rec.status == MAYBE or (rec.status == OPEN and rec.ack_seen)) and terminal(o):
                     # the broker has it: the unknown outcome is settled, or the acknowledgement whose result
                     # was an error (seen on 4.3.1: "_TRANSPORT: Broker transport failure" while the
@@ -213,5 +274,22 @@ class StateTopic:
                                      f"record {rec.rid} at {tp[0]}-{tp[1]}@{o} is acknowledged in __share_group_state "
                                      f"but the history never saw it delivered", (rec.produce_index, read_index),
                                      offset=o)
+        for tp, (start, states, read_index) in self.final_state.items():
+            self.no_acquired_state(tp, states, read_index)
         if self.final_state:
             findings.obs.stats["durable-state"]["state_topic_records_checked"] = checked
+
+    def no_acquired_state(self, tp: tuple, states: StateRanges, read_index: int) -> None:
+        """No write of `__share_group_state` holds a record Acquired: KIP-932 (the state-persistence
+        revision) "the Acquired state is not persisted" (an acquisition is in memory only; a leader that
+        persisted it would hand a lock to no one after a failover). Anomaly `state-topic-acquired`."""
+        acquired = STATE_IDS[ACQUIRED]
+        held = [f"{kind} e{epoch}: {first}-{last}" for kind, epoch, _, batches in self.state_writes.get(tp, [])
+                for first, last, state, _ in batches if state == acquired]
+        held += [f"the share-partition's state: {first}-{last}" for first, last, (state, _)
+                 in zip(states.firsts, states.lasts, states.values) if state == acquired]
+        if held:
+            self.findings.anomaly("durable-state", "state-topic-acquired",
+                                  f"__share_group_state holds records of {tp[0]}-{tp[1]} in the Acquired state "
+                                  f"({'; '.join(held[:5])}{' ...' if len(held) > 5 else ''}): KIP-932 says the "
+                                  f"Acquired state is not persisted", (read_index,), offset=-1)

@@ -49,14 +49,17 @@ ALLOWANCES = {a.name: a for a in (
     Allowance(
         "unobserved-acquisition",
         "a record's delivery count rises by more than one, or a record never seen at the limit is terminal "
-        "per a start-offset read, and each acquisition the history did not see has its own end: a session end "
-        "(close, crash, a fault cutting its connections, a client error; one per session) after the record "
-        "could be acquired (its previous delivery, else its produce) and before it was seen again or "
-        "terminal (or stamped up to 500 ms after that delivery, not by its consumer: a driver's line is "
-        "stamped when the harness reads it), not the end that released the delivery the history saw; orderly "
-        "closes after the drain count once together; on 4.1 a session end takes its acquisition back and counts nothing. Where "
-        "__share_group_state was read, its writes must hold the record archived (a record in no write was "
-        "skipped: `skipped`). Evidence: the previous delivery or produce, each session end, the read",
+        "per a start-offset read, and each acquisition the history did not see has its own distinct cause that "
+        "could have released it, taken one after another from when the record was free again (its previous "
+        "lock's end, its RELEASE, or its owner's session end inside the lock; a record never delivered: its "
+        "produce's invoke, no allowance if unknown): the session end (close, crash, a fault cutting its "
+        "connections, a client error, never a driver's or the harness's own error; one per session) of a "
+        "consumer that was live then, or (`-expired`) a whole lock duration; one event never explains two "
+        "acquisitions, and the owner's session end that released the delivery the history saw explains none. "
+        "Orderly closes after the drain count once together; on 4.1 a session end takes its acquisition back and "
+        "counts nothing. Where __share_group_state was read, its writes must hold the record archived (a record "
+        "in no write was skipped: `skipped`); where that read failed, the verdict is unknown. Evidence: the "
+        "previous delivery or produce, each session end, the read",
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),
     Allowance(
         "stamps-reordered",
@@ -69,8 +72,9 @@ ALLOWANCES = {a.name: a for a in (
     Allowance(
         "unobserved-acquisition-expired",
         "a record's delivery count rises by more than one without enough session ends, but at least one lock "
-        "duration per remaining skipped acquisition passed since its previous delivery (or its produce, or the "
-        "first consumer start): a live client acquired it, never handed it to the application (prefetched), "
+        "duration per remaining skipped acquisition passed after the record was free again (its previous lock's "
+        "end, its RELEASE or its owner's session end; else its produce's invoke or the first consumer start, "
+        "whichever is later): a live client acquired it, never handed it to the application (prefetched), "
         "and its lock elapsed. Not for a record never seen at the limit that ends terminal (a live client "
         "hands what it fetched to the application at its next poll)",
         "The consumer can do nothing, in which case the lock is automatically released when the lock duration "
@@ -104,9 +108,24 @@ ALLOWANCES = {a.name: a for a in (
         "a record delivered at the delivery-count limit is in the group's dead-letter queue as archived at "
         "the limit (every DLQ record of it says so) although the history shows it accepted, and a disruption "
         "of its partition (a fault whose effects include leader-change or coordinator-loss, until its heal "
-        "plus settle_ms) overlaps its life from its produce to its last delivery: the leader that lost it "
+        "plus settle_ms) overlaps its life from its produce's invoke (no allowance where that is unknown) to "
+        "its last delivery: the leader that lost it "
         "archived it when its lock ran out (KIP-1191's write), while the new leader, to which that "
         "acquisition was lost, delivered it again. Evidence: the fault start, the last delivery, the DLQ read",
+        "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
+        "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
+    Allowance(
+        "redelivered-from-lost-leader",
+        "a record whose ACCEPT or REJECT commit succeeded is handed to a consumer again, other than the one "
+        "whose delivery was settled, with a delivery count no higher than that delivery's (a copy acquired no "
+        "later than it), no later than one lock duration after that delivery, and a disruption of its partition "
+        "(a fault whose effects include leader-change or coordinator-loss, from its start until its heal plus "
+        "settle_ms) overlaps the time from when the copy could have been acquired (one lock duration before that "
+        "delivery at the earliest, and not before the consumer's previous poll of the partition in its session) "
+        "to that delivery: the copy was acquired from a leader that "
+        "then failed over, and the new leader, which never knew of that acquisition, delivered the record to "
+        "another consumer, whose acknowledgement was confirmed. Evidence: the fault start, the acknowledgement's "
+        "result, the late hand-over",
         "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
         "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
     Allowance(

@@ -41,6 +41,7 @@ from harness.mutants import counts
 from harness.mutants import acks
 from harness.mutants import durable
 from harness.mutants import records
+from harness.mutants import causes
 # isort: on
 from harness.mutants.edit import insert, renumber, where, with_value
 from harness.mutants.facts import Facts, facts
@@ -50,7 +51,7 @@ from harness.mutants.scan import AckInfo, Delivery, End
 from harness.mutants.verdicts import KNOWN_DEVIATIONS, check_all, check_table, judge, known_deviation, verdict_line
 
 #: the families of mutant classes, in the order they register theirs (imported above in this order)
-FAMILIES = (vanish, counts, acks, durable, records)
+FAMILIES = (vanish, counts, acks, durable, records, causes)
 
 __all__ = [
     "FAMILIES", "KNOWN_DEVIATIONS", "MUTANTS", "AckInfo", "Delivery", "End", "Facts", "Mutant", "MutantClass",

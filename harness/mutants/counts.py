@@ -52,6 +52,10 @@ def _duplicable(f: Facts, key: Key, i: int, consumers: list[str]) -> bool:
     at = min(d.time + 1, nxt)
     if at - d.time >= f.lock_ns - f.tol_ns or f.disrupted(d.time, at, key[:2]):
         return False
+    from harness.mutants.causes import previous_poll_time  # (item 8: acquired from its previous poll of tp on)
+    fetched = previous_poll_time(f, d.process, key[:2], d.pos)
+    if fetched is not None and at - fetched >= f.lock_ns - f.tol_ns:
+        return False
     if f.ends_between(d.time, at, d.process):
         return False
     return any(c != d.process for c in consumers)

@@ -102,11 +102,15 @@ def test_an_implicit_mode_consumer_refuses_explicit_acknowledgements(share_sessi
 
 
 @pytest.mark.nightly  # a leader failover: half a minute (CI's chaos suites fail leaders over under the confluent client)
-@pytest.mark.rule("no-stale-records")
-def test_a_poll_hands_out_no_copy_from_a_failed_leader(share_session, kafka_cluster):
-    """After its partition's leader fails over, a consumer does not hand the application copies it took
-    from the old leader and kept: the new leader made those records available again (an acquisition is
-    not persisted), another consumer acquired them and the broker confirmed its ACCEPT."""
+def test_a_copy_kept_from_a_failed_leader_is_the_kips_not_the_clients(share_session, kafka_cluster, record_property):
+    """After its partition's leader fails over, a consumer may hand the application copies it took from the old
+    leader and kept, after another consumer acquired the records on the new leader and the broker confirmed its
+    ACCEPT: KIP-932 permits it ("In the unlikely event of a share-partition leader crash, memory of the in-flight
+    delivery will be lost"): the new leader never knew of those acquisitions, and the client, whose locks still
+    run by its clock, cannot know that they were lost. So no client rule is decided here (issue 46 item 9: rule
+    no-stale-records fails only a copy whose lock had run out, test_locks.py); whether copies were handed is an
+    observation (the JUnit property `stale-copies-handed`). Asserted is the model's side: every such copy is the
+    allowance `redelivered-from-lost-leader`, evidenced by the failover, and the history conforms."""
     from harness.cluster.base import Killable
     from harness.conformance import precondition
     from harness.faults.base import FaultContext
@@ -136,12 +140,15 @@ def test_a_poll_hands_out_no_copy_from_a_failed_leader(share_session, kafka_clus
     accepted = {r.key: r.delivery_count for r in got}
     handed = early.poll(2.0)
     stale = [r for r in handed if r.key in accepted and r.delivery_count <= accepted[r.key]]
-    assert not stale, (f"handed out {[(r.offset, r.delivery_count) for r in stale]} after the leader failed over, "
-                       f"records another consumer had acquired from the new leader and whose ACCEPT was confirmed")
+    record_property("stale-copies-handed", len(stale))
     if handed:
         early.ack(handed, "ACCEPT")
         early.commit_sync()
     s.assert_conforms()
+    excused = next(r for r in s.results if r.checker == "no-redelivery-after-ack").allowances
+    assert excused.get("redelivered-from-lost-leader", 0) >= len(stale), (
+        f"handed {[(r.offset, r.delivery_count) for r in stale]} from the failed leader, but the model excused "
+        f"{excused}: {s.summary()}")
 
 
 #: The broker faults of the short chaos schedule (each healed before the next, in a seeded order).
