@@ -30,6 +30,8 @@ from harness.model.profiles import ModelProfile
 from harness.model.share_partition import SESSION, count_after_release
 
 DISRUPTING = ("leader-change", "coordinator-loss")
+#: polls kept per share-partition before the ones older than two lock durations are dropped (`polled`)
+POLLS_KEPT = 1024
 #: how long after a delivery a session end may be stamped and still have come before it: operations are
 #: stamped when the harness reads a driver's line, and a reader thread can lag another's on a busy host
 READ_SLACK_NS = 500_000_000
@@ -82,7 +84,6 @@ class Evidence:
         self.state_unread: int | None = None  # index of a failed __share_group_state read: nothing corroborated
         #: (process, tp) -> (index, time, session number) of the process's last poll that handed it records of tp
         self.last_poll: dict[tuple, tuple[int, int, int]] = {}
-        self.current_poll: dict[str, tuple[int, tuple]] = {}  # process -> (index, tp) of the row before: skip it
         #: tp -> poll index -> (its time, the time of the same consumer's poll of tp before it, in the same
         #: session): the consumer may have fetched (acquired) what this poll handed over from then on (item 8).
         #: Per share-partition (a slot of the Spark engine replays the same), older than two lock durations
@@ -154,30 +155,25 @@ class Evidence:
         self.end_live.append(process in self.live)
 
     def polled(self, process: str, tp: tuple, index: int, time: int) -> None:
-        """A poll (op `index`) handed `process` a record of `tp` (called for every delivered record: cheap
-        when the poll was seen already). Its consumer may have fetched, so acquired, what a poll handed over
-        as early as its previous poll of that share-partition in the same session (a client prefetches and
-        hands over later): kept for `fetched_after` while it can matter (two lock durations)."""
-        current = self.current_poll.get(process)
-        if current is not None and current[0] == index and current[1] is tp:  # (the replay reuses tp tuples)
-            return
-        self.current_poll[process] = (index, tp)
+        """A poll (op `index`) handed `process` records of `tp` (called once per poll and share-partition by
+        the replay's loop). Its consumer may have fetched, so acquired, what a poll handed over as early as its
+        previous poll of that share-partition in the same session (a client prefetches and hands over later):
+        kept for `fetched_after` while it can matter (two lock durations; trimmed as the table grows)."""
         key = (process, tp)
         last = self.last_poll.get(key)
-        if last is not None and last[0] == index:
-            return
         session = self.session_no[process]
         self.last_poll[key] = (index, time, session)
-        if last is None or last[2] != session:
+        if last is None or last[2] != session or last[0] == index:
             return  # its first poll of tp in this session: nothing known before it (the tolerance applies)
         polls = self.fetch_from[tp]
         polls[index] = (time, last[1])
-        horizon = time - 2 * self.lock_ns
-        while True:
-            first = next(iter(polls))
-            if polls[first][0] >= horizon:
-                break
-            del polls[first]
+        if len(polls) > POLLS_KEPT:
+            horizon = time - 2 * self.lock_ns
+            while polls:
+                first = next(iter(polls))
+                if polls[first][0] >= horizon:
+                    break
+                del polls[first]
 
     def fetched_after(self, tp: tuple, index: int) -> int | None:
         """The time from which the consumer that poll `index` handed a record of `tp` to may have acquired it

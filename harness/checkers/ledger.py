@@ -82,6 +82,16 @@ class IdSet:
         return (prefix, int(seq)) if sep and seq.isdigit() and (seq == "0" or seq[0] != "0") else None
 
     def add(self, rid: str) -> None:
+        prefix, sep, seq = rid.rpartition("-")
+        ranges = self.ranges.get(prefix) if sep else None
+        if ranges is not None and seq.isdigit() and seq[0] != "0":  # the hot path: the producer's next id
+            last = ranges[-1]
+            if int(seq) == last[1] + 1:
+                last[1] += 1
+                return
+        self._add(rid)
+
+    def _add(self, rid: str) -> None:
         split = self._split(rid)
         if split is None:
             self.other.add(rid)

@@ -134,6 +134,8 @@ class Replay:
         return self.partial()
 
     def _loop(self, rows, tps, produce, commit, batch_row, delivery, acknowledge, callback) -> None:
+        polled = self.evidence.polled  # once per poll and share-partition (`Evidence.polled`), not per record
+        poll_index, poll_tp = -1, None
         for (index, time, process, type_, f, topic, partition, offset, rid, dc, ack, error, member,
              value) in rows:
             of_topic = tps.get(topic)
@@ -153,6 +155,9 @@ class Replay:
             elif f == "poll":
                 if type_ == "ok" and topic is not None:
                     batch_row(index, process, tp, offset)
+                    if index != poll_index or tp is not poll_tp:
+                        poll_index, poll_tp = index, tp
+                        polled(process, tp, index, time)
                     delivery(index, time, process, tp, offset, rid, dc)
             elif f == "acknowledge":
                 if type_ == "ok" and topic is not None:
@@ -194,7 +199,6 @@ class Replay:
     def delivery(self, index, time, process, tp, offset, rid, count) -> None:
         ledger, findings = self.ledger, self.findings
         findings.n["deliveries"] += 1
-        self.evidence.polled(process, tp, index, time)
         if count < 1 or count > self.limit:  # (whatever the ledger knows: the judge reports only these)
             delivery_count.judge_count_range(self, index, tp, offset, count)
         known = ledger.recs[tp].get(offset)

@@ -120,7 +120,7 @@ def _global_rows_by_run(shared_rows, configs: dict[int, Any]) -> dict[int, tuple
     by_run = {}
     shared_runs = pc.unique(shared_rows["run"]).to_pylist()
     for run in shared_runs:
-        by_run[run] = (configs.get(run, {}), without_idle_commit_returns(in_order(
+        by_run[run] = (configs.get(run), without_idle_commit_returns(in_order(
             shared_rows if len(shared_runs) == 1 else shared_rows.filter(pc.equal(shared_rows["run"], run)))))
     return by_run
 
@@ -156,7 +156,7 @@ def _replay_slot(configs: dict[int, Any], shared):
         runs = pc.unique(table["run"]).to_pylist()
         for run in runs:
             mine = table if len(runs) == 1 else table.filter(pc.equal(table["run"], run))
-            yield _replay_run(run, mine, configs.get(run, {}), shared.value.get(run))
+            yield _replay_run(run, mine, configs.get(run), shared.value.get(run))  # None: no config row
     return replay_slot
 
 
