@@ -112,5 +112,7 @@ def test_definitive_errors():
     assert ack_results.definitive("org.apache.kafka.common.errors.InvalidRecordStateException: The record state is invalid.")
     assert ack_results.definitive("NOT_LEADER_OR_FOLLOWER")
     for ambiguous in (None, "", "_TRANSPORT", "Local: Timed out", "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION",
-                      "unexpected EOF", "UNKNOWN_SERVER_ERROR"):
+                      "unexpected EOF", "UNKNOWN_SERVER_ERROR", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                      "COORDINATOR_LOAD_IN_PROGRESS", "KAFKA_STORAGE_ERROR", "FENCED_STATE_EPOCH",
+                      "KafkaException: something new", "broker omitted partition from share fetch response"):
         assert not ack_results.definitive(ambiguous), ambiguous

@@ -62,6 +62,10 @@ class Evidence:
         self.limit = limit
         self.lock_ns = lock_ns
         self.settle_ns = settle_ns
+        self.tol_ns = 0  # the lock tolerance (`Replay` sets it): a lock stamped at a poll may have begun earlier
+        #: process -> the time its last session surely ended (close, a kill sent, a crash; not a fault cutting its
+        #: connections, which may leave the TCP connection up while a lock runs out)
+        self.closed_at: dict[str, int] = {}
         self.windows: list[list] = []  # [start, end, partitions or None, id, index of the fault start]
         self.session_end: dict[str, int] = {}  # process -> time its last session ended (close invoke, crash)
         self.being_killed: set[str] = set()  # processes a SIGKILL was sent to, whose crash is not recorded yet
@@ -99,6 +103,7 @@ class Evidence:
 
     def closing(self, process: str, index: int, time: int) -> None:
         self.session_end[process] = time
+        self.closed_at[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]),
                            post_drain=time >= self.drain_end)
         self.live.discard(process)
@@ -109,9 +114,12 @@ class Evidence:
         session's end is stamped here too (the same session as the crash's: counted once), so an acquisition
         the history never saw, released by the kill, is explained from the signal on."""
         self.being_killed.add(process)
+        self.closed_at[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]))
 
     def crashed(self, process: str, index: int, time: int) -> None:
+        if process not in self.being_killed:  # (a kill's signal ended the session already: its time stays)
+            self.closed_at[process] = time
         self.being_killed.discard(process)
         self.session_end[process] = time
         self.session_event(time, index, process, ("session", process, self.session_no[process]))
@@ -248,7 +256,9 @@ class Evidence:
             return "unobserved-acquisition", [by_index]
         if rec.count:
             since, since_index = rec.acq_time, rec.last_index
-            free = min(rec.lock_end, rec.release_from)  # until then the delivery the history saw held it
+            # until then the delivery the history saw held it: its lock, less the tolerance (the client may have
+            # fetched, so acquired, it before the poll that showed it: the replay's lock tolerance)
+            free = min(rec.lock_end - self.tol_ns, rec.release_from)
             holder = rec.owner if rec.release_from == NEVER else None
         else:
             since, since_index = rec.avail_time, rec.produce_index

@@ -86,6 +86,7 @@ class Replay:
                                               "lock duration, release and offset reset of its run are unknown")
         self.ledger = Ledger(self.limit, self.tol_ns, self.findings.n)
         self.evidence = Evidence(self.findings, self.profile, self.limit, self.lock_ns, settle_ns)
+        self.evidence.tol_ns = self.tol_ns
         self.ledger.session_released = self.session_released
         self.state_topic = StateTopic(self.findings, self.ledger, self.profile)
         self.state_topic.wall_clock_ms = config.get("wall_clock_ms")
@@ -102,11 +103,12 @@ class Replay:
 
     def session_released(self, rec: Rec) -> bool:
         """Whether `rec`'s acquisition (at the limit) ended with its owner's share session (close, crash, a
-        fault cutting it) before its lock ran out, on a release whose session end never archives a record
+        kill; not a fault cutting its connections: the TCP connection may stay up while the lock runs out,
+        and the broker archives the record) before its lock ran out, on a release whose session end never archives a record
         (4.1: `archived_after_release`): then it is Available again, not archived."""
         if rec.owner is None or rec.release_from != NEVER or not self.profile.session_release_decrements:
             return False
-        end = self.evidence.session_end.get(rec.owner, -1)
+        end = self.evidence.closed_at.get(rec.owner, -1)  # (a fault's cut may let the lock run out instead)
         return rec.acq_time <= end < rec.lock_end or rec.owner in self.evidence.being_killed
 
     def run(self, rows) -> Observation:
@@ -147,8 +149,8 @@ class Replay:
             if f == "produce":
                 produce(index, time, type_, tp, offset, rid)
                 if value is not None and type_ == "invoke":  # an explicit CreateTime
-                    stamp = json.loads(value).get("timestamp_ms")
-                    if isinstance(stamp, int):
+                    stamp = stamp_of(value)
+                    if stamp is not None:
                         self.ledger.timestamps[rid] = stamp
             elif f == "commit":  # an invoke of commitAsync says so ({"async":true}): its results come by callback
                 commit(index, time, process, type_, tp, error, type_ == "invoke" and value == ASYNC_COMMIT)
@@ -414,6 +416,16 @@ class Replay:
         self.acks.end()
         self.findings.n["durable-reads"] += self.durable_reads
         return self.findings.partial()
+
+
+def stamp_of(value: str) -> int | None:
+    """The explicit CreateTime (ms) a produce invoke's value carries, None if it carries none (a value that
+    is not a JSON object holding an integer `timestamp_ms` carries none: never a crash of the replay)."""
+    try:
+        stamp = json.loads(value).get("timestamp_ms")
+    except (ValueError, AttributeError, TypeError):
+        return None
+    return stamp if isinstance(stamp, int) and not isinstance(stamp, bool) else None
 
 
 def iso_duration_ns(text: str) -> int:

@@ -61,8 +61,8 @@ def _history_frame(spark, files: list[Path], runs: list[int]):
         spark.read.parquet(str(files[i].resolve())).select(*COLUMNS).withColumn("run", F.lit(i))
         .withColumn("seq", F.monotonically_increasing_id()) for i in runs])
     return (df.withColumn("member", F.lit(None).cast("string"))
-            .withColumn("value", F.when(~_keyed() | F.col("f").isin(*FLAT_VALUE),
-                                        F.col("value"))))
+            .withColumn("value", F.when(~_keyed() | F.col("f").isin(*FLAT_VALUE, "produce"),
+                                        F.col("value"))))  # (a produce's value: its explicit CreateTime, rare)
 
 
 def _collect_global_rows(df):
