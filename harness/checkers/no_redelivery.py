@@ -38,8 +38,14 @@ class AfterTerminal:
         #: (tp, offset) -> (acquired, delivery count, owner, acknowledgement's index) of the delivery a
         #: settled record had last: of records that left the ledger (`_left`) or were handed over again
         self.settled_copy: dict[tuple, tuple[int, int, Any, int]] = {}
-        if ledger is not None and evidence is not None:
-            ledger.on_leave.append(self._left)
+        self.watching = False
+
+    def watch(self) -> None:
+        """From now on keep what records leaving the ledger had (`_left`): the replay calls it at the first
+        disruption window, so a history without one pays nothing per record (`_left` would return at once)."""
+        if not self.watching and self.ledger is not None and self.evidence is not None:
+            self.watching = True
+            self.ledger.on_leave.append(self._left)
 
     def _left(self, tp: tuple, offset: int, rec) -> None:
         """A record left the ledger: if a disruption of its partition may have erased an earlier copy's

@@ -290,12 +290,16 @@ class Replay:
         elif f in ("fault-start", "fault-heal"):
             if f == "fault-start" and type_ in ("invoke", "ok"):
                 self.evidence.fault_start(v, index, time)
+                if self.evidence.windows:
+                    self.after_terminal.watch()
             elif f == "fault-heal" and type_ == "ok":
                 self.evidence.fault_heal(v, index, time)
         elif f in ("share-offsets", "share-state"):
             self.durable_read(index, time, process, type_, f, topic, partition, offset, v)
         elif f == "release" and type_ == "ok":  # the nodes run these releases from now on
             self.profile.nodes_run(list((v.get("nodes") or {}).values()), time)
+            if len(getattr(self.profile, "phases", ())) >= 2:
+                self.state_topic.watch()
         elif f == "dead-letters":
             self.dead_letters.row(index, type_, None if topic is None else (topic, partition), v)
         elif type_ in ("ok", "info") and f == "transaction":

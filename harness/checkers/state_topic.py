@@ -106,8 +106,14 @@ class StateTopic:
         #: releases had changed were settled (their acknowledgement's success, or their archiving) by that
         #: history time at the latest (rounded up to the ms; NEVER: unknown), for `regression_excused`
         self.settled_runs: dict[tuple, tuple[list[int], list[int]]] = {}
-        if ledger is not None:
-            ledger.on_leave.append(self._left)
+        self.watching = False
+
+    def watch(self) -> None:
+        """From now on note the records that leave the ledger (`_left`): the replay calls it once the releases
+        changed, so a history of one release pays nothing per record (`_left` would return at once)."""
+        if not self.watching and self.ledger is not None:
+            self.watching = True
+            self.ledger.on_leave.append(self._left)
 
     def read(self, tp: tuple, start: int, v: dict[str, Any], index: int) -> None:
         self.final_state[tp] = (start, StateRanges(v.get("batches", [])), index)
