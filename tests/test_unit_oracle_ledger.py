@@ -112,8 +112,9 @@ def test_a_durable_state_excuse_is_an_allowance_with_its_evidence():
     assert set(crashes) <= set(r.allowance_evidence["unobserved-acquisition"][0])
 
 
-def _released_at_the_limit(version: str) -> H:
-    h = H(limit=2, version=version, lock_ms=60_000)
+def _released_at_the_limit(version: str, lock_ms: int = 60_000, close: bool = True) -> H:
+    """Limit 2: consumer-0 RELEASEs a (count 1), consumer-1 acquires it at the limit and (`close`) closes."""
+    h = H(limit=2, version=version, lock_ms=lock_ms)
     for c in ("consumer-0", "consumer-1"):
         h.add(c, "ok", "start", START)
     h.produce("a", 0, 0)
@@ -121,8 +122,9 @@ def _released_at_the_limit(version: str) -> H:
     h.ack("consumer-0", [(0, 0)], "RELEASE")
     h.commit("consumer-0", {0: None})
     h.poll("consumer-1", [("a", 0, 0, 2)])
-    h.add("consumer-1", "invoke", "close", {})  # its share session ends with the record acquired
-    h.add("consumer-1", "ok", "close", {})
+    if close:
+        h.add("consumer-1", "invoke", "close", {})  # its share session ends with the record acquired
+        h.add("consumer-1", "ok", "close", {})
     return h
 
 
@@ -252,14 +254,7 @@ def test_a_state_topic_write_holding_a_record_acquired_is_an_anomaly():
 def test_on_4_1_a_fault_cutting_the_holder_at_the_limit_lets_its_lock_run_out_and_archive():
     """Review of issue 46: a consumer-cut keeps the TCP connection up (Toxiproxy timeout toxics), so the lock
     at the limit may run out and the broker archive the record: not a session release that never archives."""
-    h = H(limit=2, version="4.1", lock_ms=15_000)
-    for c in ("consumer-0", "consumer-1"):
-        h.add(c, "ok", "start", START)
-    h.produce("a", 0, 0)
-    h.poll("consumer-0", [("a", 0, 0, 1)])
-    h.ack("consumer-0", [(0, 0)], "RELEASE")
-    h.commit("consumer-0", {0: None})
-    h.poll("consumer-1", [("a", 0, 0, 2)])
+    h = _released_at_the_limit("4.1", lock_ms=15_000, close=False)
     cut = {"id": "cut-1", "fault": "consumer-cut", "effects": ["session-loss"], "processes": ["consumer-1"]}
     h.add("nemesis", "ok", "fault-start", cut)
     h.add("nemesis", "ok", "fault-heal", cut, dt_ms=20_000)

@@ -77,29 +77,36 @@ class IdSet:
         self.bits: dict[str, bytearray] = {}  # prefix -> bit n set: `<prefix>-<n>` was invoked
         self.other: set[str] = set()
 
-    def add(self, rid: str) -> None:
+    @classmethod
+    def _bit(cls, rid: str) -> tuple[str, int] | None:
+        """(producer prefix, sequence) of an id kept as a bit, None for one kept in the plain set."""
         prefix, sep, seq = rid.rpartition("-")
         if sep and seq.isdigit() and (seq[0] != "0" or seq == "0"):
             n = int(seq)
-            if n < self.BITS:
-                bits = self.bits.get(prefix)
-                if bits is None:
-                    bits = self.bits[prefix] = bytearray()
-                byte = n >> 3
-                if byte >= len(bits):
-                    bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # (doubling: amortised)
-                bits[byte] |= 1 << (n & 7)
-                return
-        self.other.add(rid)
+            if n < cls.BITS:
+                return prefix, n
+        return None
+
+    def add(self, rid: str) -> None:
+        found = self._bit(rid)
+        if found is None:
+            self.other.add(rid)
+            return
+        bits = self.bits.get(found[0])
+        if bits is None:
+            bits = self.bits[found[0]] = bytearray()
+        byte = found[1] >> 3
+        if byte >= len(bits):
+            bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # (doubling: amortised)
+        bits[byte] |= 1 << (found[1] & 7)
 
     def __contains__(self, rid: str) -> bool:
-        prefix, sep, seq = rid.rpartition("-")
-        if sep and seq.isdigit() and (seq[0] != "0" or seq == "0"):
-            n = int(seq)
-            if n < self.BITS:
-                bits = self.bits.get(prefix)
-                return bits is not None and (n >> 3) < len(bits) and bool(bits[n >> 3] & (1 << (n & 7)))
-        return rid in self.other
+        found = self._bit(rid)
+        if found is None:
+            return rid in self.other
+        bits = self.bits.get(found[0])
+        byte = found[1] >> 3
+        return bits is not None and byte < len(bits) and bool(bits[byte] & (1 << (found[1] & 7)))
 
 
 class Ledger:

@@ -128,17 +128,8 @@ def duplicate_copy_unfinished(ops: list[Op], rng: random.Random) -> Mutant | Non
     it). No allowance: the copy is a record of the log like any other (issue 46: a delivered id some
     produce invoked is never a phantom, and is followed by no-loss); no fault or admin action touches its
     partition from then on, and no start-offset read passes it (it lies past every record of the history)."""
-    f = facts(ops)
-    spots = _copy_spots(f)
-    if not spots:
-        return None
-    pos, record, process = rng.choice(spots)
-    tp = (record["topic"], record["partition"])
-    copy_ = dict(record, offset=_far_offset(f, tp), delivery_count=1)
-    mutated = insert(f.ops, pos, [(process, "ok", "poll", {"records": [copy_]})], dt=1)
-    return Mutant("duplicate-copy-unfinished", mutated, "no-loss", ("not-accepted",),
-                  where(f, pos, (tp[0], tp[1], record["offset"]), f"a copy at offset {copy_['offset']} to {process}, "
-                                                                  f"never acknowledged"))
+    return _extra_poll(ops, rng, "duplicate-copy-unfinished", ("not-accepted",), lambda record: {},
+                       "a copy at offset {offset} to {process}, never acknowledged")
 
 
 @mutant_class("phantom-id")
@@ -146,14 +137,22 @@ def phantom_id(ops: list[Op], rng: random.Random) -> Mutant | None:
     """A poll hands over a record whose id no produce invoked. Models a broker that serves data nobody
     wrote (a corrupted or foreign batch). No allowance: no produce, truncation or transaction names the
     id (issue 46: only an id no produce invoked is a phantom)."""
+    return _extra_poll(ops, rng, "phantom-id", ("phantom",),
+                       lambda record: {"id": f"phantom-{rng.randrange(1 << 30)}"}, "id {id} no produce invoked")
+
+
+def _extra_poll(ops: list[Op], rng: random.Random, cls: str, kinds: tuple[str, ...], change, what: str
+                ) -> Mutant | None:
+    """After a poll of `_copy_spots`, one more poll hands its consumer a copy of one of its records (with
+    `change(record)` applied) at an offset past every record of its partition (`_far_offset`)."""
     f = facts(ops)
     spots = _copy_spots(f)
     if not spots:
         return None
     pos, record, process = rng.choice(spots)
     tp = (record["topic"], record["partition"])
-    stranger = dict(record, id=f"phantom-{rng.randrange(1 << 30)}", offset=_far_offset(f, tp), delivery_count=1)
-    mutated = insert(f.ops, pos, [(process, "ok", "poll", {"records": [stranger]})], dt=1)
-    return Mutant("phantom-id", mutated, "no-loss", ("phantom",),
-                  where(f, pos, (tp[0], tp[1], record["offset"]), f"id {stranger['id']} no produce invoked"))
+    extra = dict(record, offset=_far_offset(f, tp), delivery_count=1, **change(record))
+    mutated = insert(f.ops, pos, [(process, "ok", "poll", {"records": [extra]})], dt=1)
+    return Mutant(cls, mutated, "no-loss", kinds,
+                  where(f, pos, (tp[0], tp[1], record["offset"]), what.format(process=process, **extra)))
 
