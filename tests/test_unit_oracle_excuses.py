@@ -327,20 +327,28 @@ def test_item9_a_copy_from_a_failed_leader_handed_after_anothers_accept_is_the_k
     assert fault_at in evidence and len(h.ops) - 1 in evidence
 
 
+def test_item9_a_copy_counted_higher_by_the_leader_that_lost_it_is_the_kips_too():
+    """Seen in CI (leader-pause-crash, seed 1): the paused leader, resumed after the heal, re-acquired the
+    record for a fetch that had waited in its socket (count 2) after the new leader's count-1 delivery was
+    accepted. The leader that lost the record counts on its own: a copy's count does not say when it was
+    acquired."""
+    h, fault_at = _stale_copy(count=2)
+    r = no_redelivery.check(h.ops)
+    assert r.valid is True and r.allowances == {"redelivered-from-lost-leader": 1}, r
+
+
 @pytest.mark.parametrize("case", ["no-fault", "other-partition", "before-its-previous-poll", "lock-ran-out",
-                                  "higher-count", "same-consumer"])
+                                  "same-consumer"])
 def test_item9_converse_without_the_failover_that_could_have_lost_it_it_stays_an_anomaly(case):
     """Item 9, converse: no disruption; one of another partition; one that healed before the consumer's
     previous poll of the partition (its client fetched the copy after that poll: the failover came before
     the copy existed); a copy handed over after its own lock ran out (the client's stale record, rule
-    no-stale-records); a copy counted above the accepted delivery (acquired after it); the accepting consumer
-    itself: redelivered-after-ack."""
+    no-stale-records); the accepting consumer itself: redelivered-after-ack."""
     h, _ = _stale_copy(**{
         "no-fault": {"fault": None},
         "other-partition": {"fault": dict(LEADER_KILL, partitions=[1])},
         "before-its-previous-poll": {"fault_first": True},
         "lock-ran-out": {"late_ms": 1500},
-        "higher-count": {"count": 2},
         "same-consumer": {"stale_to": "consumer-0"},
     }[case])
     r = no_redelivery.check(h.ops)

@@ -117,15 +117,15 @@ ALLOWANCES = {a.name: a for a in (
     Allowance(
         "redelivered-from-lost-leader",
         "a record whose ACCEPT or REJECT commit succeeded is handed to a consumer again, other than the one "
-        "whose delivery was settled, with a delivery count no higher than that delivery's (a copy acquired no "
-        "later than it), no later than one lock duration after that delivery, and a disruption of its partition "
+        "whose delivery was settled, whatever its count (the leader that lost the record counts on its own), no "
+        "later than one lock duration (and the tolerance) after that delivery, and a disruption of its partition "
         "(a fault whose effects include leader-change or coordinator-loss, from its start until its heal plus "
         "settle_ms) overlaps the time from when the copy could have been acquired (one lock duration before that "
-        "delivery at the earliest, and not before the consumer's previous poll of the partition in its session) "
-        "to that delivery: the copy was acquired from a leader that "
-        "then failed over, and the new leader, which never knew of that acquisition, delivered the record to "
-        "another consumer, whose acknowledgement was confirmed. Evidence: the fault start, the acknowledgement's "
-        "result, the late hand-over",
+        "delivery, or the consumer's previous poll of the partition if later) to that delivery: the copy came "
+        "from a leader that lost the record (before its failover, or resumed after it before it knew), and the "
+        "new leader, which never knew of that acquisition, delivered the record to another consumer, whose "
+        "acknowledgement was confirmed. Evidence: the fault start, the acknowledgement's result, the late "
+        "hand-over",
         "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
         "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
     Allowance(
