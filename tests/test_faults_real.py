@@ -70,8 +70,15 @@ def assert_nothing_left(ctx: FaultContext, before: set[int]) -> None:
     wait_until(lambda: in_sync(ctx, topics_of(ctx)), timeout=90,
                what="every partition in sync after the heal",
                diagnostics=lambda: f"off preferred: {off_preferred(ctx, topics_of(ctx))}")
-    restore_preferred_leaders(ctx, timeout=60)
-    assert off_preferred(ctx, topics_of(ctx)) == [] and in_sync(ctx, topics_of(ctx))
+    # (Kafka may move a leader again right after an election, seen in CI after controller-cut: elect again
+    # until the preferred leaders hold with a full ISR, bounded)
+
+    def settled() -> bool:
+        if off_preferred(ctx, topics_of(ctx)):
+            restore_preferred_leaders(ctx, timeout=60)
+        return off_preferred(ctx, topics_of(ctx)) == [] and in_sync(ctx, topics_of(ctx))
+    wait_until(settled, timeout=120, interval=2, what="the preferred leaders with a full ISR after the heal",
+               diagnostics=lambda: f"off preferred: {off_preferred(ctx, topics_of(ctx))}")
     # the cluster's nodes, and the long-lived Java helper (durable reads, quorum probes) may stay
     extra = {p.name for p in live_processes()
              if p.pid not in before and not re.fullmatch(r"n\d+", p.name) and p.name != HELPER_NAME}
