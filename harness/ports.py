@@ -4,8 +4,11 @@ A port picked by binding port 0 is in the kernel's ephemeral range: the kernel
 hands it to the next outgoing connection, and every other process picking the
 same way may pick it too, in the seconds before the JVM binds it. So ports are
 allocated *outside* the ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`)
-through a registry shared by every harness process on the machine: a directory
-of lock files, one per block of `BLOCK` ports (`<registry>/block-<first port>.lock`).
+through a registry shared by every harness process of the user on the machine: a
+directory of lock files, one per block of `BLOCK` ports (`<registry>/block-<first port>.lock`).
+The registry is the user's own (`<tmp>/ksh-ports-<uid>`, 0700, refused when another user owns it
+or may write to it; lock files 0600, never opened through a symbolic link): a registry every user
+could write to let any local user block every run (its lock files taken, or made unreadable).
 A process owns a block while it holds an exclusive `flock` on its file; the
 kernel drops the lock when the fd closes, so a process that dies (even by
 SIGKILL) leaves no stale reservation. Ports are handed out from owned blocks,
@@ -23,6 +26,7 @@ import fcntl
 import os
 import random
 import socket
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -39,17 +43,40 @@ _taken: set[int] = set()  # ports handed out by this process and not released
 
 
 def registry_dir() -> Path:
-    """The shared registry: `$KSH_PORTS_DIR`, else `<tmp>/ksh-ports` (shared by every user)."""
+    """The registry: `$KSH_PORTS_DIR` (the user's choice, taken as it is; created 0700 if missing),
+    else `<tmp>/ksh-ports-<uid>`, the user's own: created 0700, and refused (one line) when it is not
+    a directory, another user owns it, or its group or others may write to it."""
     configured = os.environ.get("KSH_PORTS_DIR")
-    path = Path(configured) if configured else Path(tempfile.gettempdir()) / "ksh-ports"
-    if not path.is_dir():
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-            if not configured:
-                os.chmod(path, 0o1777)  # sticky and world-writable, like /tmp: every user's harness shares it
-        except OSError as exc:
-            raise HarnessError(f"cannot create the port registry {path}: {exc.strerror}; "
-                               "set KSH_PORTS_DIR to a writable directory") from None
+    if configured:
+        path = Path(configured)
+        if not path.is_dir():
+            try:
+                path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HarnessError(f"cannot create the port registry {path}: {exc.strerror}; "
+                                   "set KSH_PORTS_DIR to a writable directory") from None
+        return path
+    uid = os.getuid()
+    path = Path(tempfile.gettempdir()) / f"ksh-ports-{uid}"
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise HarnessError(f"cannot create the port registry {path}: {exc.strerror}; "
+                           "set KSH_PORTS_DIR to a directory of your own") from None
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise HarnessError(f"cannot read the port registry {path}: {exc.strerror}; "
+                           "set KSH_PORTS_DIR to a directory of your own") from None
+    problem = ("is not a directory" if not stat.S_ISDIR(st.st_mode) else  # a symbolic link too
+               f"is owned by uid {st.st_uid}, not {uid}" if st.st_uid != uid else
+               f"is writable by its group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+               if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) else None)
+    if problem:
+        raise HarnessError(f"refusing the port registry {path}: it {problem}, so another user could block "
+                           "or steal this user's ports; set KSH_PORTS_DIR to a directory of your own")
     return path
 
 
@@ -97,13 +124,17 @@ def _try_lock_block(start: int) -> bool:
     if start in _blocks:
         return True
     path = registry_dir() / f"block-{start}.lock"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    except PermissionError:  # created by another user without write access for us: a read fd locks too
+    try:  # never through a symbolic link: a link planted there would have us create or lock another file
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except PermissionError:  # created by another user of a shared KSH_PORTS_DIR: a read fd locks too
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:  # not readable either: counted as held (never a port two users share)
             return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link: not a block this process can own
+            return False
+        raise
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

@@ -14,7 +14,9 @@
    harness image stands in (it keeps that release's jars at /opt/kafka/libs), tagged so.
 3. The harness runs in a container on the host network and the host's pid namespace, with the
    Docker socket, and the reports folder mounted at the same path (the broker containers it starts
-   mount their node folders from there, and the host keeps every run directory).
+   mount their node folders from there, and the host keeps every run directory). The engine's
+   socket with the host's network and pids is root on the host: whoever controls the harness
+   container (its command, the project's files it was built from) controls the host.
 4. Whatever it leaves (it removes its containers itself; a killed harness cannot) is swept after it
    exits: containers labelled by a harness process of this host that no longer runs.
 
@@ -46,6 +48,11 @@ IMAGE = "ksh/harness"  #: tagged with the hash of the project's files it was bui
 LOCAL_BASE = "ksh/debian-jre:bookworm-17"  # scripts/docker_images.sh builds it without a registry
 #: What the image is built from: a change to any of these is a new image.
 SOURCES = ("pyproject.toml", "README.md", "harness", "fixtures", "suites", "scripts", "compose", "tests")
+
+
+#: Said in --help and before the harness container starts (the README's "Trust model" says the same).
+TRUST_NOTE = ("the harness container gets the Docker engine's socket, the host's network and pid namespace: "
+              "that is root on the host; run only a project and a command you trust")
 
 
 class BadInput(Exception):
@@ -166,7 +173,7 @@ def sweep(harness_image: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=f"Trust: {TRUST_NOTE}.")
     parser.add_argument("--base", help=f"the harness image's Debian bookworm base (default {DEFAULT_BASE}, "
                                        f"else {LOCAL_BASE} when present)")
     parser.add_argument("--ca-file", type=Path, action="append", default=[],
@@ -192,6 +199,7 @@ def main(argv: list[str]) -> int:
     except BadInput as exc:
         print(f"docker_run: error: {exc}", file=sys.stderr)
         return 2
+    print(f"docker_run: note: {TRUST_NOTE}", flush=True)
     print(f"docker_run: {shlex.join(command)}  (reports: {reports})", flush=True)
     proc = subprocess.Popen(cmd)
     signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))  # docker run passes it on

@@ -1,7 +1,7 @@
 """Ports of concurrent harness processes never collide, with real listeners on them.
 
-Two processes allocate at the same moment through the machine's shared registry (the one real
-runs use), both keep theirs, then bind and listen on every one: no port is handed to both, no
+Two processes allocate at the same moment through the user's registry on the machine (the one real
+runs use: `<tmp>/ksh-ports-<uid>`, 0700, unless KSH_PORTS_DIR says otherwise), both keep theirs, then bind and listen on every one: no port is handed to both, no
 bind fails (as it did when ports were picked by binding port 0 and released for the JVM).
 """
 
@@ -40,6 +40,12 @@ def _allocate_then_listen(count, allocated, bound, results):
 
 
 def test_concurrent_processes_get_disjoint_ports_they_can_listen_on():
+    import os
+    import stat
+    if not os.environ.get("KSH_PORTS_DIR"):  # the default registry: this user's own, no one else's to write
+        registry = ports.registry_dir()
+        assert registry.name == f"ksh-ports-{os.getuid()}"
+        assert stat.S_IMODE(registry.stat().st_mode) == 0o700 and registry.stat().st_uid == os.getuid()
     ctx = multiprocessing.get_context("fork")
     for trial in range(20):
         allocated, bound, results = ctx.Barrier(2), ctx.Barrier(2), ctx.Queue()

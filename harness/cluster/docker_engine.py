@@ -61,13 +61,25 @@ def require_image(client: "docker.DockerClient", image: str) -> None:
                            f"build the harness's images ({BUILD_COMMAND}{' ' + version if version else ''})") from None
 
 
+#: The layout check's script: constant text; the jar folder is its argument `$1`, never part of it
+#: (a classpath such as `/x"; id; echo "` is a folder name that does not exist, not a command).
+LAYOUT_SCRIPT = ('command -v java >/dev/null || exit 3; '
+                 'for jar in "$1"/kafka_*.jar; do [ -f "$jar" ] && exit 0; done; exit 4')
+
+
+def layout_command(classpath: str) -> list[str]:
+    """The layout check's command (a list of arguments: no shell string is built from `classpath`)."""
+    folder = classpath.rstrip("*").rstrip("/") or "/"
+    return ["sh", "-c", LAYOUT_SCRIPT, "ksh-layout-check", folder]
+
+
 def check_layout(client: "docker.DockerClient", image: str, classpath: str) -> None:
     """The image runs `java` and has Kafka's jars where `classpath` says (one short container)."""
     import docker
-    folder = classpath.rstrip("*").rstrip("/") or "/"
-    script = f'command -v java >/dev/null || exit 3; ls "{folder}"/kafka_*.jar >/dev/null 2>&1 || exit 4'
+    command = layout_command(classpath)
+    folder = command[-1]
     try:
-        client.containers.run(image, ["sh", "-c", script], remove=True, network_mode="none",
+        client.containers.run(image, command, remove=True, network_mode="none",
                               labels={LABEL: owner()}, entrypoint=[])
     except docker.errors.ContainerError as exc:
         missing = {3: "no `java` on its PATH", 4: f"no Kafka jars (kafka_*.jar) in {folder}"}.get(

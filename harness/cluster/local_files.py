@@ -32,9 +32,20 @@ def write_node(i: int, home: Path, spec: LocalClusterSpec, plan: PortPlan, links
     (home / "data").mkdir(parents=True, exist_ok=True)
     REAPER.register_dir(home / "data")
     config = home / "server.properties"
-    config.write_text(kconfig.render(node_config(i, home / "data", spec, plan, links), dist.release_line))
+    # 0600: with SASL users it holds their passwords (the JAAS line of the SASL listener); the node,
+    # a local process or a container, runs as this user (the docker backend's `user=uid:gid`)
+    write_private(config, kconfig.render(node_config(i, home / "data", spec, plan, links), dist.release_line))
     (home / "log4j2.properties").write_text(kconfig.render_log4j2(home / "logs"))
     return LocalNode(i, plan.roles[i], home, config, plan.real[i])
+
+
+def write_private(path: Path, text: str) -> None:
+    """`text` into `path`, readable and writable by this user only (0600), never through a symbolic
+    link; a file already there is narrowed to 0600 before the text goes in."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        os.fchmod(fd, 0o600)
+        out.write(text)
 
 
 def node_config(i: int, data_dir: Path, spec: LocalClusterSpec, plan: PortPlan, links: LinkMap) -> kconfig.NodeConfig:

@@ -9,6 +9,7 @@ to one Toxiproxy link per directed connection. No process and no file here: only
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -68,6 +69,16 @@ class LocalClusterSpec:
         listeners = b * (1 + b + lanes + sasl) + controllers
         links = b * (1 + lanes) + b * (b - 1) + controllers * (nodes - 1)
         return 1 + listeners + links
+
+
+def random_sasl_users(*names: str) -> dict[str, str]:
+    """SASL/PLAIN users `names`, each with a fresh random password (name -> password), for one run.
+
+    The passwords come from `secrets` (the operating system's random source), never from the run's
+    seeded RNG: a seed is printed in every reproduce command and report, so a password drawn from it
+    would be known to whoever read the seed. A run that is reproduced gets other passwords, which
+    changes nothing it checks."""
+    return {name: secrets.token_urlsafe(24) for name in names}  # 32 characters of [A-Za-z0-9_-]
 
 
 def node_roles(spec: LocalClusterSpec) -> dict[int, tuple[str, ...]]:

@@ -16,6 +16,7 @@ import pytest
 
 import dataclasses
 
+from harness.cluster.local_spec import random_sasl_users
 from ksh_fixtures.plugin import CONFORMANCE_ROW_ATTR as ROW_ATTR
 
 _SESSIONS = pytest.StashKey[dict]()
@@ -114,8 +115,16 @@ def share_session(kafka_cluster, ksh_spec, request):
     yield from _opener(kafka_cluster, ksh_spec, request)
 
 
-#: SASL/PLAIN users of the authorization cluster (name -> password).
-SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+#: SASL/PLAIN users of the authorization cluster (name -> password): passwords random per run, from
+#: `secrets`, not from the run's seed (`harness.cluster.local_spec.random_sasl_users`); the node's
+#: server.properties that holds them is readable by this user only.
+SASL_USERS = random_sasl_users("alice", "bob")
+
+
+@pytest.fixture(scope="session")
+def sasl_user():
+    """`sasl_user(name)`: (name, password) of a SASL user of `own_cluster` (`SASL_USERS`)."""
+    return lambda name: (name, SASL_USERS[name])
 
 
 #: Broker settings of the suite's own cluster that the session cluster does not have.

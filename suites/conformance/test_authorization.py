@@ -29,10 +29,6 @@ def own_session(own_session, own_cluster):
     return own_session
 
 
-ALICE = ("alice", "alice-secret")  # users of the `own_cluster` fixture (conftest)
-BOB = ("bob", "bob-secret")
-
-
 def _admin(s):
     return s.cluster.inspector.admin
 
@@ -45,44 +41,46 @@ def _denied(consumer, code: str) -> None:
 
 @pytest.mark.parametrize("missing, code", [("group", "GROUP_AUTHORIZATION_FAILED"),
                                            ("topic", "TOPIC_AUTHORIZATION_FAILED")])
-def test_a_share_consumer_needs_read_on_the_group_and_the_topic(own_session, missing, code):
+def test_a_share_consumer_needs_read_on_the_group_and_the_topic(own_session, sasl_user, missing, code):
     """Without READ on the share group (GROUP_AUTHORIZATION_FAILED) or on the topic
     (TOPIC_AUTHORIZATION_FAILED) a consumer is refused and given no record; once READ on both is
     granted it consumes every record."""
     s = own_session()
+    alice = sasl_user("alice")  # a user of the `own_cluster` fixture (conftest; its password random per run)
     s.produce(5)
     granted = "topic" if missing == "group" else "group"
     grant(_admin(s), "User:alice", granted, s.topic if granted == "topic" else s.group, "READ")
-    denied = s.consumer(user=ALICE)
+    denied = s.consumer(user=alice)
     _denied(denied, code)
     denied.close()
     grant(_admin(s), "User:alice", missing, s.topic if missing == "topic" else s.group, "READ")
-    c = s.consumer(user=ALICE)
+    c = s.consumer(user=alice)
     got = c.poll_until(5, timeout=60, ack="ACCEPT")
     c.commit_sync()
     assert sorted(r.offset for r in got) == list(range(5)), got
     s.assert_conforms()
 
 
-def test_describing_and_listing_a_share_group_need_describe_on_it(own_session):
+def test_describing_and_listing_a_share_group_need_describe_on_it(own_session, sasl_user):
     """Describe of a share group without DESCRIBE on it fails with a group authorization error, and
     listing groups does not show it; with DESCRIBE on the group but not on its members' topics the
     describe fails with a topic authorization error; with both, describe and list show the group."""
     s = own_session()
+    bob = sasl_user("bob")
     s.produce(3)
     c = s.consumer()  # the harness's own principal: a member to describe
     c.poll_until(3, timeout=60, ack="ACCEPT")
     c.commit_sync()
-    refused = s.admin("describe", s.group, user=BOB)
+    refused = s.admin("describe", s.group, user=bob)
     assert refused.get("error") == "GroupAuthorizationException", refused
-    listed = s.admin("list", user=BOB)
+    listed = s.admin("list", user=bob)
     assert s.group not in {g["group"] for g in listed.get("groups", [])}, listed
     grant(_admin(s), "User:bob", "group", s.group, "DESCRIBE")
-    partial = s.admin("describe", s.group, user=BOB)  # its members' topics are not bob's to see yet
+    partial = s.admin("describe", s.group, user=bob)  # its members' topics are not bob's to see yet
     assert partial.get("error") == "TopicAuthorizationException", partial
     grant(_admin(s), "User:bob", "topic", s.topic, "DESCRIBE")
-    shown = s.admin("describe", s.group, user=BOB)
+    shown = s.admin("describe", s.group, user=bob)
     assert shown.get("group") == s.group and shown.get("members"), shown
-    listed = s.admin("list", user=BOB)
+    listed = s.admin("list", user=bob)
     assert s.group in {g["group"] for g in listed.get("groups", [])}, listed
     s.assert_conforms()
