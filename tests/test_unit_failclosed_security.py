@@ -237,3 +237,30 @@ def test_docker_run_says_it_is_root_on_the_host(capsys):
     with pytest.raises(SystemExit):
         docker_run.main(["--help"])
     assert "root on the host" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_admin_clients_sasl_properties_are_private(tmp_path, monkeypatch):
+    """The ShareAdmin run as a SASL user reads its password from a properties file: 0600, like
+    server.properties (it was 0644)."""
+    import stat as stat_module
+
+    import harness.cluster.java_admin as java_admin
+    from harness.conformance.admin_ops import AdminOperations
+
+    seen = {}
+
+    def run_java(dist, cache, program, bootstrap, command, *args, env=None):
+        props = env["KSH_CLIENT_PROPERTIES"]
+        seen["mode"] = stat_module.S_IMODE(os.stat(props).st_mode)
+        seen["text"] = open(props).read()
+        return {}
+
+    monkeypatch.setattr(java_admin, "run_java", run_java)
+    ops = AdminOperations.__new__(AdminOperations)
+    ops.run_dir = tmp_path
+    ops.cluster = type("C", (), {"bootstrap_servers": "127.0.0.1:1"})()
+    monkeypatch.setattr(AdminOperations, "sasl_bootstrap", lambda self: "127.0.0.1:2", raising=False)
+    monkeypatch.setattr(AdminOperations, "dist", lambda self: None, raising=False)
+    ops.admin("list", user=("alice", "s3cret-random"))
+    assert seen["mode"] == 0o600
+    assert "s3cret-random" in seen["text"]

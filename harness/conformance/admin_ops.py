@@ -127,7 +127,8 @@ class AdminOperations:
         if user is not None:
             bootstrap = self.sasl_bootstrap()
             props = self.run_dir / f"admin-{user[0]}.properties"
-            props.write_text("".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
+            from harness.cluster.local_files import write_private
+            write_private(props, "".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
             env = {"KSH_CLIENT_PROPERTIES": str(props)}
         try:
             return run_java(self.dist(), cache_dir(), "ShareAdmin", bootstrap, command, *args, env=env)
