@@ -264,24 +264,32 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     """Run the rules with `client`'s driver (its manifest's client options, then `client_options`);
     the chaos rules with `seeds` seeds from `seed` on; (the certificate, its directory)."""
     from harness.clients.options import check_options, label, probe
-    from harness.clients.registry import driver_info
+    from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
     from harness.report.rundir import new_stamped_dir, reports_root
-    from harness.spec import RunSpec, backend_args
+    from harness.spec import MAX_SEEDS, RunSpec
+    # Everything is refused here, in one line, before a directory, a download, a cluster or pytest starts.
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
+        raise HarnessError(f"invalid seeds {seeds!r}: the chaos rules run with 1..{MAX_SEEDS} seeds")
     info = driver_info(client)  # a bad client is a one-line error before anything starts
     options = {**info.options, **(client_options or {})}
     check_options(options)
     spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home, bootstrap_servers=bootstrap_servers,
                    profile=profile, backend=backend, kafka_image=kafka_image,
                    kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath,
-                   kfake_version=kfake_version or RunSpec.kfake_version, client_options=options).validate()
-    kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
-    if info.source != "built-in":
-        client = str(Path(client).resolve())  # pytest runs from the repository
+                   kfake_version=kfake_version or RunSpec.kfake_version, client=client,
+                   client_options=options).validate()
+    kafka_version = spec.kafka_version
+    why = unsupported_by_spec(spec)
+    if why:  # as `run` refuses it: every rule would be skipped, nothing certified
+        raise HarnessError(f"client {info.name} on Kafka {kafka_version}: {why}")
     rules = list(rules or RULES)
     unknown = [r for r in rules if r not in RULES]
     if unknown:
         raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
-    if options:  # an option the driver would not apply: one line now, not an error in every test
+    if info.source != "built-in":  # a driver missing, exiting at once or declaring nothing: one line now
+        check_manifest_driver(info, options, certify=True)
+        client = str(Path(client).resolve())  # pytest runs from the repository
+    elif options:  # an option the driver would not apply: one line now, not an error in every test
         dist = None
         if info.name == "java":
             from harness.kafka.jars import resolve
@@ -295,6 +303,35 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "")
     name = info.name + ("" if not options else "-" + label(options))
     out = new_stamped_dir(out_root, "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:80])
+    try:
+        return _certify_into(out, out_root, root, info, client, spec, seed, seeds, rules, options, client_options,
+                             profile, quiet)
+    except BaseException:
+        _remove_if_empty(out, out_root)  # a certify that failed before it wrote anything leaves nothing
+        raise
+
+
+def _remove_if_empty(out: Path, out_root: Path) -> None:
+    """Remove the certificate directory `out` if nothing was written into it (an empty pytest.log and the
+    directory's lock file aside), and the certificates root if `out` was all it held: a failed certify leaves
+    no empty directories."""
+    from harness.report.rundir import BUSY
+    try:
+        files = [p for p in out.rglob("*") if p.is_file() and p.relative_to(out) != Path(BUSY)]
+        if all(p.name == "pytest.log" and p.stat().st_size == 0 for p in files):
+            shutil.rmtree(out)
+            if out_root.is_dir() and not any(out_root.iterdir()):
+                out_root.rmdir()
+    except OSError:  # the clean-up must not hide why the certify failed
+        pass
+
+
+def _certify_into(out: Path, out_root: Path, root: Path, info, client: str, spec, seed: int, seeds: int,
+                  rules: list[str], options: dict[str, str], client_options: dict[str, str] | None, profile: str,
+                  quiet: bool) -> tuple[dict[str, Any], Path]:
+    """Run pytest on the rules into the certificate directory `out`; the certificate and `out`."""
+    from harness.spec import backend_args
+    kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
     chaos_seeds = [seed + i for i in range(seeds)] if any(r in CHAOS_RULES for r in rules) else []
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"), "-m", "rule", "-q", "-rfEsx",
            "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-seeds", str(seeds), "--ksh-profile", profile,
@@ -317,6 +354,13 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
     from harness.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
         rc = run_pytest(cmd, cwd=root, stdout=log if quiet else None)
+    if rc == 4:  # pytest's usage error: the plugin refused an option; nothing ran, nothing is certified
+        said = [line for line in (out / "pytest.log").read_text(errors="replace").splitlines() if line.strip()]
+        shutil.rmtree(out, ignore_errors=True)
+        if out_root.is_dir() and not any(out_root.iterdir()):
+            out_root.rmdir()
+        raise HarnessError("pytest refused the certification's options (usage error, exit 4), nothing was run: "
+                           + (said[-1][:300] if said else "see its message above"))
     report = out / "conformance" / "conformance.json"
     conformance = json.loads(report.read_text()) if report.is_file() else {"kafka_version": kafka_version,
                                                                            "target": bootstrap_servers, "tests": []}

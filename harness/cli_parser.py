@@ -12,11 +12,12 @@ import argparse
 from pathlib import Path
 
 from harness import parse
+from harness.errors import HarnessError
 from harness.kafka.dead_letter import MODES as DEAD_LETTER_MODES
 from harness.kafka.implementations import KFAKE_VERSION
 from harness.kafka.versions import DEFAULT_VERSION
 from harness.spec import SPARK_THRESHOLD
-from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, PROFILES
+from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, RunSpec
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
 #: control; "external": --bootstrap-servers). A suite is refused up front on any other.
@@ -38,6 +39,30 @@ _whole = _argument(parse.whole)
 _positive_int = _argument(lambda text: parse.count(text, least=1))
 _non_negative_int = _argument(parse.count)
 _seconds = _argument(parse.seconds)
+_seed_count = _argument(lambda text: parse.count(text, least=1, most=MAX_SEEDS))
+
+
+def _released(text: str) -> str:
+    """A Kafka release the harness knows (`setup --kafka-version`: its jars are downloaded)."""
+    from harness.kafka.versions import KNOWN_VERSIONS, SUPPORTED_LINES, check_supported, normalize_version
+    try:
+        check_supported(text)
+    except HarnessError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if normalize_version(text) not in KNOWN_VERSIONS:
+        known = [v for v in KNOWN_VERSIONS if v.rsplit(".", 1)[0] in SUPPORTED_LINES]
+        raise argparse.ArgumentTypeError(f"Kafka {text.strip()} is not a release the harness knows: use one of "
+                                         f"{', '.join(known)}")
+    return normalize_version(text)
+
+
+def _kfake_version(text: str) -> str:
+    """A Go module version of kfake (`setup --kfake-version`: the launcher is built against it)."""
+    from harness.kafka.implementations import check_kfake_version
+    try:
+        return check_kfake_version(text)
+    except HarnessError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _workload_names() -> list[str]:
@@ -76,13 +101,19 @@ def _add_run(sub) -> None:
     run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
     run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
     _add_backend(run)
-    run.add_argument("--brokers", type=_positive_int, default=3)
-    run.add_argument("--log-dirs", type=_positive_int, default=2,
-                     help="log directories (disks) per broker of a local cluster; 2 or more lets a disk fail "
-                          "without halting the broker (fault disk-fail)")
-    run.add_argument("--partitions", type=_positive_int, default=3)
-    run.add_argument("--consumers", type=_positive_int, default=3)
-    run.add_argument("--behaviour", choices=BEHAVIOURS, default="accept-implicit")
+    # (None: not given, so the run's default, or its --workload's, applies; a value given that the run would
+    # not honour, e.g. --consumers beside a --workload that sets its own, is refused by harness.cli_run)
+    run.add_argument("--brokers", type=_positive_int, default=None,
+                     help=f"brokers of a cluster the harness starts (default {RunSpec.brokers})")
+    run.add_argument("--log-dirs", type=_positive_int, default=None,
+                     help="log directories (disks) per broker of a local or docker cluster; 2 or more lets a disk "
+                          f"fail without halting the broker (fault disk-fail; default {RunSpec.log_dirs})")
+    run.add_argument("--partitions", type=_positive_int, default=None,
+                     help=f"partitions of the run's topic (default {RunSpec.topic_partitions}, or the workload's)")
+    run.add_argument("--consumers", type=_positive_int, default=None,
+                     help=f"share consumers (default {RunSpec.consumers}, or the workload's)")
+    run.add_argument("--behaviour", choices=BEHAVIOURS, default=None,
+                     help=f"what the consumers do (default {RunSpec.behaviour}, or the workload's)")
     run.add_argument("--workload", default=None, help="a named consumer workload (sets behaviour, consumers, "
                      "partitions, short locks and a low delivery limit): " + ", ".join(_workload_names()))
     run.add_argument("--records", type=_positive_int, default=None)
@@ -174,8 +205,8 @@ def _add_certify(sub) -> None:
     _add_backend(certify)
     _add_client_option(certify)
     certify.add_argument("--seed", type=_whole, default=1)
-    certify.add_argument("--seeds", type=_positive_int, default=3,
-                         help="seeds the chaos rules run with, from --seed on (default 3)")
+    certify.add_argument("--seeds", type=_seed_count, default=3,
+                         help=f"seeds the chaos rules run with, from --seed on (default 3, at most {MAX_SEEDS})")
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
     certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
@@ -219,6 +250,8 @@ def _add_page(sub) -> None:
 def _add_setup(sub) -> None:
     setup = sub.add_parser("setup", help="download Kafka jars, build Toxiproxy, the franz-go driver and the kfake "
                                           "launcher into the cache")
-    setup.add_argument("--kafka-version", action="append", default=None)
-    setup.add_argument("--kfake-version", action="append", default=None,
+    setup.add_argument("--kafka-version", action="append", default=None, type=_released,
+                       help="releases whose jars to download (repeatable; default: the default release, the one "
+                            "the rolling upgrade starts from and the oldest supported)")
+    setup.add_argument("--kfake-version", action="append", default=None, type=_kfake_version,
                        help="kfake versions to build the launcher for (default: the pinned one)")

@@ -33,15 +33,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
-    """The run's spec from the command line, validated (every bad value is one line, before anything starts)."""
+    """The run's spec from the command line, validated (every bad value is one line, before anything starts;
+    so is a value the run would not honour: `_refuse_not_honoured`)."""
     from harness.faults import parse_faults
+    if args.faults is not None and not args.faults.strip():  # "" is a mistake, not "no faults"
+        raise HarnessError("empty --faults: name fault groups or faults (e.g. --faults leader), or leave --faults out "
+                           "for a run without faults")
     spec = RunSpec(profile=args.profile).with_profile()
     from harness.kafka.implementations import default_kafka_version
+    brokers = RunSpec.brokers if args.brokers is None else args.brokers
     spec = replace(spec, name=args.name, seed=args.seed,
                    kafka_version=default_kafka_version(args.backend) if args.kafka_version is None else args.kafka_version,
-                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=args.brokers, log_dirs=args.log_dirs,
-                   replication_factor=min(3, args.brokers), min_insync_replicas=min(2, args.brokers),
-                   topic_partitions=args.partitions, consumers=args.consumers, behaviour=args.behaviour,
+                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=brokers,
+                   log_dirs=RunSpec.log_dirs if args.log_dirs is None else args.log_dirs,
+                   replication_factor=min(3, brokers), min_insync_replicas=min(2, brokers),
+                   topic_partitions=RunSpec.topic_partitions if args.partitions is None else args.partitions,
+                   consumers=RunSpec.consumers if args.consumers is None else args.consumers,
+                   behaviour=RunSpec.behaviour if args.behaviour is None else args.behaviour,
                    base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
                    fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
                    client=args.client, backend=args.backend, kafka_image=args.kafka_image,
@@ -53,15 +61,64 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     spec = replace(spec, group_configs=_group_configs(getattr(args, "group_config", [])),
                    lock_duration_ms=getattr(args, "lock_duration_ms", None) or spec.lock_duration_ms,
                    delivery_count_limit=getattr(args, "delivery_count_limit", None) or spec.delivery_count_limit)
-    spec = spec.validate()
-    if spec.client_options and not getattr(args, "suite", None):  # (a suite's pytest session probes them itself)
-        from harness.clients.registry import probe_spec
-        probe_spec(spec)  # an option the driver would not apply: one line, before anything starts
+    spec = spec.validate().check_faults_hostable()
+    _refuse_not_honoured(args, spec)
+    if not getattr(args, "suite", None):  # (a suite's pytest session probes its driver itself)
+        from harness.clients.registry import check_manifest_driver, driver_info, probe_spec
+        info = driver_info(spec.client)
+        if info.source != "built-in":  # a manifest's driver missing or exiting at once: one line, now
+            from harness.clients.registry import effective_options
+            check_manifest_driver(info, effective_options(spec))
+        elif spec.client_options:
+            probe_spec(spec)  # an option the driver would not apply: one line, before anything starts
     from harness.clients.registry import unsupported_by_spec
     why = unsupported_by_spec(spec)
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
         raise HarnessError(f"client {spec.client} on Kafka {spec.kafka_version}: {why}")
     return spec
+
+
+def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
+    """A setting given that the run would not honour is refused, naming why (taken and then silently not
+    applied, the run would pass something not asked for)."""
+    suite = getattr(args, "suite", None)
+    if not suite and not spec.faults:  # (a suite's tests set their own faults: its options apply to them)
+        if args.fault_mode != "random":
+            raise HarnessError(f"--fault-mode {args.fault_mode} needs --faults: it says how the faults named there "
+                               "are scheduled; name them (e.g. --faults leader) or leave --fault-mode out")
+        for option, value in (("--fault-interval", args.fault_interval), ("--fault-seed", args.fault_seed)):
+            if value is not None and not spec.workload_events:  # (a workload's consumer events are scheduled too)
+                from harness.workloads import WORKLOADS
+                with_events = ", ".join(w.name for w in WORKLOADS.values() if w.events)
+                raise HarnessError(f"{option} needs --faults (or a --workload with consumer events: {with_events}): "
+                                   f"it spaces or seeds a fault schedule, and this run has none; name faults (e.g. "
+                                   f"--faults leader) or leave {option} out")
+    if args.workload:
+        from harness.workloads import WORKLOADS
+        workload = WORKLOADS[args.workload]
+        for option, given, own in (("--consumers", args.consumers, workload.consumers),
+                                   ("--partitions", args.partitions, workload.partitions),
+                                   ("--behaviour", args.behaviour, workload.behaviour)):
+            if given is not None and given != own:
+                raise HarnessError(f"{option} {given} cannot be used with --workload {args.workload}, which runs "
+                                   f"{workload.consumers} consumers on {workload.partitions} partitions with "
+                                   f"behaviour {workload.behaviour}: leave {option} out, or leave out --workload")
+    if spec.bootstrap_servers:
+        for option, given in (("--brokers", args.brokers), ("--log-dirs", args.log_dirs),
+                              ("--base-port", args.base_port)):
+            if given is not None:
+                raise HarnessError(f"{option} cannot be used with --bootstrap-servers: it shapes a cluster the "
+                                   "harness starts, and an external cluster is what it is; leave one of them out")
+    elif spec.backend == "kfake" and args.log_dirs is not None:
+        raise HarnessError("--log-dirs cannot be used with --backend kfake: kfake keeps its logs in memory (no log "
+                           "directories, no disk faults); leave --log-dirs out")
+    limit = getattr(args, "delivery_count_limit", None)
+    if limit is not None:
+        from harness.kafka.versions import release_line
+        if release_line(spec.kafka_version).group_config("delivery_count_limit") is None:
+            raise HarnessError(f"--delivery-count-limit needs a release with the group config share.delivery.count."
+                               f"limit (Kafka 4.3+), which {spec.kafka_version} has not: its brokers' limit "
+                               f"(group.share.delivery.count.limit) applies; leave the option out, or use 4.3+")
 
 
 def _client_options(args: argparse.Namespace) -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: the CLI's choices)
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
-from harness.kafka.versions import DEFAULT_VERSION, check_supported, normalize_version, parse_version
+from harness.kafka.versions import DEFAULT_VERSION, check_released, check_supported, normalize_version, parse_version
 
 FAULT_MODES = ("random", "once")
 CHECK_ENGINES = ("auto", "inprocess", "spark")
@@ -58,6 +58,10 @@ def check_bootstrap_servers(servers: str) -> str:
                                "port 1..65535; use HOST:PORT[,HOST:PORT...] without spaces, e.g. localhost:9092")
     return servers
 
+
+#: The most seeds one command runs a seeded scenario with (`certify --seeds`, the plugin's `--ksh-seeds`): a
+#: typo of 10^18 would build a list (or a parametrization) that large.
+MAX_SEEDS = 1000
 
 #: Upper bounds of what one machine runs (24 GiB, 2 cores: a broker is a 512 MB JVM, a consumer a
 #: process): a value beyond them is a typo, refused before anything starts (not minutes later).
@@ -134,19 +138,22 @@ class RunSpec:
         object.__setattr__(self, "kafka_version", normalize_version(self.kafka_version))
 
     def validate(self) -> "RunSpec":
-        """Reject invalid values with a one-line error naming the valid range (the spec's only validation:
-        the CLI and the pytest plugin build a spec and call this)."""
+        """Reject invalid values with a one-line error naming the valid range (the CLI and the pytest plugin
+        build a spec and call this; the CLI's run also calls `check_faults_hostable`)."""
         self._check_cluster()
         self._check_workload()
         self._check_faults()
+        self._check_group()
         self._check_checking()
         return self
 
     def _check_cluster(self) -> None:
-        if self.kafka_home is None:
-            check_supported(self.kafka_version)  # unknown lines fail before anything is created
-        else:
+        if self.kafka_home is not None:
             parse_version(self.kafka_version)  # a distribution's jars still need a MAJOR.MINOR.PATCH
+        elif self.kafka_image is not None:
+            check_supported(self.kafka_version)  # an image of one's own may be a build of any release
+        else:
+            check_released(self.kafka_version)  # unknown lines and releases fail before anything is created
         if self.profile not in PROFILES:
             raise HarnessError(f"invalid profile {self.profile!r}: use one of {', '.join(PROFILES)}")
         if not _is_int(self.seed):
@@ -154,6 +161,8 @@ class RunSpec:
         if self.bootstrap_servers is not None:
             check_bootstrap_servers(self.bootstrap_servers)
         self._check_backend()
+        if self.kafka_home is not None:
+            self._check_kafka_home()
         for name, most in _SIZE_LIMITS.items():
             value = getattr(self, name)
             if not _is_int(value) or not 1 <= value <= most:
@@ -165,6 +174,23 @@ class RunSpec:
             if not _is_int(self.base_port) or not 1024 <= self.base_port <= 65536 - need:
                 raise HarnessError(f"invalid base-port {self.base_port!r}: a local cluster of {self.brokers} brokers "
                                    f"takes {need} ports from it, so use 1024..{65536 - need}")
+
+    def _check_kafka_home(self) -> None:
+        """A distribution given by `kafka_home` must be a directory now, not when the cluster's nodes are laid
+        out (its jars are read then: `harness.kafka.jars.from_kafka_home`)."""
+        from pathlib import Path
+        if not isinstance(self.kafka_home, str) or not self.kafka_home.strip():
+            raise HarnessError(f"invalid kafka-home {self.kafka_home!r}: give the directory of an unpacked Kafka "
+                               "distribution")
+        if not Path(self.kafka_home).is_dir():
+            raise HarnessError(f"kafka-home {self.kafka_home} is not a directory: give the directory of an unpacked "
+                               "Kafka distribution (the one holding libs/), or leave it out for the release's jars")
+
+    @property
+    def harness_started(self) -> bool:
+        """Whether the run's cluster is Apache Kafka started by the harness (local or docker backend), whose
+        brokers' settings (and so the group configs' bounds) the harness chose."""
+        return self.bootstrap_servers is None and self.backend in ("local", "docker")
 
     def _check_backend(self) -> None:
         if self.backend not in BACKENDS:
@@ -241,16 +267,55 @@ class RunSpec:
                                    f"kfake backend has: on the {self.backend} backend use leader-stop, leader-kill "
                                    "or leader-pause")
 
+    def check_faults_hostable(self) -> "RunSpec":
+        """The spec, if its cluster can host its faults: an external cluster (bootstrap-servers) is one the
+        harness has no process, disk or link of, so only the consumer faults (which act on the harness's own
+        consumers) can be applied there; any other would end "not applied" after a whole run. For the spec of a
+        run (the CLI's `run`, `run --suite`), not `validate`'s: a session's spec on an external cluster takes
+        the suites' fault specs, whose tests are skipped there (`local_only`)."""
+        if self.bootstrap_servers is not None:
+            self._check_faults_fit_external()
+        return self
+
+    def _check_faults_fit_external(self) -> None:
+        from harness.faults import CATALOGUE
+        for name in (*self.faults, *self.workload_events):
+            needs = sorted(cap.__name__ for cap in CATALOGUE[name].needs)
+            if needs:
+                hosted = [n for n, f in CATALOGUE.items() if not f.needs]
+                raise HarnessError(f"fault {name} needs {', '.join(needs)}, which an external cluster "
+                                   f"(bootstrap-servers) does not give the harness (no process, disk or link "
+                                   f"control): drop bootstrap-servers to run it on a cluster the harness starts, or "
+                                   f"use the consumer faults {', '.join(hosted)}")
+
     def _check_fault_interval(self, interval: Any) -> None:
-        from harness.faults.schedule import TIMINGS
+        from harness.faults.schedule import TIMINGS, shortest_interval
         phase = TIMINGS[self.profile].phase
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
                 or interval <= 0:
             raise HarnessError(f"invalid fault-interval {interval!r}: use a positive, finite number of seconds")
+        least = shortest_interval(TIMINGS[self.profile])
+        if interval < least:  # faults could not start that often: the schedule would only pile them up
+            timing = TIMINGS[self.profile]
+            raise HarnessError(f"invalid fault-interval {interval:g}: the {self.profile} profile's faults last at "
+                               f"least {timing.min_duration:g} s and at most {timing.max_overlap} run at once, so "
+                               f"one can start at most every {least:g} s: use {least:g} <= interval <= {phase:g}")
         if interval > phase:  # the schedule would be empty: a run with no chaos that passes
             longer = " (or the nightly profile for longer ones)" if interval <= TIMINGS["nightly"].phase else ""
             raise HarnessError(f"invalid fault-interval {interval:g}: the {self.profile} profile starts faults "
                                f"during its first {phase:g} s, so use 0 < interval <= {phase:g}{longer}")
+
+    def _check_group(self) -> None:
+        """The share group's settings: the lock duration and delivery-count limit within the bounds the release
+        (and, on a cluster the harness starts, its brokers) accept; every group config a config of the release
+        with a value it takes. An INVALID_CONFIG after the cluster started would waste it."""
+        from harness.kafka.group_configs import check_group_configs, check_number
+        started = self.harness_started
+        if self.lock_duration_ms is not None:
+            check_number("share.record.lock.duration.ms", self.lock_duration_ms, started, "lock-duration-ms")
+        if self.delivery_count_limit is not None:
+            check_number("share.delivery.count.limit", self.delivery_count_limit, started, "delivery-count-limit")
+        check_group_configs(self.group_configs, self.kafka_version, started)
 
     def _check_checking(self) -> None:
         if self.lock_tolerance_ms < 0 or self.settle_ms < 0:
@@ -285,18 +350,25 @@ class RunSpec:
         return json.dumps(asdict(self), sort_keys=True, indent=2)
 
     def reproduce_command(self) -> str:
-        """A shell command that runs this spec again."""
+        """A shell command that runs this spec again (one the CLI takes back: no option it would refuse as not
+        honoured, e.g. --brokers beside --bootstrap-servers, or a workload's own limit on a release without it)."""
+        from harness.workloads import DELIVERY_COUNT_LIMIT, LOCK_DURATION_MS
         args = ["share-harness", "run", "--name", self.name, "--seed", str(self.seed),
-                "--profile", self.profile, "--kafka-version", self.kafka_version, "--brokers", str(self.brokers)]
+                "--profile", self.profile, "--kafka-version", self.kafka_version]
+        if not self.bootstrap_servers:
+            args += ["--brokers", str(self.brokers)]
         args += ["--workload", self.workload] if self.workload else [
             "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
             "--behaviour", self.behaviour]
         args += ["--records", str(self.records)]
         if self.log_dirs != RunSpec.log_dirs:
             args += ["--log-dirs", str(self.log_dirs)]
-        if self.lock_duration_ms is not None:
+        if self.kafka_home:
+            args += ["--kafka-home", self.kafka_home]
+        if self.lock_duration_ms is not None and not (self.workload and self.lock_duration_ms == LOCK_DURATION_MS):
             args += ["--lock-duration-ms", str(self.lock_duration_ms)]
-        if self.delivery_count_limit is not None:
+        if self.delivery_count_limit is not None and self._has_limit_config() \
+                and not (self.workload and self.delivery_count_limit == DELIVERY_COUNT_LIMIT):
             args += ["--delivery-count-limit", str(self.delivery_count_limit)]
         for key, value in sorted(self.group_configs.items()):
             args += ["--group-config", f"{key}={value}"]
@@ -310,12 +382,22 @@ class RunSpec:
             args += ["--bootstrap-servers", self.bootstrap_servers]
         args += backend_args(self)
         if self.faults:
-            args += ["--faults", ",".join(self.faults), "--fault-seed", str(self.effective_fault_seed)]
-            if self.fault_mode != "random":
+            args += ["--faults", ",".join(self.faults)]
+        if self.faults or self.workload_events:  # a workload's consumer events are scheduled by the same seed
+            args += ["--fault-seed", str(self.effective_fault_seed)]
+            if self.faults and self.fault_mode != "random":
                 args += ["--fault-mode", self.fault_mode]
             if self.fault_interval is not None:
                 args += ["--fault-interval", f"{self.fault_interval:g}"]
         return shlex.join(args)
+
+    def _has_limit_config(self) -> bool:
+        """Whether the release has the group-level delivery-count limit (else the brokers' applies)."""
+        from harness.kafka.versions import release_line
+        try:
+            return release_line(self.kafka_version).group_config("delivery_count_limit") is not None
+        except HarnessError:
+            return True  # a version the harness does not know: say what the spec holds
 
 
 def backend_args(spec: RunSpec) -> list[str]:

@@ -73,7 +73,7 @@ class ConsumerDriver:
     def _check_contract(self, value: Any) -> None:
         """The `start` event must name the contract this harness speaks; else the driver is refused."""
         got = value.get("contract") if isinstance(value, dict) else None
-        if got != CONTRACT_VERSION:
+        if isinstance(got, bool) or not isinstance(got, int) or got != CONTRACT_VERSION:  # True == 1 in Python
             self.contract_error = (f"driver {self.name} speaks contract {got!r} (its start event's `contract`); "
                                    f"this harness speaks contract {CONTRACT_VERSION}: see docs/driver.md")
 

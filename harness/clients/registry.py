@@ -23,7 +23,6 @@ step mode (`harness.clients.stepped`); a manifest's driver runs it itself (docs/
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +58,8 @@ class DriverInfo:
     #: client properties the manifest sets (`client_options`; harness.clients.options): the configuration
     #: certified, under any given on the command line
     options: dict[str, str] = field(default_factory=dict)
+    #: a manifest's command as it is run (before the config argument); () for the built-in drivers
+    argv: tuple[str, ...] = ()
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
@@ -154,23 +155,26 @@ def unsupported_by_spec(spec) -> str:
     return "" if spec.kafka_home is not None else unsupported_release(spec.client, spec.kafka_version)
 
 
+#: What a driver manifest may weigh: a few hundred bytes in practice (harness.files reads it).
+MANIFEST_LIMIT = 1024 * 1024
+
+
 def load_manifest(path: Path) -> DriverInfo:
-    """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one. Read
+    with `harness.files` (a regular file of at most `MANIFEST_LIMIT` bytes: a fifo or a link to /dev/zero is
+    one line, not a hang)."""
+    from harness.files import read_json_object
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
         raise HarnessError(f"driver manifest {path} does not exist: give a built-in client "
-                           f"({', '.join(builtin_drivers())}) or the path of a manifest JSON file") from None
-    except (OSError, ValueError) as exc:
-        raise HarnessError(f"driver manifest {path} is not valid JSON ({exc}); see docs/driver.md") from None
-    if not isinstance(data, dict):
-        raise HarnessError(f"driver manifest {path}: expected a JSON object; see docs/driver.md")
+                           f"({', '.join(builtin_drivers())}) or the path of a manifest JSON file")
+    data = read_json_object(path, "driver manifest", MANIFEST_LIMIT)
     name, command, features = data.get("name"), data.get("command"), data.get("features", [])
     if not isinstance(name, str) or not name:
         raise HarnessError(f"driver manifest {path}: `name` must be a non-empty string")
     if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
         raise HarnessError(f"driver manifest {path}: `command` must be a non-empty list of strings")
-    if data.get("contract") != CONTRACT_VERSION:
+    if not speaks_contract(data.get("contract")):
         raise HarnessError(f"driver manifest {path} declares contract {data.get('contract')!r}; this harness "
                            f"speaks contract {CONTRACT_VERSION} (docs/driver.md)")
     unknown = [f for f in features if f not in FEATURES] if isinstance(features, list) else ["(not a list)"]
@@ -194,7 +198,14 @@ def load_manifest(path: Path) -> DriverInfo:
     def autonomous(driver_name, config, history, log_dir, dist=None):
         from harness.clients.driver import ExternalDriver  # a driver without the behaviour exits 2 (its log says)
         return ExternalDriver(driver_name, config, history, log_dir, argv, cwd=base)
-    return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous, options=dict(options))
+    return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous, options=dict(options),
+                      argv=tuple(argv))
+
+
+def speaks_contract(value: Any) -> bool:
+    """Whether `value` (a manifest's or a start event's `contract`) names this harness's contract: the int,
+    not a bool (`True == 1` in Python) nor a float or a string that looks like it."""
+    return isinstance(value, int) and not isinstance(value, bool) and value == CONTRACT_VERSION
 
 
 def driver_info(client: str) -> DriverInfo:
@@ -227,3 +238,29 @@ def probe_spec(spec) -> dict[str, Any] | None:
         from harness.paths import cache_dir
         dist = resolve(spec.kafka_version, cache_dir(), spec.kafka_home)
     return probe(info, options, dist)
+
+
+def check_manifest_driver(info: DriverInfo, options: dict[str, str] | None = None, *, certify: bool = False) -> None:
+    """A manifest's driver shown to start before anything else does (no cluster, no download): its program
+    exists, and started once (`harness.clients.options.probe`: no broker is contacted) it prints its `start`
+    event with every option applied. For certification it must also declare a feature: with none, every rule
+    is "not supported" and nothing can be certified. A built-in driver is not checked here."""
+    import os
+    import shutil
+    if info.source == "built-in":
+        return
+    if certify and not info.features:
+        raise HarnessError(f"driver manifest {info.source} declares no features, so every rule would be \"not "
+                           f"supported\" and nothing certified: list what the driver supports in `features` "
+                           f"({', '.join(FEATURES)}; docs/driver.md)")
+    program = info.argv[0] if info.argv else ""
+    found = (os.path.isfile(program) and os.access(program, os.X_OK)) if "/" in program else shutil.which(program)
+    if not found:
+        raise HarnessError(f"driver manifest {info.source}: its command's program {program!r} is not an executable "
+                           f"file{'' if '/' in program else ' on PATH'}: install the driver or fix `command` "
+                           "(docs/driver.md)")
+    from harness.clients.options import probe
+    try:
+        probe(info, dict(options or {}), None, timeout=60.0)
+    except HarnessError as exc:
+        raise HarnessError(f"driver manifest {info.source}: {exc}") from None

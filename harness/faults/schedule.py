@@ -48,6 +48,14 @@ TIMINGS = {
 }
 
 
+def shortest_interval(timing: ScheduleTiming) -> float:
+    """The shortest mean interval between fault starts the schedule can honour: faults last at least
+    `min_duration` and at most `max_overlap` run at once, so a fault can start at most every
+    min_duration / max_overlap seconds (ci: 1.5 s). A shorter one would only pile faults up behind the
+    overlap rules (and one of 1e-300 s would not advance the clock at all)."""
+    return round(timing.min_duration / timing.max_overlap, 3)
+
+
 def generate(faults: tuple[str, ...], seed: int, timing: ScheduleTiming, interval: float | None = None,
              mode: str = "random", events: tuple[str, ...] = ()) -> list[ScheduledFault]:
     """The schedule for `faults` (catalogue names) from `seed`; [] if nothing is enabled.
@@ -68,6 +76,10 @@ def generate(faults: tuple[str, ...], seed: int, timing: ScheduleTiming, interva
     interval = timing.interval if interval is None else interval
     if interval <= 0:
         raise HarnessError(f"invalid fault interval {interval}: use a positive number of seconds")
+    if interval < shortest_interval(timing):
+        raise HarnessError(f"invalid fault interval {interval:g}: faults start at most every "
+                           f"{shortest_interval(timing):g} s (each lasts at least {timing.min_duration:g} s, at most "
+                           f"{timing.max_overlap} at once): use {shortest_interval(timing):g} s or more")
     rng = random.Random(f"faults-{seed}")
     schedule: list[ScheduledFault] = []
 

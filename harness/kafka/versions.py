@@ -42,8 +42,10 @@ UNCHECKABLE_LINES = {
            "decide",
 }
 
-#: Versions known to exist on Maven Central (checked 2026-11). Others are accepted
-#: if their line is supported; resolution then tells whether they exist.
+#: Versions known to exist on Maven Central (checked 2026-11). A run of another version (on a
+#: supported line) is refused before anything starts (`check_released`): its jars would be looked for on
+#: Maven Central after the run began; a build of one's own is run from its jars (`--kafka-home`) or
+#: image (`--kafka-image`).
 KNOWN_VERSIONS = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2",
                   "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1", "4.4.0")
 
@@ -170,6 +172,19 @@ def check_supported(version: str) -> ReleaseLine:
         raise HarnessError(
             f"Kafka {version} is not supported: share consumers need a {'/'.join(SUPPORTED_LINES)} "
             f"release (e.g. --kafka-version {DEFAULT_VERSION})")
+    return profile
+
+
+def check_released(version: str) -> ReleaseLine:
+    """`check_supported`, and `version` must be a release the harness knows exists (`KNOWN_VERSIONS`):
+    "4.4.99" is refused here, in one line, not after a cluster's set-up began looking for its jars."""
+    profile = check_supported(version)
+    version = normalize_version(version)
+    if version not in KNOWN_VERSIONS:
+        known = [v for v in KNOWN_VERSIONS if v.rsplit(".", 1)[0] in SUPPORTED_LINES]
+        raise HarnessError(f"Kafka {version} is not a release the harness knows (released: {', '.join(known)}): "
+                           f"use one of them (e.g. --kafka-version {DEFAULT_VERSION}), or run a build of your own "
+                           "from its jars (--kafka-home) or image (--kafka-image)")
     return profile
 
 
