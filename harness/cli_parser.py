@@ -169,7 +169,7 @@ def _add_nightly_report(sub) -> None:
 
 def _add_tally(sub) -> None:
     tally = sub.add_parser("tally", help="per scenario: runs passed/failed/unknown and allowances used")
-    tally.add_argument("runs", type=Path, nargs="+", help="run directories or folders of them (reports/runs)")
+    tally.add_argument("runs", type=str, nargs="+", help="run directories or folders of them (reports/runs)")
     tally.add_argument("--json", action="store_true")
 
 

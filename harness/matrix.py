@@ -14,6 +14,16 @@ KIP area x (release, client), each cell one of
   a client without it);
 - UNKNOWN: the cell's pytest did not finish cleanly or wrote no report (never a pass).
 
+Each cell has a word of its own too (`cell_word`): FAIL if an area failed; UNKNOWN if an area is
+unknown, an area ran nothing without a -k selection, its pytest said no test passed (exit 5), or no
+area passed at all (only NOT SUPPORTED, KNOWN BUG or NOT RUN: nothing was checked that held); NOT
+SUPPORTED if the client cannot talk to the release at all (no pytest ran: a result about that pair);
+else PASS. The matrix (`overall`) is FAIL if a cell failed, UNKNOWN if a cell is unknown or no cell
+passed (nothing was checked: never a pass), else PASS. A matrix that asks only for pairs whose client
+cannot talk to the release is refused up front (`check_matrix_args`, exit 2), naming why.
+Every file read back (the cell's conformance.json and junit.xml, a resumed matrix.json) is read with
+`harness.files`: a fifo, a device or an oversized file there is an UNKNOWN cell or one line, never a hang.
+
 Each cell keeps its own conformance report, JUnit XML and log under `<out>/<release>/<client>/`, and
 the page gives the command that reproduces a cell. The work of a cell is `certify`'s (a pytest child
 torn down on Ctrl-C: `harness.pytest_child`); the areas and their results are the conformance
@@ -23,6 +33,7 @@ report's (`harness.conformance.report`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -75,9 +86,18 @@ def normalize_column(version: str) -> str:
     return version if kfake is None else KFAKE_COLUMN + kfake
 
 
+def unsupported_pair(version: str, client: str) -> str:
+    """Why `client` cannot talk to the release (or kfake column) `version` at all ("" if it can): such a
+    cell runs no pytest and is NOT SUPPORTED everywhere."""
+    from harness.clients.registry import unsupported_release
+    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
+    return unsupported_release(client, KFAKE_KAFKA_LEVEL if kfake_column(version) else version)
+
+
 def check_matrix_args(versions: list[str], clients: list[str]) -> None:
     """Bad input is one line, before any cluster starts: every release supported (or a kfake column), every
-    client known."""
+    client known, and at least one (release, client) pair that can run anything (a matrix of pairs whose
+    client cannot talk to the release would check nothing)."""
     from harness.clients.registry import driver_info
     from harness.kafka.versions import check_supported
     if not versions or not clients:
@@ -87,6 +107,12 @@ def check_matrix_args(versions: list[str], clients: list[str]) -> None:
             check_supported(version)
     for client in clients:
         driver_info(client)
+    why = {(version, client): unsupported_pair(version, client) for version in versions for client in clients}
+    if all(why.values()):
+        (version, client), reason = next(iter(why.items()))
+        pairs = "every pair asked for" if len(why) > 1 else f"{client} on {version}"
+        raise HarnessError(f"the matrix would check nothing: {pairs} cannot run ({client} on {version}: {reason}); "
+                           "add a client or a release that can (--clients, --versions)")
 
 
 @dataclass
@@ -115,10 +141,30 @@ class Cell:
                    int(d["seed"]) if "seed" in d else None)
 
     def finished(self) -> bool:
-        """Whether the cell decided every area (none UNKNOWN, and without a -k selection none NOT RUN, which
-        `overall` counts as undecided too): a resumed matrix keeps it as it is."""
+        """Whether the cell decided what it was asked (its word is not UNKNOWN: no area unknown, without a -k
+        selection none NOT RUN, and something passed or the pair cannot run at all): a resumed matrix keeps
+        it as it is. A failed cell with an undecided area is not finished either."""
         undecided = {"UNKNOWN"} if self.select else {"UNKNOWN", "NOT RUN"}
-        return bool(self.areas) and not undecided & set(self.areas.values())
+        return not undecided & set(self.areas.values()) and cell_word(self) != "UNKNOWN"
+
+    def refused(self) -> bool:
+        """Whether the cell is a pair whose client cannot talk to the release: no pytest ran (`run_cell`)."""
+        return self.rc is None and bool(self.areas) and set(self.areas.values()) == {"NOT SUPPORTED"}
+
+
+def cell_word(cell: Cell, selected: bool = False) -> str:
+    """The cell's own word (the module docstring's rules): FAIL, UNKNOWN, NOT SUPPORTED or PASS. `selected`:
+    judged as run with a -k selection even if the cell recorded none."""
+    words = set(cell.areas.values())
+    if "FAIL" in words:
+        return "FAIL"
+    if not words or "UNKNOWN" in words or ("NOT RUN" in words and not (selected or cell.select)):
+        return "UNKNOWN"
+    if cell.refused():
+        return "NOT SUPPORTED"
+    if cell.rc == 5 or "PASS" not in words:  # pytest said no test passed; or no area passed: nothing held
+        return "UNKNOWN"
+    return "PASS"
 
 
 def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None,
@@ -149,7 +195,6 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
              workers: int = 1) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
     from harness.certify import repo_root
-    from harness.clients.registry import unsupported_release
     from harness.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
     root = repo_root()
@@ -157,8 +202,7 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
     cell = Cell(version, client, out, select=select, seed=seed, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
-    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
-    why = unsupported_release(client, KFAKE_KAFKA_LEVEL if kfake_column(version) else version)
+    why = unsupported_pair(version, client)
     if why:  # the client cannot talk to the release: no child; every area says so, with the reason
         from harness.conformance.report import AREAS
         cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
@@ -175,37 +219,66 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
     return cell
 
 
+def _unknown_cell(cell: Cell, why: str) -> None:
+    from harness.conformance.report import AREAS
+    cell.areas = {area: "UNKNOWN" for area in (*AREAS, CHAOS_AREA)}
+    cell.evidence = [f"{why}: see {cell.out / 'pytest.log'}"]
+
+
 def read_cell(cell: Cell) -> None:
     """Fill `cell`'s areas and evidence from its conformance report and JUnit XML. A pytest that did not
-    finish cleanly (exit other than 0, 1 or 5) or wrote no report leaves every area UNKNOWN."""
-    from harness.conformance.report import AREAS
+    finish cleanly (exit other than 0, 1 or 5) or wrote no report, or a report that cannot be read, leaves
+    every area UNKNOWN. Exit 5 (no test passed: every test skipped, deselected or an expected failure) keeps
+    the areas' words (why each was skipped) but the cell is UNKNOWN (`cell_word`): nothing was checked."""
+    from harness.files import BadFile, read_json_object
     report = cell.out / "conformance" / "conformance.json"
-    if cell.rc not in (0, 1, 5) or not report.is_file():
-        why = f"pytest exit {cell.rc}" if cell.rc not in (0, 1, 5) else "no conformance report"
-        cell.areas = {area: "UNKNOWN" for area in (*AREAS, CHAOS_AREA)}
-        cell.evidence = [f"{why}: see {cell.out / 'pytest.log'}"]
+    if cell.rc not in (0, 1, 5) or not os.path.lexists(report):
+        _unknown_cell(cell, f"pytest exit {cell.rc}" if cell.rc not in (0, 1, 5) else "no conformance report")
         return
-    conformance = json.loads(report.read_text())
-    cell.areas = {area: _WORDS.get(word, "UNKNOWN") for area, word in conformance.get("areas", {}).items()}
-    for test in conformance.get("tests", ()):
-        if test["result"] in ("fail", "error", "xfail", "unknown", "inconclusive"):
-            kind = "known bug" if test["result"] == "xfail" else test["result"]
-            where = f" ({test['run_dir']})" if test.get("run_dir") else ""
-            cell.evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")
-    cell.areas[CHAOS_AREA], chaos_evidence = chaos_result(cell.out / "junit.xml")
+    try:
+        conformance = read_json_object(report, "conformance report")
+        areas = {str(area): _WORDS.get(word, "UNKNOWN") for area, word in (conformance.get("areas") or {}).items()}
+        evidence = []
+        for test in conformance.get("tests") or ():
+            if test["result"] in ("fail", "error", "xfail", "unknown", "inconclusive"):
+                kind = "known bug" if test["result"] == "xfail" else test["result"]
+                where = f" ({test['run_dir']})" if test.get("run_dir") else ""
+                evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")
+    except BadFile as exc:
+        _unknown_cell(cell, f"unreadable conformance report ({exc})")
+        return
+    except (KeyError, TypeError, AttributeError) as exc:
+        _unknown_cell(cell, f"malformed conformance report {report} ({exc!r})")
+        return
+    cell.areas, cell.evidence = areas, evidence
+    cell.areas[CHAOS_AREA], chaos_evidence = chaos_result(cell.out / "junit.xml", selected=bool(cell.select))
     cell.evidence += chaos_evidence
     died = worker_died(cell.out / "junit.xml")
     if died:  # the tests that worker had not reached never ran: no area it may have held is decided
         cell.areas = {area: word if word == "FAIL" else "UNKNOWN" for area, word in cell.areas.items()}
         cell.evidence.append(f"unknown: a pytest worker died ({died}); the tests it had not reached never ran, "
                              "so no area but a failed one is decided")
+    if cell.rc == 5:
+        cell.evidence.append(f"unknown: no test passed (pytest exit 5): the cell checked nothing that held; see "
+                             f"{cell.out / 'pytest.log'}")
+
+
+def _testcases(junit: Path) -> list[ET.Element] | str:
+    """The testcases of a JUnit XML, read with `harness.files`; why not, if it cannot be read or parsed."""
+    from harness.files import BadFile, read_text
+    try:
+        return list(ET.fromstring(read_text(junit, "JUnit XML")).iter("testcase"))
+    except BadFile as exc:
+        return str(exc)
+    except ET.ParseError as exc:
+        return f"JUnit XML {junit} is not XML ({exc})"
 
 
 def worker_died(junit: Path) -> str:
-    """xdist's words for a worker that died while running a test ("" if none did)."""
-    if not junit.is_file():
-        return ""
-    for case in ET.parse(junit).getroot().iter("testcase"):
+    """xdist's words for a worker that died while running a test ("" if none did, or the XML is unreadable:
+    `chaos_result` says so)."""
+    cases = _testcases(junit) if os.path.lexists(junit) else []
+    for case in cases if isinstance(cases, list) else ():
         for bad in (case.find("failure"), case.find("error")):
             found = _WORKER_CRASHED.search(bad.get("message") or "") if bad is not None else None
             if found:
@@ -245,16 +318,20 @@ def failing_checkers(text: str, per_checker: int = 2) -> list[str]:
     return out
 
 
-def chaos_result(junit: Path) -> tuple[str, list[str]]:
+def chaos_result(junit: Path, selected: bool = False) -> tuple[str, list[str]]:
     """The short chaos set's word from the cell's JUnit XML: FAIL if a scenario failed or errored, UNKNOWN
     if the worker running one died (xdist reports that as a failure: it is no verdict) or if its fault
     was not applied and no checker failed (the setup did not hold: inconclusive), KNOWN
     BUG if one passed only by a release's known bug (xfail), PASS if at least one passed, NOT SUPPORTED
-    if all were skipped, UNKNOWN without the XML or a scenario."""
-    if not junit.is_file():
+    if all were skipped, UNKNOWN without a readable XML or without a scenario (NOT RUN, with a -k
+    selection: `selected`)."""
+    if not os.path.lexists(junit):
         return "UNKNOWN", [f"chaos: no JUnit XML at {junit}"]
+    cases = _testcases(junit)
+    if isinstance(cases, str):
+        return "UNKNOWN", [f"unknown: chaos: {cases}"]
     results, evidence = [], []
-    for case in ET.parse(junit).getroot().iter("testcase"):
+    for case in cases:
         if "suites.chaos" not in (case.get("classname") or ""):
             continue
         name = case.get("name")
@@ -281,7 +358,7 @@ def chaos_result(junit: Path) -> tuple[str, list[str]]:
         else:
             results.append("pass")
     if not results:
-        return "UNKNOWN", ["chaos: no scenario ran"]
+        return ("NOT RUN", []) if selected else ("UNKNOWN", ["chaos: no scenario ran"])
     word = ("FAIL" if "fail" in results else "UNKNOWN" if "unknown" in results else
             "KNOWN BUG" if "xfail" in results else
             "PASS" if "pass" in results else "NOT SUPPORTED")
@@ -304,12 +381,14 @@ def render(cells: list[Cell]) -> str:
              "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
+    lines.append("| **The cell** (UNKNOWN when nothing in it passed) | "
+                 + " | ".join(f"**{cell_word(c)}**" for c in cells) + " |")
     from harness.kafka.versions import UNCHECKABLE_LINES
     if UNCHECKABLE_LINES and not kfake_only:  # releases with share groups no cell can check: said, never absent
         lines += ["", "Release lines with share groups that the harness cannot check (no cell runs them):", ""]
         lines += [f"- Kafka {line}.x: {why}" for line, why in sorted(UNCHECKABLE_LINES.items())]
     for c in cells:
-        lines += ["", f"## {_implementation(c.version)}, client {c.client}", "",
+        lines += ["", f"## {_implementation(c.version)}, client {c.client}: {cell_word(c)}", "",
                   f"Report: `{c.out / 'conformance' / 'conformance.md'}`; log: `{c.out / 'pytest.log'}`; "
                   f"reproduce: `{c.reproduce}`", ""]
         lines += [f"- {e}" for e in c.evidence] or ["- nothing failed"]
@@ -325,13 +404,15 @@ def _implementation(version: str) -> str:
 
 
 def overall(cells: list[Cell], selected: bool = False) -> str:
-    """FAIL if any cell failed, UNKNOWN if any cell is unknown (or, without a -k selection, an area ran
-    no test at all: nothing was decided there), else PASS (known bugs and features a release or client
-    does not have are results, not failures of the matrix)."""
-    words = {w for c in cells for w in c.areas.values()}
+    """FAIL if any cell failed; UNKNOWN if any cell is unknown (`cell_word`: an area unknown, or without a -k
+    selection an area that ran no test, or nothing in the cell passed), or no cell passed (no cell, or
+    only pairs that cannot run: nothing was checked); else PASS (known bugs and features a release or
+    client does not have are results, not failures of the matrix, beside what passed). `selected`: the
+    matrix ran with a -k selection (each cell also records its own)."""
+    words = [cell_word(c, selected) for c in cells]
     if "FAIL" in words:
         return "FAIL"
-    return "UNKNOWN" if "UNKNOWN" in words or not cells or ("NOT RUN" in words and not selected) else "PASS"
+    return "UNKNOWN" if "UNKNOWN" in words or "PASS" not in words else "PASS"
 
 
 def write_matrix(cells: list[Cell], out: Path) -> Path:
@@ -348,13 +429,15 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
 def finished_cells(resume: Path) -> dict[tuple[str, str], Cell]:
     """The cells a matrix directory's `matrix.json` holds as finished, by (release, client); bad input
     (no such directory, no matrix.json, not one a matrix wrote) is one line naming the fix."""
+    from harness.files import read_json_object
     page = resume / "matrix.json"
-    if not page.is_file():
+    if not os.path.lexists(page):
         raise HarnessError(f"--resume {resume}: no matrix.json there: pass a directory a matrix run wrote "
                            "(reports/matrix/<time>)")
+    data = read_json_object(page, "--resume matrix.json")  # a fifo or a device: one line (BadFile), no hang
     try:
-        cells = [Cell.from_json(c) for c in json.loads(page.read_text())["cells"]]
-    except (ValueError, KeyError, TypeError) as exc:
+        cells = [Cell.from_json(c) for c in data["cells"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HarnessError(f"--resume {resume}: its matrix.json is not a matrix's ({exc}): start a new matrix "
                            "without --resume") from None
     return {(c.version, c.client): c for c in cells if c.finished()}

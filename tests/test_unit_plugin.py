@@ -275,13 +275,14 @@ def test_a_conformance_test_whose_worker_dies_is_unknown_in_the_report(pytester,
     assert results == {"test_fine": "pass", "test_dies": "unknown"}
 
 
-def test_a_plain_pytest_session_writes_its_junit_xml_under_reports(pytester, monkeypatch):
-    """Without --junitxml the plugin gives pytest one (reports/suites/<time>-pytest/junit.xml); ini
-    ksh_junit=false turns that off."""
+def test_a_harness_session_writes_its_junit_xml_under_reports(pytester, monkeypatch):
+    """Without --junitxml the plugin gives a session that uses it (here: by an option) one
+    (reports/suites/<time>-pytest/junit.xml); ini ksh_junit=false turns that off; a session that does not
+    use the plugin gets none (tests/test_unit_failclosed_verdicts.py)."""
     pytester.makepyfile(test_inner="def test_plain():\n    pass\n")
     env_reports = pytester.path / "reports"
     monkeypatch.setenv("KSH_REPORTS_DIR", str(env_reports))
-    result = pytester.runpytest_subprocess(*FAST, timeout=60)
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-profile=ci", timeout=60)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     [xml] = list(env_reports.glob("suites/*-pytest/junit.xml"))
     assert 'name="test_plain"' in xml.read_text()
