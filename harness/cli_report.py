@@ -6,8 +6,19 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+from typing import Any
 
 from harness import exitcodes
+from harness.errors import HarnessError
+
+
+def given_path(value: Any, what: str, fix: str) -> Path:
+    """A path the user typed, as a Path; an empty one is refused in one line (`Path("")` is the current
+    directory: `check ""` would check whatever is there). `value` may be the parser's str or Path."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise HarnessError(f"{what} is an empty path: {fix}")
+    return Path(value)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -15,10 +26,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     decided, a run directory without a history), 2 (bad input)."""
     from harness.checkers import compose, verdict_word
     from harness.spark.engine import check_histories
-    checks, engine = check_histories(args.history, args.engine, args.spark_master, args.spark_threshold)
+    paths = [given_path(p, "a history to check", "give a run directory, a history file or a folder of runs "
+                                                 "(e.g. reports/runs/latest)") for p in args.history]
+    facts: dict[Path, Any] = {}
+    vet = None
     if args.nightly is not None:
-        from harness.spark.nightly import append, row_for
-        append(args.nightly, [row_for(c, engine) for c in checks])
+        from harness.spark.nightly import run_dir_of, run_facts
+        table = given_path(args.nightly, "--nightly", "give the nightly table's directory")
+        if table.exists() and not table.is_dir():
+            raise HarnessError(f"--nightly {table} is not a directory: give the nightly table's directory (a "
+                               f"directory of part-*.parquet, made if missing)")
+
+        def vet(targets):  # before any check: a run's facts that cannot be read leave nothing behind
+            facts.update({run_dir_of(t): run_facts(t) for t in targets})
+    checks, engine = check_histories(paths, args.engine, args.spark_master, args.spark_threshold, vet=vet)
+    if args.nightly is not None:
+        from harness.spark.nightly import append, row_for, run_dir_of
+        append(table, [row_for(c, engine, facts.get(run_dir_of(c.path))) for c in checks])
     valid = compose([r for c in checks for r in c.results])  # no history at all: unknown
     if args.json:
         print(json.dumps({"engine": engine, "verdict": verdict_word(valid), "histories": [
@@ -49,7 +73,9 @@ def cmd_tally(args: argparse.Namespace) -> int:
 def cmd_nightly_report(args: argparse.Namespace) -> int:
     """Exit 0 when the report was written (a report is not a gate: `check` and `tally` are), 2 bad input."""
     from harness.spark.nightly import report
-    out = report(args.table, args.out or args.table / "report.html", args.spark_master)
+    table = given_path(args.table, "the nightly table", "give the directory `check --nightly` appended to")
+    out = given_path(args.out, "--out", "give the report's file name") if args.out is not None else None
+    out = report(table, out or table / "report.html", args.spark_master)
     print(f"nightly report: {out}")
     return exitcodes.PASS
 

@@ -5,7 +5,6 @@ and franz-go drivers, Toxiproxy, the brokers' class-data archives) and `clean` d
 from __future__ import annotations
 
 import argparse
-import json
 
 from harness import exitcodes
 from harness.errors import HarnessError
@@ -40,31 +39,48 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_page(args: argparse.Namespace) -> int:
     """Exit 0 after writing `run_dir/run.html` (and the screenshot, if asked); a page with a script error or
-    a plot not drawn is an internal error, never a quiet success."""
-    from harness.history.store import read_history
-    from harness.report.page import write_run_page
-    run_dir = args.run_dir.resolve()
-    if not (run_dir / "history.jsonl").is_file():
-        raise HarnessError(f"{args.run_dir} is not a run directory (no history.jsonl): give reports/runs/<run>")
-    spec_path = run_dir / "spec.json"
-    spec = json.loads(spec_path.read_text()).get("spec", {}) if spec_path.is_file() else {}
-    ops = read_history(run_dir / "history.jsonl")
-    verdict = run_dir / "verdict.json"
+    a plot not drawn is an internal error, never a quiet success. Bad input (2): an empty path, a run
+    directory without a history, a spec.json or verdict.json that is not a JSON object (or not a regular
+    file of a sane size), a screenshot path whose directory does not exist."""
+    from harness.cli_report import given_path
+    from harness.errors import first_line
+    from harness.files import read_json_object
+    from harness.history.store import read_history_prefix
+    from harness.report.page import read_verdict, write_run_page
+    given = given_path(args.run_dir, "the run directory", "give reports/runs/<run> (or reports/runs/latest)")
+    run_dir = given.resolve()
+    screenshot = None
+    if args.screenshot is not None:
+        screenshot = given_path(args.screenshot, "--screenshot", "give the PNG file to write").absolute()
+        if not screenshot.parent.is_dir():  # never made: a typo must not create directories
+            raise HarnessError(f"--screenshot {args.screenshot}: its directory {screenshot.parent} does not exist: "
+                               f"give a PNG path in an existing directory")
+        if screenshot.is_dir():
+            raise HarnessError(f"--screenshot {args.screenshot} is a directory: give the PNG file to write")
+    history = run_dir / "history.jsonl"
+    if not history.exists():
+        raise HarnessError(f"{given} is not a run directory (no history.jsonl): give reports/runs/<run>")
+    spec: dict = {}
+    if (run_dir / "spec.json").exists():
+        spec = read_json_object(run_dir / "spec.json", "the run's spec")
+        spec = spec.get("spec", {})
+        if not isinstance(spec, dict):
+            raise HarnessError(f"malformed {run_dir / 'spec.json'}: its \"spec\" is not a JSON object (not a spec a "
+                               f"share-harness run wrote): rewrite or remove it")
+    ops, _ = read_history_prefix(history)  # a crashed run's last line cut short: the page of the lines before it
+    verdict = read_verdict(run_dir)  # before anything is written: bad input leaves no page
+    title = f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}"
     try:
-        json.loads(verdict.read_text()) if verdict.is_file() else None
-    except ValueError as exc:
-        raise HarnessError(f"malformed {verdict}: {exc} (not a verdict a share-harness run wrote)") from None
-    try:
-        page = write_run_page(run_dir, ops, f"{spec.get('name', run_dir.name)} seed {spec.get('seed', '?')}")
+        page = write_run_page(run_dir, ops, title, verdict)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         # the schema let through what the page cannot draw: bad input, one line
-        from harness.errors import first_line
-        raise HarnessError(f"malformed history {run_dir / 'history.jsonl'}: {type(exc).__name__}: "
-                           f"{first_line(exc)} (not a history a share-harness run wrote)") from None
+        what = f"history {history}" + ("" if verdict is None else f" or verdict {run_dir / 'verdict.json'}")
+        raise HarnessError(f"malformed {what}: {type(exc).__name__}: {first_line(exc)} (not a history "
+                           f"{'' if verdict is None else 'or verdict '}a share-harness run wrote)") from None
     print(f"page: {page}")
-    if args.screenshot is not None:
+    if screenshot is not None:
         from harness.report.browser import open_page
-        opened = open_page(page, screenshot=args.screenshot)
+        opened = open_page(page, screenshot=screenshot)
         if opened.errors:
             raise RuntimeError(f"{page} did not render cleanly: {'; '.join(opened.errors)}")
         print(f"screenshot: {args.screenshot} ({len(opened.plots)} plots drawn)")
@@ -72,13 +88,14 @@ def cmd_page(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep."""
-    from harness.report.clean import clean
+    """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep; 2 for a root that is
+    not a reports directory (`check_root`) or an empty --root."""
+    from harness.cli_report import given_path
+    from harness.report.clean import check_root, clean
     from harness.report.rundir import reports_root
-    root = args.root or reports_root()
-    if not root.is_dir():
-        raise HarnessError(f"{root} is not a reports directory: give --root the folder holding runs/ (or set "
-                           "KSH_REPORTS_DIR)")
+    root = reports_root() if args.root is None else \
+        given_path(args.root, "--root", "give the reports folder (the one holding runs/), or leave --root out")
+    check_root(root)  # only a folder the harness writes reports in: never a user's folder
     kept, deleted, freed = clean(root, keep=args.keep, keep_failures=not args.all, dry_run=args.dry_run)
     for path in deleted:
         print(f"{'would delete' if args.dry_run else 'deleted'} {path}")

@@ -46,6 +46,8 @@ class EventTable:
         self.columns = {c: columns[c] for c in COLUMNS}
         self.schema_version = schema_version
         self.replayed: tuple[int, Any] | None = None  # (its length then, the Observation): see checkers.replay
+        #: why the table is not the whole run's history (a last line cut short: `load_history`), or None
+        self.incomplete: str | None = None
 
     def __len__(self) -> int:
         return len(self.columns["index"])
@@ -122,6 +124,9 @@ class EventTable:
         """A Parquet history, checked (`check_arrow_schema`, `check_event_values`): bad input is one line
         naming the file (and the row's op index and field)."""
         import pyarrow.parquet as pq
+
+        from harness.history.store import require_regular
+        require_regular(path)  # a fifo or a device: one line, never a read that blocks
         try:
             table = pq.read_table(path)
         except Exception as exc:  # ArrowInvalid, OSError: one line naming the file
@@ -142,6 +147,9 @@ def open_parquet_history(path: Path, read_dictionary: Sequence[str] = REPEATED_C
     mistyped column (`check_arrow_schema`), a schema version no writer makes are each one line naming the
     file. The repeated string columns are read as their dictionaries (see `stream_parquet`)."""
     import pyarrow.parquet as pq
+
+    from harness.history.store import require_regular
+    require_regular(path)  # a fifo or a device: one line, never a read that blocks
     try:
         handle = pq.ParquetFile(path, read_dictionary=list(read_dictionary))
         schema = handle.schema_arrow
@@ -162,14 +170,16 @@ def checked_batches(handle, path: Path, batch_rows: int = 262_144,
     soon as its batch is read; a page that cannot be read, one line naming the file. Memory follows one
     batch."""
     batches = handle.iter_batches(batch_size=batch_rows, columns=list(columns))
+    ops = OpRows(path)
     while True:
         try:
             batch = next(batches)
         except StopIteration:
+            ops.finish()
             return
         except Exception as exc:  # a corrupt page, a truncated file
             raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
-        check_event_values((batch,), path)
+        check_event_values((batch,), path, ops)
         yield batch
 
 
@@ -211,16 +221,21 @@ VALUE_FS = ("config", "crash", "fault-start", "fault-heal", "transaction", "shar
 FLAT_VALUE = ("share-state", "truncated", "reset-offsets", "dead-letters")
 
 
-def check_event_values(batches, path: Path) -> None:
+def check_event_values(batches, path: Path, ops: "OpRows | None" = None) -> None:
     """The values of the event rows of `VALUE_FS` operations (record batches of a history), checked by the
     schema as a .jsonl history's operations are: a one-line HarnessError names the file, op index and field.
-    Only those rows are decoded (a few per run), so this costs a scan of the `f` column."""
+    Only those rows are decoded (a few per run), so this costs a scan of the `f` column. Each batch's rows
+    are checked as a history's ops too (`OpRows`: indexes, times, partitions): given `ops`, the caller carries
+    it over its batches and calls its `finish`; else the batches are the whole history, finished here."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from harness.history.schema import validate_event_value
     wanted = pa.array(VALUE_FS, pa.string())
+    whole = ops is None
+    ops = ops or OpRows(path)
     for batch in batches:
+        ops.check(batch)
         f = batch.column("f")
         if pa.types.is_dictionary(f.type):
             f = f.dictionary_decode()
@@ -238,6 +253,148 @@ def check_event_values(batches, path: Path) -> None:
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 raise HarnessError(f"malformed Parquet history {path} op {row['index']} ({row['f']}): "
                                    f"{first_line(exc)}") from None
+    if whole:
+        ops.finish()
+
+
+class OpRows:
+    """The rows of a Parquet history, batch after batch, checked as `harness.history.store` checks the ops of
+    a .jsonl history: op indexes and times present and non-negative, each op index once (the rows of one op
+    are one block sharing its index, time, process, type and f: the same index on another op, next to it or
+    anywhere else in the file, is a duplicate), no negative partition (in memory -1 is a missing one) and no
+    row of a topic without its partition (but a produce's invoke), and a
+    clock that moved (`finish`: several ops all at one time are no run's). Rows need not be in index order.
+    Vectorised (Arrow kernels per batch, the last row carried over to the next); the op indexes seen are kept
+    as ranges (a writer's are consecutive: one range per batch), other indexes one by one. A break is one
+    line naming the file and the op."""
+
+    HEAD = ("index", "time", "process", "type", "f")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.last: dict[str, Any] | None = None  # the last row seen (its HEAD columns)
+        self.first_index: int | None = None
+        self.times: tuple[int, int] | None = None  # (min, max) of the times seen
+        self.ranges: list[tuple[int, int]] = []  # the op indexes seen: [first, last] of consecutive ones
+        self.loose: list[Any] = []  # numpy arrays of the other op indexes seen
+
+    def _fail(self, index: Any, why: str) -> None:
+        raise HarnessError(f"malformed Parquet history {self.path} op {index}: {why}: not a history a "
+                           f"share-harness run wrote")
+
+    def check(self, batch) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        names = batch.schema.names
+        if batch.num_rows == 0 or not all(c in names for c in ("index", "time")):
+            return
+        cols = {c: batch.column(c) for c in self.HEAD if c in names}  # strings still as their dictionaries
+        index, time = cols["index"], cols["time"]
+        for name, col in (("index", index), ("time", time)):
+            if col.null_count:
+                at = pc.index(pc.is_null(col), True).as_py()
+                self._fail(index[at].as_py() if name == "time" else f"at row {at} of its batch",
+                           f"field {name} is missing")
+            if pc.min(col).as_py() < 0:
+                at = pc.index(pc.less(col, 0), True).as_py()
+                self._fail(index[at].as_py(), f"field {name} is negative ({col[at].as_py()})")
+        if "partition" in names:
+            self._partitions(batch, cols)
+        span = pc.min_max(time).as_py()
+        self.times = (span["min"], span["max"]) if self.times is None else \
+            (min(self.times[0], span["min"]), max(self.times[1], span["max"]))
+        if self.first_index is None:
+            self.first_index = index[0].as_py()
+        first = {c: col[0].as_py() for c, col in cols.items()}
+        continued = self.last is not None and first["index"] == self.last["index"]  # an op split by the batches
+        if continued and any(first[c] != self.last[c] for c in first):
+            self._fail(first["index"], "its index repeats on the op before it (a history numbers each op once)")
+        self.last = {c: col[len(col) - 1].as_py() for c, col in cols.items()}
+        n = batch.num_rows
+        same = pc.equal(index.slice(1), index.slice(0, n - 1))  # rows of one op, unless the rest of its head differs
+        if pc.any(same).as_py():
+            at = pc.indices_nonzero(same)  # compared there only (the strings decoded for those rows alone)
+            for c in ("time", "process", "type", "f"):
+                if c in cols:
+                    after, before = (_plain(pc.take(cols[c], pc.add(at, k))) for k in (1, 0))
+                    differs = _differs(after, before)
+                    if pc.any(differs).as_py():
+                        row = pc.take(at, pa.array([pc.index(differs, True).as_py()])).to_pylist()[0] + 1
+                        self._fail(index[row].as_py(), "its index repeats on the op before it (a history numbers "
+                                                       "each op once)")
+        starts = pc.filter(index.slice(1), pc.invert(same))  # the ops that begin in this batch
+        if not continued:
+            starts = pa.concat_arrays([index.slice(0, 1), starts])
+        self._seen(starts.to_numpy(zero_copy_only=False))
+
+    def _partitions(self, batch, cols) -> None:
+        """No negative partition; no row of a topic without its partition but a produce's invoke."""
+        import pyarrow.compute as pc
+        index, partition = cols["index"], batch.column("partition")
+        low = pc.min(partition).as_py()
+        if low is not None and low < 0:
+            at = pc.index(pc.fill_null(pc.less(partition, 0), False), True).as_py()
+            self._fail(index[at].as_py(), f"field partition is a negative partition ({partition[at].as_py()}): "
+                                          f"Kafka numbers partitions from 0")
+        if not all(c in cols for c in ("f", "type")) or "topic" not in batch.schema.names:
+            return
+        # a row of a share-partition names its partition: only a produce's invoke may not know it yet (in a
+        # .jsonl, a partition of -1 would be this: -1 is a missing partition in memory)
+        topic = batch.column("topic")
+        unnamed = pc.and_(pc.is_valid(topic), pc.is_null(partition))
+        if not pc.any(unnamed).as_py():
+            return
+        at = pc.indices_nonzero(unnamed)
+        f, type_ = (_plain(pc.take(cols[c], at)) for c in ("f", "type"))
+        invoke = pc.fill_null(pc.and_(pc.equal(f, "produce"), pc.not_equal(type_, "ok")), False)
+        if not pc.all(invoke).as_py():
+            k = pc.index(invoke, False).as_py()
+            row = at[k].as_py()
+            self._fail(index[row].as_py(), f"its row of topic {topic[row].as_py()!r} has no partition (a "
+                                           f"{f[k].as_py()} names the partition of each record; -1 is none)")
+
+    def _seen(self, starts) -> None:
+        """Keep the op indexes `starts` (a numpy array): a range if they are consecutive, else as they are."""
+        if len(starts) == 0:
+            return
+        first, last = int(starts[0]), int(starts[-1])
+        if last - first + 1 == len(starts) and (len(starts) == 1 or bool((starts[1:] - starts[:-1] == 1).all())):
+            if self.ranges and self.ranges[-1][1] + 1 == first:
+                self.ranges[-1] = (self.ranges[-1][0], last)
+            else:
+                self.ranges.append((first, last))
+        else:
+            self.loose.append(starts.copy())
+
+    def finish(self) -> None:
+        """After the last batch: no op index twice, and several ops not all at one time."""
+        import numpy as np
+        lows = [np.array([r[0] for r in self.ranges], dtype=np.int64)] + self.loose
+        highs = [np.array([r[1] for r in self.ranges], dtype=np.int64)] + self.loose
+        low, high = np.concatenate(lows), np.concatenate(highs)
+        if len(low) > 1:
+            order = np.argsort(low, kind="stable")
+            low, high = low[order], high[order]
+            ends = np.maximum.accumulate(high)
+            overlap = np.nonzero(low[1:] <= ends[:-1])[0]
+            if len(overlap):
+                self._fail(int(low[overlap[0] + 1]), "its index repeats (another op in the file has it: a history "
+                                                     "numbers each op once)")
+        ops = int((high - low + 1).sum()) if len(low) else 0
+        if ops > 1 and self.times is not None and self.times[0] == self.times[1]:
+            self._fail(self.last["index"], f"time {self.times[0]}, as every op of the history (a run's clock moves)")
+
+
+def _plain(col):
+    """A string column decoded from its dictionary (if it is one)."""
+    import pyarrow as pa
+    return col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
+
+
+def _differs(a, b):
+    """Row by row: whether `a` and `b` differ (a null differs from a value, not from a null)."""
+    import pyarrow.compute as pc
+    return pc.or_(pc.fill_null(pc.not_equal(a, b), False), pc.xor(pc.is_null(a), pc.is_null(b)))
 
 
 def _strings(col) -> list[Any]:
@@ -350,8 +507,10 @@ def as_events(history: "EventTable | Sequence[Op]") -> EventTable:
 
 
 def load_history(path: Path) -> EventTable:
-    """A run directory (its history.parquet, else history.jsonl), a .parquet or a .jsonl file."""
-    from harness.history.store import read_history
+    """A run directory (its history.parquet, else history.jsonl), a .parquet or a .jsonl file. A .jsonl
+    history whose last line was cut short (the run crashed while writing it) is its lines before it, with
+    `incomplete` saying so: its check is unknown, never a pass (`harness.spark.inprocess`)."""
+    from harness.history.store import read_history_prefix
     path = Path(path)
     if path.is_dir():
         for name in ("history.parquet", "history.jsonl"):
@@ -359,14 +518,14 @@ def load_history(path: Path) -> EventTable:
                 return load_history(path / name)
         raise HarnessError(f"{path} holds no history.parquet or history.jsonl: pass a run directory or a history file")
     if path.suffix == ".parquet":
-        if not path.is_file():
-            raise HarnessError(f"history file {path} does not exist: pass a run directory or a history file")
-        return EventTable.read_parquet(path)
-    ops = read_history(path)
+        return EventTable.read_parquet(path)  # a missing file, a fifo: one line (`require_regular`)
+    ops, partial = read_history_prefix(path, whole_run=True)
     try:
         config = next((op for op in ops if op.f == "config"), None)
-        return EventTable(EventTable.from_ops(ops).columns,
-                          config.value["schema_version"] if config is not None else 0)
+        table = EventTable(EventTable.from_ops(ops).columns,
+                           config.value["schema_version"] if config is not None else 0)
+        table.incomplete = None if partial is None else partial.reason
+        return table
     except Exception as exc:  # the schema let through what the events cannot hold: bad input, one line
         raise HarnessError(f"malformed history {path}: {type(exc).__name__}: {first_line(exc)} (not a history a "
                            f"share-harness run wrote)") from None

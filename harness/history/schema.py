@@ -7,6 +7,7 @@ this module is its executable form. Version 0 was the foundation's format (no
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,7 +66,14 @@ def _int(value: Any, name: str) -> int:
     if not low <= value <= high:
         raise ValueError(f"field {name} is out of range: {_short(value)} does not fit "
                          f"{'32' if high == INT32[1] else '64'} signed bits")
+    if value < 0 and _PARTITION.search(name):
+        raise ValueError(f"field {name} is a negative partition ({value}): Kafka numbers partitions from 0")
     return value
+
+
+#: A field naming a partition (`partition`, `value.partitions[2]`): never negative (in the events, -1 is a
+#: missing partition: a negative one would read as none).
+_PARTITION = re.compile(r"(^|\.)partitions?(\[\d+\])?$")
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -165,6 +173,8 @@ def validate_value(op: Op) -> None:
 
 def _check_produce(v: Any, t: str) -> None:
     _fields(v, "value", strs=("id", "topic"), ints=("partition", "offset") if t == "ok" else ())
+    if t != "ok" and v.get("partition") is not None:  # an invoke naming its partition: a row of that partition
+        _int(v["partition"], "value.partition")
 
 
 def _check_poll(v: Any, t: str) -> None:

@@ -34,7 +34,11 @@ def chromium() -> str:
 
 
 def open_page(page_path: Path, screenshot: Path | None = None, width: int = 1300, timeout_s: float = 60) -> Opened:
-    """Load `page_path` (a file) and wait until every `.plot` drew its SVG (or `timeout_s` passes)."""
+    """Load `page_path` (a file) and wait until every `.plot` drew its SVG (or `timeout_s` passes). The
+    screenshot goes into a directory that exists (Playwright would make any missing one: never asked for)."""
+    if screenshot is not None and not Path(screenshot).absolute().parent.is_dir():
+        raise HarnessError(f"the screenshot {screenshot}: its directory {Path(screenshot).absolute().parent} does not "
+                           f"exist: give a PNG path in an existing directory")
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:

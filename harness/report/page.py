@@ -9,7 +9,6 @@ error, Ctrl-C) still gets its page: the plots of what the history holds, and the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -124,19 +123,41 @@ def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files:
         files=list(files), style=STYLE)
 
 
-def _verdict(run_dir: Path) -> dict[str, Any] | None:
+def read_verdict(run_dir: Path) -> dict[str, Any] | None:
+    """The run's verdict.json (None if it was not written): a JSON object in a regular file of bounded size,
+    else one line of bad input naming it (`harness.files`: a fifo never blocks, a link to /dev/zero never
+    fills the memory)."""
+    from harness.files import read_json_object
     path = run_dir / "verdict.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.exists():
+        return None
+    return read_json_object(path, "the run's verdict")
 
 
-def write_run_page(run_dir: Path, ops: Sequence[Op], title: str) -> Path:
-    """`run_dir/run.html` from the history `ops` and the run's verdict.json (if it was written)."""
-    verdict = _verdict(run_dir)
+_READ = object()
+
+
+def write_run_page(run_dir: Path, ops: Sequence[Op], title: str, verdict: Any = _READ) -> Path:
+    """`run_dir/run.html` from the history `ops` and the run's verdict (`read_verdict`, unless given)."""
+    if verdict is _READ:
+        verdict = read_verdict(run_dir)
     files = [p.relative_to(run_dir).as_posix() for p in sorted(run_dir.rglob("*"))
              if p.is_file() and p.name != PAGE and p.suffix in (".json", ".jsonl", ".log", ".parquet", ".txt")]
     path = run_dir / PAGE
-    path.write_text(render(ops, verdict, title, files))
+    _replace_text(path, render(ops, verdict, title, files))
     return path
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """`path` holding `text`, written beside it and renamed over it: whatever `path` was (a fifo would block
+    a plain write until a reader came), it is replaced, and a reader never sees half a page."""
+    import os
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_plot_images(run_dir: Path, ops: Sequence[Op]) -> list[Path]:
@@ -148,7 +169,7 @@ def write_plot_images(run_dir: Path, ops: Sequence[Op]) -> list[Path]:
 
     from harness.report.browser import chromium
     os.environ.setdefault("BROWSER_PATH", chromium())  # kaleido's browser: Debian's, never a download
-    verdict = _verdict(run_dir)
+    verdict = read_verdict(run_dir)
     figs = figures(series(ops), anomaly_marks(ops, verdict), archived_at_limit(verdict))
     (run_dir / "plots").mkdir(exist_ok=True)
     paths = [run_dir / "plots" / f"{name.replace(' ', '-')}.png" for name in figs]

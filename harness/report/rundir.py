@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import threading
 import time
 from pathlib import Path
@@ -68,11 +69,13 @@ def _hold(path: Path) -> None:
 
 def in_use(path: Path) -> bool:
     """Whether a live process holds `path` (a directory made by `new_stamped_dir`)."""
-    try:
-        fd = os.open(path / BUSY, os.O_RDONLY | os.O_CLOEXEC)
+    try:  # without blocking: a fifo in its place opens at once (and is no lock of ours)
+        fd = os.open(path / BUSY, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False  # made before directories were held, or not one of ours
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
     except BlockingIOError:

@@ -36,7 +36,7 @@ from harness.spark.histories import RUN_MARKS, check_schema, check_values, histo
 from harness.spark.inprocess import check_inprocess
 from harness.spark.merge import SlotOutput, merge
 from harness.spark.results import RunCheck, missing_check, write_check
-from harness.spark.session import DEFAULT_MEMORY, spark_session
+from harness.spark.session import DEFAULT_MEMORY, interruptible, spark_session
 from harness.spark.shuffle import run_shuffle
 from harness.spark.slots import SlotSizes, by_layout, direct_tasks, shuffle_slot_count
 from harness.spec import SPARK_THRESHOLD  # `--engine auto` checks on Spark above it (one definition)
@@ -54,11 +54,15 @@ MIN_SLOT_ROWS = 500_000
 
 
 def check_histories(paths: list[Path], engine: str = "auto", master: str | None = None,
-                    threshold: int = SPARK_THRESHOLD) -> tuple[list[RunCheck], str]:
+                    threshold: int = SPARK_THRESHOLD, vet=None) -> tuple[list[RunCheck], str]:
     """Check the histories `paths` name with `engine` ("auto": spark above `threshold` events in all,
     if all are Parquet); write each one's results beside it. (checks, the engine used). A run
-    without a history is an unknown check (`missing_check`), in its place in the list."""
+    without a history is an unknown check (`missing_check`), in its place in the list. `vet`, if given,
+    is called with the histories (and runs without one) before any is checked or written beside: bad
+    input it raises leaves nothing behind."""
     targets = history_files(paths, parquet_only=engine == "spark")
+    if vet is not None:
+        vet(targets)
     files = [t for t in targets if missing_history(t) is None]
     if engine == "auto":
         engine = "spark" if files and all(f.suffix == ".parquet" for f in files) and _events(files) > threshold \
@@ -112,16 +116,26 @@ def check_files(files: list[Path], master: str | None = None, layout: str = "aut
 
 
 def _spark_check(files: list[Path], master: str | None, layout: str) -> list[RunCheck]:
-    """`_check_files` on the session for `master`; a failed Spark job is one line naming the likely fix."""
+    """`_check_files` on the session for `master`; a failed Spark job is one line naming the likely fix.
+    Ctrl-C (SIGTERM) cancels the jobs and is KeyboardInterrupt, the JVM stopped (`interruptible`)."""
     spark = spark_session(master)
+    with interruptible(spark):
+        return _failed_job_is_one_line(lambda: _check_files(spark, files, layout), len(files))
+
+
+def _failed_job_is_one_line(job, n_files: int):
+    """`job()`; an exception it raises is one line naming the likely fix (a HarnessError), unless Ctrl-C is
+    behind it (a Py4J error raised from a KeyboardInterrupt): then it is that KeyboardInterrupt."""
+    from harness.errors import raise_if_interrupted
     try:
-        return _check_files(spark, files, layout)
+        return job()
     except HarnessError:
         raise
     except Exception as exc:  # a failed Spark job: one line naming the likely fix, not a JVM trace
+        raise_if_interrupted(exc)
         cause = [line for line in str(exc).splitlines() if "Error" in line or "Exception" in line]
         memory = os.environ.get("KSH_SPARK_MEMORY", DEFAULT_MEMORY)
-        raise HarnessError(f"the Spark check of {len(files)} histories failed: "
+        raise HarnessError(f"the Spark check of {n_files} histories failed: "
                            f"{(cause[-1] if cause else str(exc).splitlines()[0]).strip()[:300]} (driver memory "
                            f"{memory}: raise KSH_SPARK_MEMORY, or send it to a cluster with --spark-master)") from None
 

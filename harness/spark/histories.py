@@ -50,6 +50,9 @@ def _histories_at(path: Path, parquet_only: bool) -> list[Path]:
         return [path]  # a run without its history: unknown
     if path.is_dir():
         return _folder_of_runs(path, parquet_only)
+    if path.exists():  # a fifo, a device (a link to /dev/zero), a socket: never read (a read would block)
+        raise HarnessError(f"{path} is not a regular file (a fifo, a device or a socket): pass a run directory, "
+                           f"a history file or a folder of runs")
     raise HarnessError(f"{path} does not exist: pass a run directory, a history file or a folder of runs")
 
 
@@ -110,7 +113,8 @@ def _holds_no_operation(path: Path) -> bool:
         if path.suffix == ".parquet":
             import pyarrow.parquet as pq
             return pq.ParquetFile(path).metadata.num_rows == 0
-        with path.open("rb") as handle:
+        from harness.history.store import open_history
+        with open_history(path) as handle:  # a regular file, opened without blocking
             return all(not line.strip() for line in handle)
     except OSError:
         return False  # unreadable: the loader names it
@@ -140,6 +144,9 @@ def run_history(run_dir: Path, parquet_only: bool) -> Path | None:
     for name in ("history.parquet",) if parquet_only else ("history.parquet", "history.jsonl"):
         if (run_dir / name).is_file():
             return run_dir / name
+        if (run_dir / name).exists() and not (run_dir / name).is_dir():  # a fifo, a device: bad input, not
+            raise HarnessError(f"the history {run_dir / name} is not a regular file (a fifo, a device or a "  # missing
+                               f"socket): replace it with the run's history, or remove it")
     return None
 
 
@@ -148,6 +155,8 @@ def check_schema(file: Path) -> None:
     import pyarrow.parquet as pq
 
     from harness.history.events import check_arrow_schema
+    from harness.history.store import require_regular
+    require_regular(file)  # a fifo or a device: one line, never a read that blocks
     try:
         schema = pq.read_schema(file)
     except Exception as exc:  # ArrowInvalid, OSError
@@ -157,7 +166,9 @@ def check_schema(file: Path) -> None:
 
 def check_values(file: Path) -> None:
     """The values the replay reads, checked on the driver before a Spark job (`check_event_values`): a
-    scan of the `f` column, a few rows decoded. Damaged data pages are left to the job (it names the file)."""
+    scan of the `f` column, a few rows decoded, and every row's op (`OpRows`: indexes, times,
+    partitions), as the in-process engine checks them. Damaged data pages are left to the job (it names
+    the file)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,7 +176,7 @@ def check_values(file: Path) -> None:
     try:
         handle = pq.ParquetFile(file, read_dictionary=["f"])
         batches = handle.iter_batches(batch_size=262_144, columns=["index", "time", "process", "type", "f",
-                                                                   "topic", "offset", "value"])
+                                                                   "topic", "partition", "offset", "value"])
         check_event_values(batches, file)
     except (OSError, pa.ArrowException):
         return

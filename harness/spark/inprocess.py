@@ -26,7 +26,8 @@ BATCH_ROWS = 262_144
 
 def check_inprocess(file: Path, stream: bool = True) -> RunCheck:
     """The in-process engine on one history (the runner's checkers), with the same facts. A Parquet
-    history is streamed unless `stream` is False (then loaded whole, as a .jsonl always is). Bad input
+    history is streamed unless `stream` is False (then loaded whole, as a .jsonl always is). A .jsonl whose
+    last line was cut short (a crashed run) is checked to the line before it and unknown. Bad input
     (the loaders' checks) is a one-line HarnessError, raised as soon as it is read; a checker that
     crashes (or the replay they share) is unknown (`check_safe`)."""
     file = Path(file)
@@ -42,6 +43,9 @@ def check_inprocess(file: Path, stream: bool = True) -> RunCheck:
     from harness.history.events import load_history
     events = load_history(file)
     results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
+    if events.incomplete is not None:  # a crashed run's history, to its last complete line: unknown at best
+        from harness.checkers import Result
+        results = (Result("history", "unknown", reason=events.incomplete),) + results
     return RunCheck(file, results, len(events), _facts(events.columns))
 
 

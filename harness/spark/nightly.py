@@ -27,12 +27,33 @@ COLUMNS = ("run", "night", "checked_at", "engine", "version", "scenario", "seed"
            "anomalies", "anomaly_kinds", "events", "deliveries", "throughput_rps")
 
 
-def row_for(check, engine: str) -> dict[str, Any]:
-    """The table row of a `RunCheck` (spec.json and verdict.json beside the history fill the run's facts)."""
+#: The Arrow type of each column, as `append` writes it: a part of another schema is refused by `summary`.
+TYPES = {**{c: "string" for c in COLUMNS}, "seed": "int64", "anomalies": "int64", "events": "int64",
+         "deliveries": "int64", "throughput_rps": "double"}
+
+
+def run_dir_of(path: Path) -> Path:
+    """The run directory of a checked path (a history file, or a directory: a run without history)."""
+    path = Path(path)
+    return path if path.is_dir() else path.parent
+
+
+def run_facts(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the spec, the verdict) of the run of `path` (a history or a run directory), from the spec.json and
+    verdict.json beside it: {} for a file that is missing or not a JSON object (a run that crashed while
+    writing it). A fifo, a device or an oversized file is one line of bad input (never a read that blocks
+    or fills the memory)."""
+    run_dir = run_dir_of(path)
+    spec = _json(run_dir / "spec.json", "spec").get("spec")
+    return (spec if isinstance(spec, dict) else {}), _json(run_dir / "verdict.json", "verdict")
+
+
+def row_for(check, engine: str, facts: tuple[dict[str, Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The table row of a `RunCheck` (spec.json and verdict.json beside the history fill the run's facts:
+    `facts`, as `run_facts` read them before the check, else read now)."""
     from harness.checkers import verdict_word
-    run_dir = check.path if check.path.is_dir() else check.path.parent  # a directory: a run without history
-    spec = _json(run_dir / "spec.json").get("spec", {})
-    verdict = _json(run_dir / "verdict.json")
+    run_dir = run_dir_of(check.path)
+    spec, verdict = facts if facts is not None else run_facts(check.path)
     name = str(spec.get("name") or run_dir.name)
     allowances: dict[str, int] = {}
     kinds: dict[str, int] = {}
@@ -46,7 +67,7 @@ def row_for(check, engine: str) -> dict[str, Any]:
              else datetime.fromtimestamp(_mtime(check.path), timezone.utc).date())
     return {"run": run_dir.name, "night": night.isoformat(), "checked_at": datetime.now(timezone.utc).isoformat(),
             "engine": engine, "version": str(verdict.get("kafka_version") or spec.get("kafka_version") or ""),
-            "scenario": SEED_PART.sub("", name), "seed": int(spec.get("seed", verdict.get("seed", -1)) or 0),
+            "scenario": SEED_PART.sub("", name), "seed": _seed(spec.get("seed", verdict.get("seed", -1))),
             "verdict": verdict_word(check.valid), "allowances": json.dumps(allowances, sort_keys=True),
             "anomalies": sum(kinds.values()), "anomaly_kinds": json.dumps(kinds, sort_keys=True),
             "events": check.events, "deliveries": int(check.facts.get("deliveries", 0)),
@@ -60,11 +81,33 @@ def _mtime(path: Path) -> float:
         return datetime.now(timezone.utc).timestamp()
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _seed(value: Any) -> int:
+    """A run's seed as the table keeps it (int64): -1 when the run's files hold none that fits."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return -1
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        seed = int(value)
+    except ValueError:
+        return -1
+    return seed if -(1 << 63) <= seed < (1 << 63) else -1
+
+
+def _json(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in `path`; {} if it is missing or not one. BadFile (bad input) if it is not a regular
+    file or is too big (`harness.files`)."""
+    from harness.files import read_text
+    if not path.exists():
         return {}
+    text = read_text(path, f"the {what} file", limit=SMALL_FACTS)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+#: What a run's spec.json or verdict.json may weigh (a verdict lists anomalies: megabytes, not gigabytes).
+SMALL_FACTS = 64 * 1024 * 1024
 
 
 def append(table: Path, rows: list[dict[str, Any]]) -> Path | None:
@@ -86,18 +129,60 @@ def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
     """Per scenario and night: runs, passes, pass rate, anomalies (a Spark query over the table)."""
     from pyspark.sql import functions as F
 
-    from harness.spark.session import spark_session
-    if not any(table.glob("part-*.parquet")):
-        raise HarnessError(f"{table} holds no nightly table: check runs with --nightly {table} first")
+    from harness.spark.session import interruptible, spark_session
+    check_table(table)  # a table Spark would choke on is refused first, in one line
     spark = spark_session(master)
-    df = spark.read.parquet(str(table.resolve() / "part-*.parquet"))
-    rows = (df.groupBy("scenario", "night")
-            .agg(F.count(F.lit(1)).alias("runs"),
-                 F.sum(F.when(F.col("verdict") == "PASS", 1).otherwise(0)).alias("passed"),
-                 F.sum("anomalies").alias("anomalies"),
-                 F.avg("throughput_rps").alias("throughput_rps"))
-            .orderBy("scenario", "night").collect())
+
+    def query():
+        df = spark.read.parquet(str(table.resolve() / "part-*.parquet"))
+        return (df.groupBy("scenario", "night")
+                .agg(F.count(F.lit(1)).alias("runs"),
+                     F.sum(F.when(F.col("verdict") == "PASS", 1).otherwise(0)).alias("passed"),
+                     F.sum("anomalies").alias("anomalies"),
+                     F.avg("throughput_rps").alias("throughput_rps"))
+                .orderBy("scenario", "night").collect())
+    with interruptible(spark):
+        try:
+            rows = query()
+        except Exception as exc:  # a part damaged past its footer: one line, not a JVM trace
+            from harness.errors import first_line, raise_if_interrupted
+            raise_if_interrupted(exc)
+            cause = [line for line in str(exc).splitlines() if "Error" in line or "Exception" in line]
+            raise HarnessError(f"the nightly table {table} could not be read: "
+                               f"{(cause[-1] if cause else first_line(exc)).strip()[:300]} (remove or rewrite the "
+                               f"part it names)") from None
     return [{**r.asDict(), "pass_rate": (r["passed"] / r["runs"]) if r["runs"] else 0.0} for r in rows]
+
+
+def check_table(table: Path) -> list[Path]:
+    """The parts of the nightly table `table`, each a regular Parquet file whose footer has every column of
+    its type (`TYPES`, as `append` writes them); else one line naming the part and what to do (a part of
+    another schema is bad input, not a Spark failure)."""
+    import pyarrow.parquet as pq
+
+    from harness.errors import first_line
+    from harness.history.store import require_regular
+    if not table.is_dir():
+        raise HarnessError(f"{table} is not a nightly table (a directory of part-*.parquet): check runs with "
+                           f"--nightly {table} first")
+    parts = sorted(table.glob("part-*.parquet"))
+    if not parts:
+        raise HarnessError(f"{table} holds no nightly table: check runs with --nightly {table} first")
+    for part in parts:
+        require_regular(part, "nightly table part")
+        try:
+            schema = pq.read_schema(part)
+        except Exception as exc:  # ArrowInvalid, OSError
+            raise HarnessError(f"the nightly table part {part} is not Parquet ({first_line(exc)}): remove it") from None
+        for column, kind in TYPES.items():
+            if column not in schema.names:
+                raise HarnessError(f"the nightly table part {part} has no column {column!r} (not a part "
+                                   f"`check --nightly` wrote): remove it")
+            found = schema.field(column).type
+            if str(found) != kind and not (kind == "string" and str(found) == "large_string"):
+                raise HarnessError(f"the nightly table part {part} has column {column!r} of type {found}, not "
+                                   f"{kind} (not a part `check --nightly` wrote): remove it")
+    return parts
 
 
 def report(table: Path, out: Path, master: str | None = None) -> Path:

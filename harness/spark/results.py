@@ -52,15 +52,26 @@ def write_check(check: RunCheck, engine: str, seconds: float | None = None) -> P
         data["seconds"] = round(seconds, 3)
     anomalies = _anomaly_table(check)
     target = out
-    try:
-        out.write_text(json.dumps(data, indent=2, sort_keys=True))
+    try:  # each written beside and renamed over: a fifo in its place (a plain write would block) is replaced
+        _replace(out, lambda tmp: tmp.write_text(json.dumps(data, indent=2, sort_keys=True)))
         target = run_dir / f"check-{engine}-anomalies.parquet"
-        pq.write_table(anomalies, target)
+        _replace(target, lambda tmp: pq.write_table(anomalies, tmp))
     except (OSError, pa.ArrowException) as exc:  # a read-only run directory, a full disk
         why = getattr(exc, "strerror", None) or first_line(exc)
         raise HarnessError(f"cannot write the check results {target}: {why} (make {run_dir} writable, or check "
                            f"a copy of the history in a writable directory)") from None
     return out
+
+
+def _replace(path: Path, write) -> None:
+    """`write(tmp)` to a file beside `path`, then renamed over `path`."""
+    import os
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _anomaly_table(check: RunCheck):

@@ -14,9 +14,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -71,11 +74,14 @@ def spark_session(master: str | None = None, memory: str | None = None):
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}"))
     if master.startswith("local"):
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-    try:
-        session = builder.getOrCreate()
-    except Exception as exc:  # the JVM did not start: one line, not a Py4J traceback
-        raise HarnessError(f"Spark did not start ({master}): {str(exc).strip().splitlines()[-1]}") from None
-    session.sparkContext.setLogLevel("WARN")
+    with interruptible() as interrupted:  # Ctrl-C while the JVM starts: it starts, then it is stopped
+        try:
+            session = builder.getOrCreate()
+            session.sparkContext.setLogLevel("WARN")
+        except Exception as exc:  # the JVM did not start: one line, not a Py4J traceback
+            if interrupted.is_set():
+                raise KeyboardInterrupt("interrupted while Spark started") from None
+            raise HarnessError(f"Spark did not start ({master}): {str(exc).strip().splitlines()[-1]}") from None
     global _registered
     if not _registered:
         import atexit
@@ -84,18 +90,114 @@ def spark_session(master: str | None = None, memory: str | None = None):
     return session
 
 
-def stop() -> None:
-    """Stop the session and remove its scratch space (idempotent)."""
+def stop(jvm: bool = False) -> None:
+    """Stop the session and remove its scratch space (idempotent); `jvm`: the JVM too (PySpark keeps it
+    for a next session otherwise), waited for."""
     global _local_dir
-    try:
-        from pyspark.sql import SparkSession
-        active = SparkSession.getActiveSession()
-        if active is not None:
-            active.stop()
-    except Exception:  # stopping is best effort at exit
-        pass
+    with _deferred_signals():  # Ctrl-C now (at exit, say) must not break the Py4J calls that stop Spark
+        try:
+            from pyspark.sql import SparkSession
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                active.stop()
+        except Exception:  # stopping is best effort at exit
+            pass
+        if jvm:
+            _stop_jvm()
     if _local_dir is not None:
         from harness.procs import REAPER
         shutil.rmtree(_local_dir, ignore_errors=True)
         REAPER.forget_dir(_local_dir)
         _local_dir = None
+
+
+def _stop_jvm(timeout_s: float = 15.0) -> None:
+    """End PySpark's JVM (its gateway process): it exits when its stdin closes; killed if it does not."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    SparkContext._gateway = None  # a later session starts a JVM of its own
+    SparkContext._jvm = None
+    if proc is None:
+        return
+    try:
+        gateway.close()
+    except Exception:  # the JVM may be gone already
+        pass
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.terminate()  # its context stopped: nothing of it is left to lose
+        proc.wait(timeout_s)
+    except Exception:  # noqa: BLE001 - whatever went wrong, the JVM must not outlive the command
+        proc.kill()
+        proc.wait()
+
+
+@contextmanager
+def interruptible(spark=None, signals=(signal.SIGINT, signal.SIGTERM)):
+    """While Spark works for this process: Ctrl-C (or SIGTERM) is not raised inside a Py4J call (PySpark's own
+    handler cancels the jobs from inside the call it interrupts: the Py4J connection breaks and Py4J logs
+    tracebacks of 45 lines). It sets the yielded Event instead and cancels `spark`'s jobs from a thread of
+    its own; the job's failure (or, once the body ends, the body's end) is raised as KeyboardInterrupt, the
+    session and its JVM stopped. A second Ctrl-C is raised at once. Only in the main thread (signals)."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+
+    def handler(signum, frame):
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+        if spark is not None:
+            threading.Thread(target=_cancel, args=(spark,), name="ksh-spark-cancel", daemon=True).start()
+
+    old = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield interrupted
+    except BaseException:
+        if interrupted.is_set():
+            stop(jvm=True)
+            raise KeyboardInterrupt("interrupted while Spark worked") from None
+        raise
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)  # PySpark's handler, installed by a session's start, is gone too
+    if interrupted.is_set():  # the body ended before the cancel reached it
+        stop(jvm=True)
+        raise KeyboardInterrupt("interrupted while Spark worked")
+
+
+@contextmanager
+def _deferred_signals(signals=(signal.SIGINT, signal.SIGTERM)):
+    """While Spark stops: a first Ctrl-C (SIGTERM) lets the stop end (raised inside a Py4J call it would break
+    the connection and print tracebacks of both sides, at exit after the command's last line); a second is
+    raised at once. Stopping is what an interrupt asks for anyway: `interruptible` raises its own after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen: list[int] = []
+
+    def handler(signum, frame):
+        if seen:
+            raise KeyboardInterrupt
+        seen.append(signum)
+
+    old = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def _cancel(spark) -> None:
+    try:  # the tasks' failures as they are cancelled and the JVM stops are not news: not logged
+        spark.sparkContext.setLogLevel("OFF")
+        spark.sparkContext.cancelAllJobs()
+    except Exception:  # noqa: BLE001 - the job may be over, the JVM gone: the interrupt is raised anyway
+        pass
