@@ -42,6 +42,14 @@ _seconds = _argument(parse.seconds)
 _seed_count = _argument(lambda text: parse.count(text, least=1, most=MAX_SEEDS))
 
 
+def _path(text: str) -> Path:
+    """A path typed by the user; an empty one is refused (`Path("")` is the current directory, so
+    `check ""` would check whatever is there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path: give a path (`.` for the current directory)")
+    return Path(text)
+
+
 def _released(text: str) -> str:
     """A Kafka release the harness knows (`setup --kafka-version`: its jars are downloaded)."""
     from harness.kafka.versions import KNOWN_VERSIONS, SUPPORTED_LINES, check_supported, normalize_version
@@ -146,7 +154,7 @@ def _add_run_faults(run: argparse.ArgumentParser) -> None:
 def _add_check(sub) -> None:
     check = sub.add_parser("check", help="check run directories, history files (.jsonl or .parquet) or folders "
                                           "of runs again")
-    check.add_argument("history", type=Path, nargs="+")
+    check.add_argument("history", type=_path, nargs="+")
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     check.add_argument("--engine", choices=("auto", "inprocess", "spark"), default="auto",
                        help="inprocess: one Python replay per history; spark: one Spark job for all (Parquet "
@@ -155,15 +163,15 @@ def _add_check(sub) -> None:
                        help="Spark master URL (default: $SPARK_MASTER, else embedded local[*])")
     check.add_argument("--spark-threshold", type=_positive_int, default=SPARK_THRESHOLD,
                        help=f"events above which auto picks spark (default {SPARK_THRESHOLD:,})")
-    check.add_argument("--nightly", type=Path, default=None,
+    check.add_argument("--nightly", type=_path, default=None,
                        help="append one row per run to this nightly table (a directory of Parquet files)")
 
 
 def _add_nightly_report(sub) -> None:
     nightly = sub.add_parser("nightly-report", help="HTML report of a nightly table: pass rate and anomalies "
                                                     "per scenario and night")
-    nightly.add_argument("table", type=Path)
-    nightly.add_argument("--out", type=Path, default=None, help="default: <table>/report.html")
+    nightly.add_argument("table", type=_path)
+    nightly.add_argument("--out", type=_path, default=None, help="default: <table>/report.html")
     nightly.add_argument("--spark-master", default=None)
 
 
@@ -208,7 +216,7 @@ def _add_certify(sub) -> None:
     certify.add_argument("--seeds", type=_seed_count, default=3,
                          help=f"seeds the chaos rules run with, from --seed on (default 3, at most {MAX_SEEDS})")
     certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
-    certify.add_argument("--out", type=Path, default=None, help="certificates root (default: reports/certificates)")
+    certify.add_argument("--out", type=_path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
 
 
@@ -221,11 +229,11 @@ def _add_matrix(sub) -> None:
     matrix.add_argument("--clients", default="confluent,java,franz", help="comma-separated clients")
     matrix.add_argument("--seed", type=_whole, default=1)
     matrix.add_argument("-k", dest="select", default=None, help="a pytest -k expression: only these tests")
-    matrix.add_argument("--out", type=Path, default=None, help="matrix root (default: reports/matrix)")
+    matrix.add_argument("--out", type=_path, default=None, help="matrix root (default: reports/matrix)")
     matrix.add_argument("--workers", type=_whole, default=1,
                         help="pytest-xdist workers per cell, each with its own cluster (2 on a 2-core machine "
                              "takes about half the time)")
-    matrix.add_argument("--resume", type=Path, default=None,
+    matrix.add_argument("--resume", type=_path, default=None,
                         help="a matrix directory an earlier run wrote: keep its finished cells (same --seed and "
                              "-k), run the others into it")
 
@@ -237,14 +245,14 @@ def _add_clean(sub) -> None:
     clean.add_argument("--keep", type=_non_negative_int, default=20, help="newest entries kept per kind (default 20)")
     clean.add_argument("--all", action="store_true", help="delete failed and unknown runs too (beyond --keep)")
     clean.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
-    clean.add_argument("--root", type=Path, default=None, help="reports root (default: $KSH_REPORTS_DIR or ./reports)")
+    clean.add_argument("--root", type=_path, default=None, help="reports root (default: $KSH_REPORTS_DIR or ./reports)")
 
 
 def _add_page(sub) -> None:
     page = sub.add_parser("page", help="(re)write a run directory's page, run.html, from its history and verdict; "
                                         "optionally screenshot it in headless Chromium")
-    page.add_argument("run_dir", type=Path, help="a run directory (reports/runs/<...>, or reports/runs/latest)")
-    page.add_argument("--screenshot", type=Path, default=None, help="write a PNG of the whole page here")
+    page.add_argument("run_dir", type=_path, help="a run directory (reports/runs/<...>, or reports/runs/latest)")
+    page.add_argument("--screenshot", type=_path, default=None, help="write a PNG of the whole page here")
 
 
 def _add_setup(sub) -> None:

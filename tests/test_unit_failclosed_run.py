@@ -463,3 +463,18 @@ def test_the_reproduce_command_is_taken_back_whole(tmp_path):
     assert (again.workload_events, again.fault_seed, again.fault_interval) == (("consumer-kill",), 7, 4.0)
     home = replace(RunSpec(kafka_version="4.3.1"), kafka_home=str(tmp_path)).validate()
     assert _again(home).kafka_home == str(tmp_path)
+
+
+@pytest.mark.parametrize("argv", [["check", ""], ["check", "x", "--nightly", ""], ["nightly-report", ""],
+                                  ["page", ""], ["clean", "--root", ""], ["tally", ""], ["matrix", "--out", ""]])
+def test_an_empty_path_is_refused_not_taken_as_the_current_directory(argv):
+    """`Path("")` is `.`: `check ""` checked (and `clean --root ""` cleaned) the current directory."""
+    import subprocess
+    import sys
+    import os
+    from pathlib import Path
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-m", "harness.cli", *argv], capture_output=True, text=True, timeout=60,
+                          env=env)
+    assert done.returncode == 2, done
+    assert "empty path" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
