@@ -414,17 +414,18 @@ def test_an_empty_path_is_refused_by_check_page_and_clean_never_the_current_dire
 
 
 def test_clean_root_given_as_the_current_directory_deletes_no_folder_of_the_user(tmp_path, monkeypatch, capsys):
-    """Through the parser, `--root ""` is the current directory: a user's folders there are never deleted
-    (only what the harness made), and a directory that is no reports directory is refused."""
+    """`--root .` (what `--root ""` used to mean; an empty path is now refused by the parser): a user's
+    folders there are never deleted (only what the harness made), and a directory that is no reports
+    directory is refused."""
     (tmp_path / "runs" / "my-folder").mkdir(parents=True)
     (tmp_path / "runs" / "my-folder" / "data.csv").write_text("1,2\n")
     os.utime(tmp_path / "runs" / "my-folder", (OLD, OLD))
     monkeypatch.chdir(tmp_path)
-    rc, out, err = _main(["clean", "--root", "", "--keep", "0", "--all"], capsys)
+    rc, out, err = _main(["clean", "--root", ".", "--keep", "0", "--all"], capsys)
     assert rc in (exitcodes.PASS, exitcodes.BAD_INPUT), (out, err)
     assert (tmp_path / "runs" / "my-folder" / "data.csv").is_file() and "deleted" not in out
     monkeypatch.chdir(tmp_path / "runs")
-    rc, _, err = _main(["clean", "--root", "", "--keep", "0", "--all"], capsys)
+    rc, _, err = _main(["clean", "--root", ".", "--keep", "0", "--all"], capsys)
     assert rc == exitcodes.BAD_INPUT
     _one_line(err)
     assert (tmp_path / "runs" / "my-folder").is_dir()
