@@ -28,27 +28,10 @@ from harness.spark.engine import check_files, check_histories
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_unit_checkers import T, base  # noqa: E402
+from test_unit_hostile_history import Expired, deadline  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = 1_000_000_000  # an mtime long past: `clean`'s busy window is over
-
-
-class Expired(BaseException):
-    """Not an Exception: nothing under test may swallow it."""
-
-
-@contextmanager
-def deadline(seconds: float):
-    """Fail (instead of hanging the suite on a fifo) if the body runs longer than `seconds`."""
-    def expired(*_):
-        raise Expired(f"took longer than {seconds} s (blocked on a fifo?)")
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _main(argv: list[str], capsys, seconds: float = 20) -> tuple[int, str, str]:
@@ -659,6 +642,7 @@ _JVM_START = ("WARNING: Using incubator modules", "Setting default log level", "
 
 @pytest.mark.spark
 @pytest.mark.real
+@pytest.mark.nightly  # two Spark starts in subprocesses: over a minute under CI's load (CI, 41dacae: timed out)
 @pytest.mark.parametrize("when", ["session-start", "job"])
 def test_ctrl_c_during_check_engine_spark_is_one_line_and_130_with_the_jvm_stopped(tmp_path, when):
     """SIGINT, as a terminal sends it, once the JVM is up: while the session starts, or once the job's Python

@@ -20,6 +20,9 @@ import pytest
 from harness.cli import main
 from harness.errors import HarnessError
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_unit_exitcodes import _run  # noqa: E402
+
 pytest_plugins = ["pytester"]
 
 FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:allure_pytest")
@@ -301,12 +304,7 @@ def test_a_resumed_matrix_json_that_is_a_fifo_is_one_line(tmp_path):
 
 
 def _run_dir(root: Path, name: str, verdict: dict | None, seed: int = 1) -> Path:
-    run = root / f"{name}-{seed}"
-    run.mkdir(parents=True)
-    (run / "spec.json").write_text(json.dumps({"spec": {"name": name, "seed": seed}}))
-    if verdict is not None:
-        (run / "verdict.json").write_text(json.dumps(verdict))
-    return run
+    return _run(root, name, seed, verdict)
 
 
 def _checker(valid, name="no-loss"):
