@@ -315,8 +315,13 @@ class LocalCluster:
         its place (as Kafka's own LogDirFailureTest does), so the broker's next write or checkpoint
         there fails with an IOException and it takes the directory offline."""
         self._own_log_dir(node_id, path)
-        shutil.rmtree(path, ignore_errors=True)
+        # renamed away first, in one step: removing it in place races the broker, which may create a file
+        # in it while rmtree runs (rmtree then leaves the directory, without meta.properties, in the way)
+        gone = path.with_name(f"{path.name}.failed")
+        shutil.rmtree(gone, ignore_errors=True)
+        path.rename(gone)
         path.write_text("a failed disk (kafka-share-harness disk-fail)\n")
+        shutil.rmtree(gone, ignore_errors=True)
 
     def replace_log_dir(self, node_id: int, path: Path) -> None:
         """A new, empty disk at `path` (the node stopped), formatted as an operator would: StorageTool

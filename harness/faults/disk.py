@@ -81,8 +81,8 @@ class DiskFailure:
         cluster = ctx.cluster_as(Killable)
         held = sorted(p.name for p in disk.iterdir() if p.is_dir())
         before = partition_metadata(ctx, topic, index)
+        s["failed"] = True  # set first: a failure half done is healed by a new disk too
         ctx.cluster_as(Disks).fail_log_dir(node, disk)
-        s["failed"] = True
 
         def taken_over():
             meta = partition_metadata(ctx, topic, index)
