@@ -1,4 +1,4 @@
-"""`share-harness`: run | check | certify | matrix | tally | nightly-report | clean | setup.
+"""`share-harness`: run | check | certify | matrix | explore | tally | nightly-report | clean | setup.
 
 Exit codes (`harness.exitcodes`, the same for every command): 0 pass, 1 violation,
 2 bad input, 3 unknown or incomplete, 130 interrupted. Every user error is one line
@@ -8,7 +8,7 @@ SIGTERM stop everything the run started.
 This module is the entry point (`main`): it parses the command line, dispatches to the command and
 turns every exception into its exit code and one line. The parser is `harness.cli_parser`; the
 commands are `harness.cli_run` (run, run --suite), `harness.cli_report` (check, tally,
-nightly-report), `harness.cli_certify` (certify, matrix) and `harness.cli_upkeep` (setup, clean).
+nightly-report), `harness.cli_certify` (certify, matrix), `harness.cli_explore` (explore) and `harness.cli_upkeep` (setup, clean).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 
 from harness import exitcodes
 from harness.cli_certify import cmd_certify, cmd_matrix
+from harness.cli_explore import cmd_explore
 from harness.cli_parser import build_parser
 from harness.cli_report import cmd_check, cmd_nightly_report, cmd_tally
 from harness.cli_run import cmd_run
@@ -27,7 +28,7 @@ from harness.cli_upkeep import cmd_clean, cmd_page, cmd_setup
 from harness.errors import HarnessError, Inconclusive, first_line
 
 __all__ = ["build_parser", "main", "cmd_run", "cmd_check", "cmd_tally", "cmd_nightly_report", "cmd_certify",
-           "cmd_matrix", "cmd_clean", "cmd_setup", "cmd_page"]
+           "cmd_matrix", "cmd_explore", "cmd_clean", "cmd_setup", "cmd_page"]
 
 def _terminate(signum, frame):  # SIGTERM -> the same clean-up path as Ctrl-C
     raise KeyboardInterrupt
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"run": cmd_run, "check": cmd_check, "setup": cmd_setup, "tally": cmd_tally,
                 "nightly-report": cmd_nightly_report, "certify": cmd_certify, "matrix": cmd_matrix,
+                "explore": cmd_explore,
                 "clean": cmd_clean, "page": cmd_page}[args.command](args)
     except Inconclusive as exc:
         print(f"share-harness: inconclusive, nothing was decided: {exc}", file=sys.stderr)

@@ -88,8 +88,8 @@ class _OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-    for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_clean,
-                _add_setup, _add_page):
+    for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_explore,
+                _add_clean, _add_setup, _add_page):
         add(sub)
     return parser
 
@@ -236,6 +236,49 @@ def _add_matrix(sub) -> None:
     matrix.add_argument("--resume", type=_path, default=None,
                         help="a matrix directory an earlier run wrote: keep its finished cells (same --seed and "
                              "-k), run the others into it")
+
+
+def _budget(text: str) -> float:
+    """A duration: 90 or 90s (seconds), 30m, 2h, 1h30m."""
+    import re
+    match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*", text or "")
+    if not text.strip() or match is None or not any(match.groups()):
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use seconds (90, 90s), minutes (30m), hours "
+                                         "(2h) or both (1h30m)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0 or total > 7 * 86400:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use more than 0 and at most a week (168h)")
+    return total
+
+
+def _add_explore(sub) -> None:
+    explore = sub.add_parser("explore", help="generated runs: operations of the share-group surface interleaved "
+                                              "with faults, checked by the oracle; failures shrunk and stored as "
+                                              "findings (reports/findings)")
+    explore.add_argument("--kafka-version", type=_released, default=None,
+                         help=f"the release under test (default {DEFAULT_VERSION}; with --replay: the schedule's)")
+    explore.add_argument("--kafka-home", type=_path, default=None, help="use jars of an unpacked Kafka distribution")
+    _add_backend(explore)
+    explore.add_argument("--client", default=None, help="the share-consumer library: confluent (default), java, "
+                                                        "franz, or a driver manifest (with --replay: the schedule's)")
+    explore.add_argument("--seed", type=_whole, default=1, help="the exploration's seed: every run's schedule "
+                                                                "derives from it and the run's number")
+    explore.add_argument("--budget", type=_budget, default=120.0,
+                         help="how long to explore (90s, 30m, 2h; default 2m); a run started before the end "
+                              "finishes, and one run is always made")
+    explore.add_argument("--steps", type=_argument(lambda t: parse.count(t, least=1, most=200)), default=12,
+                         help="steps per generated run (default 12, at most 200)")
+    explore.add_argument("--no-shrink", dest="shrink", action="store_false", help="store failures as generated")
+    explore.add_argument("--shrink-runs", type=_positive_int, default=24,
+                         help="the most runs one shrink takes (default 24)")
+    explore.add_argument("--replay", type=_path, default=None, help="run one schedule.json (a finding's) again")
+    explore.add_argument("--merge", type=_path, nargs="+", default=None, metavar="DIR",
+                         help="fold other machines' findings stores (their reports/findings) into this one; "
+                              "nothing runs")
+    explore.add_argument("--findings", type=_path, default=None,
+                         help="the findings store (default: reports/findings under $KSH_REPORTS_DIR or ./reports)")
+    explore.add_argument("--base-port", type=_positive_int, default=None)
 
 
 def _add_clean(sub) -> None:

@@ -47,6 +47,16 @@ class KnownBug:
     fixed_in: str
     #: what a run must show for the checkers to excuse it (anything else is an anomaly)
     evidence: str
+    #: who recognizes it: "allowance" (the checkers excuse it by the allowance of the same name, with its
+    #: evidence) or "conformance" (a conformance test xfails on it, and the explorer's triage names it:
+    #: `harness.explore.triage`); the model's profiles list only the first kind
+    judged_by: str = "allowance"
+
+    def affects(self, version: str) -> bool:
+        """Whether release `version` ("4.3.1") has the bug: `releases` is "A-B", each a version whose parts
+        may end in x ("4.3.x")."""
+        low, _, high = self.releases.partition("-")
+        return _version_key(low, 0) <= _version_key(version, 0) <= _version_key(high or low, 1 << 30)
 
 
 KNOWN_BUGS = {b.name: b for b in (
@@ -58,7 +68,21 @@ KNOWN_BUGS = {b.name: b for b in (
              "a record the history proves accepted or rejected lies below a start offset __share_group_state "
              "held earlier and is not terminal there (or is delivered again), the writes showing the start "
              "going back"),
+    KnownBug("alter-offsets-non-empty-accepted", "4.1.0-4.1.2", "4.2.0 (KAFKA-19440)",
+             "Admin.alterShareGroupOffsets on a group with members returns success and leaves the start offset "
+             "unchanged (the coordinator's NON_EMPTY_GROUP is a top-level error the Admin client never reads; "
+             "suites/conformance/test_group_lifecycle.py)", judged_by="conformance"),
+    KnownBug("added-partitions-start-at-latest", "4.1.0-4.3.x", "4.4.0",
+             "with share.auto.offset.reset latest (or by_duration), the records produced to a partition added "
+             "while the group consumes, before its first share fetch, are never delivered (the added "
+             "share-partition is initialized at the log end; suites/conformance/test_partitions_added.py)",
+             judged_by="conformance"),
 )}
+
+
+def _version_key(version: str, x: int) -> tuple[int, ...]:
+    """"4.3.1" -> (4, 3, 1); an "x" part is `x` (the bottom or the top of the line)."""
+    return tuple(x if part == "x" else int(part) for part in (version.strip().split(".") + ["0", "0"])[:3])
 
 
 class _BugFlags:

@@ -1,0 +1,382 @@
+"""Running one schedule on a real cluster: a fresh topic and share group, the steps in order, a drain, the
+oracle.
+
+The run is a conformance session (`harness.conformance.ShareSession`: the run context, its history, the
+producer, step consumers of the client under test, the Admin operations) on the exploration's cluster,
+with a nemesis (`harness.faults.nemesis`) for the fault steps. Each step either acts or is skipped
+because its target is not there (a consumer slot that left, a fault to heal that never took effect, a
+poll in explicit mode with records still unacknowledged); both are written to the run's `steps.jsonl`
+with the faults in place at that moment (the coverage). A step whose result is definite is checked on
+the spot (`StepCheck`); everything else is the oracle's, after the tail: every fault healed, every
+consumer closed, a fresh consumer drains what is left, the durable read, all checkers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.explore.schedule import Schedule, Step
+from harness.explore.triage import RunFinding, StepCheck, assess
+from harness.spec import RunSpec
+
+POLL_S = 3.0
+
+
+@dataclass
+class StepLog:
+    index: int
+    op: str
+    status: str  # ok | skipped | error
+    detail: str
+    faults: tuple[str, ...]  # catalogue faults in place when the step ran
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "op": self.op, "status": self.status, "detail": self.detail,
+                "faults": list(self.faults), "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class RunRecord:
+    """A schedule as it ran: its run directory, steps, finding and what triage needs."""
+
+    schedule: Schedule
+    run_dir: Path
+    steps: list[StepLog]
+    finding: RunFinding
+    added_from: int | None
+    seconds: float
+    version: str
+    ops: list = field(default_factory=list, repr=False)
+
+    @property
+    def skipped(self) -> list[int]:
+        return [s.index for s in self.steps if s.status == "skipped"]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(op kind, fault kind in place or "none") of each step that acted: the coverage."""
+        out = []
+        for s in self.steps:
+            if s.status == "ok":
+                out += [(s.op, f) for f in s.faults] or [(s.op, "none")]
+        return out
+
+
+def run_spec(base: RunSpec, schedule: Schedule, name: str) -> RunSpec:
+    """The spec of one run of `schedule`: the exploration's cluster settings, the schedule's group."""
+    s = schedule.setup
+    return replace(base, name=name, seed=schedule.seed, topic_partitions=s.partitions, consumers=1,
+                   lock_duration_ms=s.lock_duration_ms, delivery_count_limit=s.delivery_count_limit,
+                   group_configs={**base.group_configs, **s.group_configs()}, max_poll_records=s.max_poll_records,
+                   dead_letter=s.dead_letter)
+
+
+class _Steps:
+    """One run's live state while its steps act."""
+
+    def __init__(self, session, nemesis, lock_ms: int, tolerance_ms: int) -> None:
+        self.s = session
+        self.nemesis = nemesis
+        self.slots: list = []  # StepConsumer or None (left)
+        self.held: list[list] = []
+        self.polled: list[bool] = []
+        self.last_acquired: list[float] = []
+        self.partitions = session.spec.topic_partitions
+        self.added_from: int | None = None
+        self.active: list = []  # FaultRecords in place
+        self.checks: list[StepCheck] = []
+        self.lock_s = lock_ms / 1000
+        self.tolerance_s = tolerance_ms / 1000
+
+    def live(self) -> list[int]:
+        return [i for i, c in enumerate(self.slots) if c is not None and c.driver.alive()]
+
+    def consumer(self, slot: int):
+        if slot >= len(self.slots) or self.slots[slot] is None:
+            raise _Skip(f"consumer slot {slot} has no consumer")
+        c = self.slots[slot]
+        if not c.driver.alive():
+            self.slots[slot] = None
+            raise _Skip(f"consumer slot {slot}'s process is not running")
+        return c
+
+    # -- the ops ---------------------------------------------------------------------------------
+    def produce(self, count: int, partition: int | None) -> str:
+        if partition is not None:
+            self.s.produce(count, partition=partition % self.partitions)
+            return f"{count} records to partition {partition % self.partitions}"
+        for p in range(self.partitions):
+            share = count // self.partitions + (1 if p < count % self.partitions else 0)
+            if share:
+                self.s.produce(share, partition=p)
+        return f"{count} records over {self.partitions} partitions"
+
+    def produce_txn(self, count: int, commit: bool, partition: int) -> str:
+        p = partition % self.partitions
+        self.s.produce_transaction(count, commit, partition=p)
+        return f"{count} records in a transaction to partition {p}, {'committed' if commit else 'aborted'}"
+
+    def join(self, mode: str) -> str:
+        try:
+            c = self.s.consumer(mode)
+        except HarnessError as exc:  # a consumer that cannot start (a fault in place): the slot stays empty
+            self._add(None)
+            raise _Skip(f"the consumer did not start: {str(exc).splitlines()[0]}") from None
+        self._add(c)
+        return f"{c.name} joined ({mode}) as slot {len(self.slots) - 1}"
+
+    def _add(self, c) -> None:
+        self.slots.append(c)
+        self.held.append([])
+        self.polled.append(False)
+        self.last_acquired.append(0.0)
+
+    def poll(self, slot: int) -> str:
+        c = self.consumer(slot)
+        if c.mode == "explicit" and self.held[slot]:
+            raise _Skip(f"slot {slot} holds {len(self.held[slot])} unacknowledged records (explicit mode: no poll)")
+        got = c.poll(POLL_S)
+        self.polled[slot] = True
+        self.held[slot] = list(got) if c.mode == "explicit" else []
+        if got:
+            self.last_acquired[slot] = time.monotonic()
+        return f"{c.name} got {len(got)} records" + (f" (error {c.last_error})" if c.last_error else "")
+
+    def ack(self, slot: int, type_: str, count: int) -> str:
+        c = self.consumer(slot)
+        if c.mode != "explicit" or not self.held[slot]:
+            raise _Skip(f"slot {slot} holds no records to acknowledge")
+        chosen = self.held[slot] if count == 0 else self.held[slot][:count]
+        error = c.ack(chosen, type_)
+        if type_ == "RENEW":
+            self.last_acquired[slot] = time.monotonic()
+        else:
+            self.held[slot] = [r for r in self.held[slot] if r not in chosen]
+        return f"{c.name} {type_} {len(chosen)} records" + (f": {error}" if error else "")
+
+    def commit(self, slot: int, how: str) -> str:
+        c = self.consumer(slot)
+        if how == "async":
+            c.commit_async()
+            return f"{c.name} commitAsync"
+        try:
+            results = c.commit_sync()
+        except HarnessError as exc:  # the client raised: its own outcome, recorded in the history
+            return f"{c.name} commitSync raised: {str(exc).splitlines()[0]}"
+        errors = [r for r in results if r.get("error")]
+        return f"{c.name} commitSync: {len(results)} results" + (f", errors {errors}" if errors else "")
+
+    def close(self, slot: int) -> str:
+        c = self.consumer(slot)
+        c.close()
+        self.slots[slot] = None
+        return f"{c.name} closed"
+
+    def crash(self, slot: int) -> str:
+        c = self.consumer(slot)
+        c.driver.crash()
+        self.slots[slot] = None
+        return f"{c.name} killed (SIGKILL)"
+
+    def hold_past_lock(self, slot: int) -> str:
+        c = self.consumer(slot)
+        if not self.held[slot]:
+            raise _Skip(f"slot {slot} holds no records")
+        # the operation is the wait itself: until the acquisition lock of what the slot holds has run out
+        until = self.last_acquired[slot] + self.lock_s + self.tolerance_s
+        time.sleep(max(0.0, until - time.monotonic()))
+        return f"{c.name} held {len(self.held[slot])} records past their {self.lock_s:g} s lock"
+
+    def _ends(self, partition: int) -> tuple[int, int]:
+        """(log start, end) of `partition` as the history shows it (produced offsets, records deleted)."""
+        end, low = 0, 0
+        for op in self.s.history.ops():
+            v = op.value if isinstance(op.value, dict) else {}
+            if v.get("topic") != self.s.topic or v.get("partition") != partition:
+                continue
+            if op.f == "produce" and op.type == "ok" and isinstance(v.get("offset"), int) and v["offset"] >= 0:
+                end = max(end, v["offset"] + 1)
+            elif op.f == "records-deleted":
+                low = max(low, int(v.get("offset", 0)))
+        return low, end
+
+    def members(self) -> list[str]:
+        """The consumers that are surely members now: running, not asked to close, and polled once."""
+        return [self.slots[i].name for i in self.live() if self.polled[i] and not self.slots[i].close_sent]
+
+    def alter_offsets(self, partition: int, to: str, step: int) -> str:
+        p = partition % self.partitions
+        low, end = self._ends(p)
+        offset = {"earliest": low, "latest": end, "middle": (low + end) // 2}[to]
+        members = self.members()
+        result = self.s.alter_offset(p, offset)
+        if "error" in result:
+            return f"alter offsets of partition {p} to {offset} refused: {result.get('error')} {result.get('message', '')}"
+        if members:
+            from harness.explore.surface import OPS
+            self.checks.append(StepCheck(
+                "alter-offsets-non-empty-accepted", step,
+                f"altering the group's start offset of partition {p} to {offset} succeeded while {', '.join(members)} "
+                f"were members", OPS["alter-offsets"].sentence))
+        return f"alter offsets of partition {p} to {offset} ({to}) accepted"
+
+    def delete_offsets(self) -> str:
+        result = self.s.delete_offsets()
+        if "error" in result:
+            return f"delete offsets refused: {result.get('error')} {result.get('message', '')}"
+        return "delete offsets accepted"
+
+    def delete_records(self, partition: int, fraction: float) -> str:
+        p = partition % self.partitions
+        low, end = self._ends(p)
+        before = int(end * fraction)
+        if before <= low:
+            raise _Skip(f"partition {p} has nothing to delete below {before}")
+        new_low = self.s.delete_records(p, before)
+        return f"records of partition {p} deleted below {before} (log start {new_low})"
+
+    def add_partitions(self, add: int) -> str:
+        from harness.explore.surface import MAX_PARTITIONS
+        total = min(MAX_PARTITIONS, self.partitions + add)
+        if total <= self.partitions:
+            raise _Skip(f"the topic has {self.partitions} partitions already")
+        self.s.add_partitions(total)
+        if self.added_from is None:
+            self.added_from = self.partitions
+        before, self.partitions = self.partitions, total
+        return f"partitions {before} -> {total}"
+
+    def fault(self, name: str, pick: int) -> str:
+        from harness.faults import CATALOGUE
+        if self.active and (CATALOGUE[name].exclusive or CATALOGUE[name].takes_node or
+                            any(CATALOGUE[r.fault].exclusive or CATALOGUE[r.fault].takes_node for r in self.active)):
+            raise _Skip(f"{name} cannot run beside {', '.join(r.fault for r in self.active)}")
+        record = self.nemesis.start(name, pick)
+        if not record.applied:
+            raise _Skip(f"{name} not applied: {record.reason}")
+        self.active.append(record)
+        return f"{name}: {record.evidence}"
+
+    def heal(self) -> str:
+        if not self.active:
+            raise _Skip("no fault in place")
+        record = self.active.pop(0)
+        self.nemesis.heal(record)
+        if not record.healed_ok:
+            raise HarnessError(f"{record.fault} did not heal: {record.reason}")
+        return f"{record.fault} healed: {record.heal_evidence}"
+
+
+class _Skip(Exception):
+    """The step's target is not there: nothing was done."""
+
+
+def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str = "explore") -> RunRecord:
+    """Run `schedule` on `cluster` (a fresh topic and group) and check it; the record of the run."""
+    from harness.conformance.session import ShareSession
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    started = time.monotonic()
+    spec = run_spec(base, schedule, name)
+    session = ShareSession(cluster, spec, run_dir)
+    schedule.save(run_dir / "schedule.json")
+    nemesis = Nemesis(FaultContext(cluster, session.history, session.topic, session.group,
+                                   config=dict(session.limits)))
+    live = _Steps(session, nemesis, session.limits.get("lock_duration_ms", spec.lock_duration_ms or 30000),
+                  spec.lock_tolerance_ms)
+    logs: list[StepLog] = []
+    harness_errors: list[str] = []
+    finished = False
+    try:
+        with (run_dir / "steps.jsonl").open("w") as out:
+            for i, step in enumerate(schedule.steps):
+                log = _one(live, i, step)
+                if log.status == "harness":
+                    harness_errors.append(log.detail)
+                    log.status = "error"
+                logs.append(log)
+                out.write(json.dumps(log.to_json()) + "\n")
+                out.flush()
+            tail = _tail(live, nemesis)
+            out.write(json.dumps({"tail": tail}) + "\n")
+        session.finish()
+        finished = True
+    except HarnessError as exc:
+        harness_errors.append(f"RunBrokeOff: {str(exc).splitlines()[0]}")
+    finally:
+        if not finished:
+            _abandon(session, nemesis)
+    results = session.results if finished else ()
+    finding = assess(results, live.checks, harness_errors)
+    if not finished:
+        finding.outcome = "fail" if finding.outcome == "fail" else "unknown"
+    return RunRecord(schedule, run_dir, logs, finding, live.added_from, time.monotonic() - started,
+                     session.ctx.version, list(session.history.ops()) if finished else [])
+
+
+def _one(live: _Steps, i: int, step: Step) -> StepLog:
+    t0 = time.monotonic()
+    faults = tuple(r.fault for r in live.active)
+    a = step.args
+    try:
+        detail = {
+            "produce": lambda: live.produce(int(a.get("count", 1)), a.get("partition")),
+            "produce-txn": lambda: live.produce_txn(int(a.get("count", 1)), bool(a.get("commit", True)),
+                                                    int(a.get("partition", 0))),
+            "join": lambda: live.join(str(a.get("mode", "explicit"))),
+            "poll": lambda: live.poll(int(a.get("slot", 0))),
+            "ack": lambda: live.ack(int(a.get("slot", 0)), str(a.get("type", "ACCEPT")), int(a.get("count", 0))),
+            "commit": lambda: live.commit(int(a.get("slot", 0)), str(a.get("how", "sync"))),
+            "close": lambda: live.close(int(a.get("slot", 0))),
+            "crash": lambda: live.crash(int(a.get("slot", 0))),
+            "hold-past-lock": lambda: live.hold_past_lock(int(a.get("slot", 0))),
+            "alter-offsets": lambda: live.alter_offsets(int(a.get("partition", 0)), str(a.get("to", "earliest")), i),
+            "delete-offsets": live.delete_offsets,
+            "delete-records": lambda: live.delete_records(int(a.get("partition", 0)), float(a.get("fraction", 0.5))),
+            "add-partitions": lambda: live.add_partitions(int(a.get("add", 1))),
+            "fault": lambda: live.fault(str(a["name"]), int(a.get("pick", 0))),
+            "heal": live.heal,
+        }[step.op]()
+        status = "ok"
+    except _Skip as why:
+        status, detail = "skipped", str(why)
+    except HarnessError as exc:  # the client, the cluster or a fault said no: recorded, the run goes on
+        status, detail = "error", str(exc).splitlines()[0]
+    except Exception as exc:  # noqa: BLE001 - a bug of the harness: the finding names it
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        status, detail = "harness", f"{type(exc).__name__}: {exc} ({Path(frame.filename).name}:{frame.lineno})"
+    return StepLog(i, step.op, status, detail, faults, time.monotonic() - t0)
+
+
+def _tail(live: _Steps, nemesis) -> str:
+    """Every fault healed, every consumer closed, then a fresh consumer drains what is left (ACCEPT) until
+    the group settled every record or the drain's time is up."""
+    nemesis.heal_all()
+    live.active.clear()
+    for i in live.live():
+        live.slots[i].close()
+    s = live.s
+    drain_s = max(30.0, 3 * live.lock_s + 10)
+    c = s.consumer("explicit")
+    got = c.poll_until(10 ** 9, timeout=drain_s, ack="ACCEPT", settled=s.all_settled)
+    try:
+        c.commit_sync()
+    except HarnessError:
+        pass  # its outcome is in the history; the oracle judges it
+    return f"drained {len(got)} records"
+
+
+def _abandon(session, nemesis) -> None:
+    """A run that broke off: heal, close and keep what the history holds (no verdict)."""
+    try:
+        nemesis.heal_all()
+    finally:
+        for c in session.consumers:
+            c.driver.close(10)
+        session.ctx.close()
