@@ -622,14 +622,30 @@ def test_an_aborted_record_in_no_state_topic_write_is_no_durable_state_anomaly()
     assert kinds(durable_state.check(history([[0, 0, 2, 1]]).ops)) == ["state-topic-not-terminal"]
 
 
-def test_latest_does_not_excuse_records_produced_after_a_consumer_started():
+def test_latest_cannot_tell_records_produced_after_a_consumer_started_below_the_first_delivered():
+    """A share-partition is initialized at its first share fetch, which the history does not show: records produced
+    after the first consumer started and below the lowest offset delivered may have been skipped rightly (the
+    explorer's step consumers poll long after they start). Unknown, neither a pass nor a FAIL (issue 48: the
+    explorer's first finding on 4.4.0 was this false FAIL); before the start they are excused, above it lost."""
     from harness.checkers import no_loss
     h = H(reset="latest")
+    h.produce("early", 0, 0)
     h.add("consumer-0", "ok", "start", {"client": "x"})
-    for o in range(4):
+    for o in range(1, 4):
         h.produce(f"r{o}", 0, o)
+    h.produce("late", 0, 5)
     h.consume("consumer-0", [("r2", 0, 2, 1), ("r3", 0, 3, 1)])
-    assert [a.message.split()[1] for a in no_loss.check(h.ops).anomalies] == ["r0", "r1"]
+    result = no_loss.check(h.ops)
+    assert [a.message.split()[1] for a in result.anomalies] == ["late"]  # above the first delivered: lost
+    h2 = H(reset="latest")
+    h2.produce("early", 0, 0)
+    h2.add("consumer-0", "ok", "start", {"client": "x"})
+    for o in range(1, 4):
+        h2.produce(f"r{o}", 0, o)
+    h2.consume("consumer-0", [("r2", 0, 2, 1), ("r3", 0, 3, 1)])
+    result = no_loss.check(h2.ops)
+    assert result.valid == "unknown" and "first share fetch" in result.reason, result
+    assert result.allowances.get("before-latest-start") == 2  # early and r1 excused; r1 makes it unknown
 
 
 def test_a_record_of_an_aborted_transaction_delivered_and_accepted_is_flagged():

@@ -49,8 +49,27 @@ def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
     initialized at the log end). With by_duration:D, also older than the duration (`before_duration`):
     False where the record's timestamp says it had to be delivered; an unknown verdict where the history
     cannot tell."""
-    if not (r.latest and rec.count == 0 and rec.produce_index < r.evidence.first_start
-            and offset < r.ledger.lowest_delivered.get(tp, -1)):
+    lowest = r.ledger.lowest_delivered.get(tp, -1)
+    if tp[1] >= r.added_partitions.get(tp[0], 1 << 31):  # an added partition starts at 0 (KIP-932): no excuse
+        return False
+    if not (r.latest and rec.count == 0 and (offset < lowest or (lowest < 0 and r.by_duration_ns is None
+                                                                 and rec.produce_index > r.evidence.first_start))):
+        return False
+    if rec.produce_index > r.evidence.first_start and r.by_duration_ns is None:
+        # A share-partition is initialized at its first share fetch, not when a consumer starts: a record produced
+        # after the first consumer started (a step consumer that polls later, the explorer's schedules) and below
+        # the lowest offset the share-partition delivered may lie before or after where it was initialized; the
+        # history does not show that moment, so whether skipping it was right is unknown (never a pass, never a FAIL)
+        r.findings.obs.unknown.setdefault(NAME, f"record {rec.rid} at {tp[0]}-{tp[1]}@{offset} was never delivered "
+                                                f"under share.auto.offset.reset={r.config.get('auto_offset_reset')}: "
+                                                f"produced after the first consumer started (index "
+                                                f"{r.evidence.first_start}) and below the lowest offset its "
+                                                f"share-partition delivered ({lowest if lowest >= 0 else 'none'}), it "
+                                                f"may lie before the offset the "
+                                                f"share-partition was initialized at (its first share fetch, which the "
+                                                f"history does not show)")
+        return True  # (excused, but the verdict is unknown)
+    if rec.produce_index > r.evidence.first_start:
         return False
     return r.by_duration_ns is None or before_duration(r, tp, offset, rec)
 

@@ -96,6 +96,8 @@ class Replay:
         self.dead_letters = dead_letter.DeadLetters(self, config)
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
+        #: topic -> its partition count before the first `partitions-added`: partitions from there on were added
+        self.added_partitions: dict[str, int] = {}
         self.excused_reads: dict[tuple, str] = {}  # (tp, offset) a start-offset read passed by an allowance
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
         #: (tp, offset) -> count skips of that record to judge at the end (delivery_count.judge_end)
@@ -304,6 +306,10 @@ class Replay:
             self.dead_letters.row(index, type_, None if topic is None else (topic, partition), v)
         elif type_ in ("ok", "info") and f == "transaction":
             self.transaction(index, time, v)
+        elif type_ == "ok" and f == "partitions-added":  # KIP-932: added share-partitions start at 0
+            name, before = v.get("topic"), v.get("from")
+            if isinstance(name, str) and isinstance(before, int):
+                self.added_partitions[name] = min(self.added_partitions.get(name, before), before)
         elif type_ == "ok" and topic is not None and f in ("records-deleted", "records-compacted", "reset-offsets"):
             self.log_changed(index, time, f, (topic, partition), offset, v)
 

@@ -219,8 +219,12 @@ class StateTopic:
         ledger, findings = self.ledger, self.findings
         checked = 0
         for tp, (start, states, read_index) in self.final_state.items():
+            log_start = ledger.log_start.get(tp, 0)
+
             def terminal(o: int) -> bool:
-                return o < start or states.get(o, (0, 0))[0] in TERMINAL_IDS
+                # below the log start a deleteRecords set, a record is gone from the log: the share-partition
+                # never has to hold it (one initialized after the deletion starts at the log start or later)
+                return o < start or o < log_start or states.get(o, (0, 0))[0] in TERMINAL_IDS
 
             def held(o: int) -> str:
                 """How the state topic holds offset `o`, with the writes that decided it."""

@@ -48,7 +48,10 @@ class LogOperations:
 
         from harness.cluster.inspect import ClusterInspector
         inspector = ClusterInspector(self.cluster.bootstrap_servers)
+        before = len(inspector.partitions(self.topic))
         inspector.admin.create_partitions([NewPartitions(self.topic, total)])[self.topic].result(30)
+        self.history.append("admin", "ok", "partitions-added", {"topic": self.topic, "partitions": total,
+                                                                "from": before})
         wait_until(lambda: len(inspector.partitions(self.topic)) == total and inspector.all_led(self.topic),
                    timeout=60, what=f"{self.topic}'s {total} partitions to have leaders")
         self._await_every_broker_knows(total)

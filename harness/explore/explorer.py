@@ -138,6 +138,10 @@ class Explorer:
             return tries["n"] < self.options.shrink_runs and (tries["n"] == 0 or time.monotonic() < deadline)
         shrink(failing.schedule, fails, can_test, failing.skipped)
         result = best["record"]
+        if result.skipped and len(result.schedule.steps) > len(result.skipped):  # skipped in the smallest run: try without
+            tries["n"] -= 1  # (one confirming run past the budget, as the first)
+            fails(result.schedule.with_steps(s for i, s in enumerate(result.schedule.steps) if i not in set(result.skipped)))
+            result = best["record"]
         self.say(f"  shrunk {len(failing.schedule.steps)} -> {len(result.schedule.steps)} steps in {tries['n']} runs")
         return result
 

@@ -91,6 +91,8 @@ class _Steps:
         self.added_from: int | None = None
         self.active: list = []  # FaultRecords in place
         self.checks: list[StepCheck] = []
+        #: why the run cannot be decided (a step whose effect could not be read back)
+        self.uncertain: list[str] = []
         self.lock_s = lock_ms / 1000
         self.tolerance_s = tolerance_ms / 1000
 
@@ -238,19 +240,75 @@ class _Steps:
         before = int(end * fraction)
         if before <= low:
             raise _Skip(f"partition {p} has nothing to delete below {before}")
-        new_low = self.s.delete_records(p, before)
+        try:
+            new_low = self.s.delete_records(p, before)
+        except Exception as exc:  # noqa: BLE001 - a timeout under a fault: whether it took effect is read back
+            return self._deletion_read_back(p, low, before, exc)
         return f"records of partition {p} deleted below {before} (log start {new_low})"
+
+    def _deletion_read_back(self, p: int, low: int, before: int, exc: Exception) -> str:
+        """deleteRecords raised (a timeout under a fault): read the log start back and record the deletion if
+        it moved, so the oracle does not take records it removed for lost; a log start that cannot be read makes
+        the run undecided (`uncertain`)."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        from harness.cluster.inspect import ClusterInspector
+        from harness.wait import WaitTimeout, wait_until
+        admin = ClusterInspector(self.s.cluster.bootstrap_servers).admin
+        tp = TopicPartition(self.s.topic, p)
+
+        def start() -> int | None:
+            try:
+                return admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(10).offset
+            except Exception:  # noqa: BLE001 - not readable yet (the fault's heal brings it back)
+                return None
+        try:
+            now = wait_until(start, timeout=90, interval=1.0, what=f"the log start of {self.s.topic}-{p}")
+        except WaitTimeout:
+            self.uncertain.append(f"deleteRecords of partition {p} raised {type(exc).__name__} and its log start "
+                                  "could not be read back: whether records were deleted is unknown")
+            raise HarnessError(self.uncertain[-1]) from None
+        if now > low:
+            self.s.history.append("admin", "ok", "records-deleted", {"topic": self.s.topic, "partition": p,
+                                                                     "offset": now})
+        raise HarnessError(f"deleteRecords below {before} on partition {p} raised {type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0][:120]}; the log start read back is {now}")
 
     def add_partitions(self, add: int) -> str:
         from harness.explore.surface import MAX_PARTITIONS
         total = min(MAX_PARTITIONS, self.partitions + add)
         if total <= self.partitions:
             raise _Skip(f"the topic has {self.partitions} partitions already")
-        self.s.add_partitions(total)
+        try:
+            self.s.add_partitions(total)
+        except Exception as exc:  # noqa: BLE001 - a timeout under a fault: how many there are now is read back
+            self._growth_read_back(exc)
+            raise HarnessError(f"createPartitions to {total} raised {type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0][:120]}; the topic has {self.partitions} now") from None
         if self.added_from is None:
             self.added_from = self.partitions
         before, self.partitions = self.partitions, total
         return f"partitions {before} -> {total}"
+
+    def _growth_read_back(self, exc: Exception) -> None:
+        """createPartitions raised: read the partition count back (recording a growth that happened)."""
+        from harness.cluster.inspect import ClusterInspector
+        from harness.wait import WaitTimeout, wait_until
+        inspector = ClusterInspector(self.s.cluster.bootstrap_servers)
+        try:
+            count = wait_until(lambda: len(inspector.partitions(self.s.topic)) or None, timeout=90, interval=1.0,
+                               what=f"the partition count of {self.s.topic}")
+        except WaitTimeout:
+            self.uncertain.append(f"createPartitions raised {type(exc).__name__} and the partition count could not "
+                                  "be read back")
+            return
+        if count > self.partitions:
+            self.s.history.append("admin", "ok", "partitions-added", {"topic": self.s.topic, "partitions": count,
+                                                                      "from": self.partitions})
+            self.added_from = self.partitions if self.added_from is None else self.added_from
+            self.partitions = count
+            self.s._producer = None  # its metadata knows the old partitions only
 
     def fault(self, name: str, pick: int) -> str:
         from harness.faults import CATALOGUE
@@ -314,10 +372,23 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
             _abandon(session, nemesis)
     results = session.results if finished else ()
     finding = assess(results, live.checks, harness_errors)
+    if live.uncertain:  # a step whose effect is not known: nothing the oracle says of the run is decided
+        finding.outcome = "unknown"
+        finding.unknown += live.uncertain
     if not finished:
         finding.outcome = "fail" if finding.outcome == "fail" else "unknown"
     return RunRecord(schedule, run_dir, logs, finding, live.added_from, time.monotonic() - started,
                      session.ctx.version, list(session.history.ops()) if finished else [])
+
+
+def _external() -> tuple[type, ...]:
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from confluent_kafka import KafkaException
+    return (KafkaException, FutureTimeout, TimeoutError, OSError)
+
+
+_EXTERNAL = _external()
 
 
 def _one(live: _Steps, i: int, step: Step) -> StepLog:
@@ -348,6 +419,8 @@ def _one(live: _Steps, i: int, step: Step) -> StepLog:
         status, detail = "skipped", str(why)
     except HarnessError as exc:  # the client, the cluster or a fault said no: recorded, the run goes on
         status, detail = "error", str(exc).splitlines()[0]
+    except _EXTERNAL as exc:  # a Kafka client call that failed or timed out (under a fault): not the harness's bug
+        status, detail = "error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     except Exception as exc:  # noqa: BLE001 - a bug of the harness: the finding names it
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         status, detail = "harness", f"{type(exc).__name__}: {exc} ({Path(frame.filename).name}:{frame.lineno})"

@@ -82,6 +82,7 @@ def assess(results: Sequence[Any], step_checks: Sequence[StepCheck], harness_err
         for name in r.allowances:
             if name in ALLOWANCES and ALLOWANCES[name].known_bug and f"known:{name}" not in parts:
                 parts.add(f"known:{name}")
+                evidence += [i for uses in r.allowance_evidence.get(name, [])[:2] for i in uses][:8]
                 kept = "; ".join(r.stats.get("known_bug_evidence", [])[:1])
                 reasons.append(f"{r.checker} excused {name} (a known bug of the release)" + (f": {kept}" if kept else ""))
     for check in step_checks:

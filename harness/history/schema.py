@@ -17,7 +17,7 @@ KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
     "recover", "hold", "share-state", "records-deleted", "transaction",
-    "records-compacted", "dead-letters", "release", "features",
+    "records-compacted", "dead-letters", "release", "features", "partitions-added",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -230,6 +230,10 @@ def _check_records_deleted(v: Any, t: str) -> None:
     _fields(v, "value", ints=("partition", "offset"), strs=("topic",))
 
 
+def _check_partitions_added(v: Any, t: str) -> None:
+    _fields(v, "value", ints=("partitions", "from"), strs=("topic",))
+
+
 def _check_records_compacted(v: Any, t: str) -> None:
     _fields(v, "value", ints=("partition",), strs=("topic",))
     for i, o in enumerate(_list(v, "offsets", "value")):
@@ -342,6 +346,7 @@ _VALUE_CHECKS: dict[str, tuple[Callable[[Any, str], None], bool]] = {
     "reset-offsets": (_check_reset_offsets, True),
     "transaction": (_check_transaction, True),
     "records-deleted": (_check_records_deleted, True),
+    "partitions-added": (_check_partitions_added, True),
     "records-compacted": (_check_records_compacted, True),
     "config": (_check_config, False),
     "truncated": (_check_truncated, True),

@@ -41,8 +41,8 @@ def skippable(f: Facts, key: Key, after_start: bool = False) -> tuple[Delivery, 
     invoke = f.produce_invoke[rid]
     if after_start and invoke < f.first_start:
         return None
-    if f.latest and f.produce_ok[rid] < f.first_start and _below_latest_start(f, key):
-        return None
+    if f.latest and _below_latest_start(f, key):  # produced before or after the first start: the history
+        return None  # cannot place it against the share-partition's initialization (`no_loss.before_latest_start`)
     if _archivable_unseen(f, key, invoke):
         return None
     return d, acks[-1]
@@ -202,9 +202,10 @@ def skip_record_with_old_session_ends(ops: list[Op], rng: random.Random) -> Muta
 @mutant_class("latest-skip-after-start")
 def latest_skip_after_start(ops: list[Op], rng: random.Random) -> Mutant | None:
     """With share.auto.offset.reset=latest, drop-delivery of a record produced after the first consumer
-    started. Models a share-partition initialized past records it should deliver. Boundary of the
-    `before-latest-start` allowance: only records produced before the first consumer start may lie
-    below where a latest share-partition began (`unobserved-acquisition` is ruled out as for
+    started, above the lowest offset its share-partition delivered. Models a share-partition that skipped
+    a record it should deliver. Boundary of the `before-latest-start` allowance: a record below the lowest
+    offset delivered may lie below where a latest share-partition began (initialized at its first share
+    fetch, which the history does not show: unknown if produced after the first start), one above it not (`unobserved-acquisition` is ruled out as for
     drop-delivery)."""
     f = facts(ops)
     if not f.latest:

@@ -1,0 +1,312 @@
+"""The explorer's pure parts (issue 48): schedules, the generator, shrinking, signatures and triage, the findings
+store and its coverage, and the command line's refusals. The real runs are in tests/test_explore_real.py."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from harness.checkers import Anomaly, Result
+from harness.errors import HarnessError
+from harness.explore.schedule import Schedule, Setup, Step
+from harness.explore.shrink import ddmin, shrink
+from harness.explore.store import Coverage, FindingsStore, report_md
+from harness.explore.surface import OPS, Env, available, generate
+from harness.explore.triage import StepCheck, Triage, assess, dir_name, triage
+
+ALL = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit", "commit_sync", "commit_async")
+
+
+def _schedule(steps=(), **setup) -> Schedule:
+    return Schedule("4.4.0", "confluent", "local", 7, Setup(**setup), tuple(steps))
+
+
+# -- schedules -----------------------------------------------------------------------------------
+def test_a_schedule_round_trips_through_its_json_file(tmp_path):
+    s = _schedule([Step("join", {"mode": "explicit"}), Step("produce", {"count": 2, "partition": 1})], partitions=2,
+                  auto_offset_reset="latest")
+    path = s.save(tmp_path / "schedule.json")
+    assert Schedule.load(path) == s
+    assert "2. produce(count=2, partition=1)" in s.text()
+
+
+@pytest.mark.parametrize("content, says", [
+    ("[]", "not an explorer schedule"),
+    ('{"schema": "other"}', "not an explorer schedule"),
+    ('{"schema": "ksh-explore-schedule/1", "setup": {}}', "malformed"),
+    ('{"schema": "ksh-explore-schedule/1", "kafka_version": "4.4.0", "client": "c", "backend": "local", "seed": 1, '
+     '"setup": {}, "steps": [{"op": "rm-rf"}]}', "unknown operations rm-rf"),
+    ('{"schema": "ksh-explore-schedule/1", "kafka_version": "4.4.0", "client": "c", "backend": "local", "seed": 1, '
+     '"setup": {"colour": 1}, "steps": []}', "malformed"),
+])
+def test_a_file_that_is_not_a_schedule_is_one_line_naming_it(tmp_path, content, says):
+    path = tmp_path / "s.json"
+    path.write_text(content)
+    with pytest.raises(HarnessError, match=says):
+        Schedule.load(path)
+
+
+# -- the generator ---------------------------------------------------------------------------------
+def test_the_same_seed_draws_the_same_schedule_and_another_seed_another():
+    env = Env("4.4", ALL)
+    a, b, c = (generate(env, "4.4.0", "confluent", seed, 15) for seed in (5, 5, 6))
+    assert a == b and a != c
+    assert len(a.steps) == 15 and a.steps[0].op == "join"
+
+
+def test_the_generator_draws_only_what_the_release_and_driver_have():
+    old = Env("4.1", ("ack:ACCEPT", "ack:RELEASE", "explicit", "commit_sync"))
+    assert "RENEW" not in {s.args.get("type") for seed in range(40)
+                           for s in generate(old, "4.1.2", "java", seed, 20).steps}
+    setups = [generate(old, "4.1.2", "java", seed, 3).setup for seed in range(40)]
+    assert {s.delivery_count_limit for s in setups} == {None}  # the group config is 4.3+
+    assert {s.dead_letter for s in setups} == {"off"}  # KIP-1191 is 4.4+
+    new = [generate(Env("4.4", ALL), "4.4.0", "java", seed, 3).setup for seed in range(60)]
+    assert {s.dead_letter for s in new} == {"off", "headers", "copy"}
+    assert "join" in available(Env("4.4", ("ack:ACCEPT",)))  # no explicit mode: nothing joins
+
+
+def test_generated_steps_only_act_on_what_the_generator_thinks_is_there():
+    for seed in range(30):
+        live, faults = set(), 0
+        for step in generate(Env("4.4", ALL), "4.4.0", "confluent", seed, 25).steps:
+            if step.op == "join":
+                live.add(len(live) + sum(1 for _ in ()))
+            if step.op == "fault":
+                assert faults == 0
+                faults += 1
+            if step.op == "heal":
+                assert faults == 1
+                faults -= 1
+
+
+def test_every_op_cites_a_sentence():
+    assert all(len(op.sentence) > 40 for op in OPS.values())
+
+
+# -- shrinking -----------------------------------------------------------------------------------
+def test_ddmin_finds_the_one_minimal_failing_subset():
+    fails = lambda items: {3, 7} <= set(items)  # noqa: E731
+    assert ddmin(list(range(10)), fails) == [3, 7]
+
+
+def test_ddmin_stops_at_its_budget_with_the_best_so_far():
+    calls = []
+
+    def fails(items):
+        calls.append(items)
+        return 9 in items
+    got = ddmin(list(range(16)), fails, can_test=lambda: len(calls) < 3)
+    assert len(calls) == 3 and 9 in got and len(got) < 16
+
+
+def test_shrink_drops_skipped_steps_then_steps_then_settings():
+    steps = [Step("produce", {"count": i}) for i in range(6)]
+    s = _schedule(steps, partitions=3, auto_offset_reset="latest", max_poll_records=10)
+    runs = []
+
+    def fails(candidate):
+        runs.append(candidate)
+        counts = [st.args["count"] for st in candidate.steps]
+        return 4 in counts and candidate.setup.auto_offset_reset == "latest"
+    best = shrink(s, fails, skipped=[0, 1])
+    assert [st.args["count"] for st in best.steps] == [4]
+    assert best.setup.auto_offset_reset == "latest"  # needed: kept
+    assert best.setup.partitions == 1 and best.setup.max_poll_records == 5  # not needed: plain again
+    assert len(runs[0].steps) == 4  # the skipped ones dropped first, with one run
+
+
+# -- signatures and triage -----------------------------------------------------------------------
+def _r(checker, valid, kinds=(), allowances=None, reason=""):
+    return Result(checker, valid, tuple(Anomaly(k, f"{k} of record 1", (4,)) for k in kinds), {}, reason,
+                  allowances or {})
+
+
+def test_assess_names_each_part_and_the_outcome():
+    ok = assess([_r("no-loss", True)], [], [])
+    assert ok.outcome == "pass" and ok.parts == () and not ok.interesting
+    known = assess([_r("delivery-count", True, allowances={"session-release-decrement": 2})], [], [])
+    assert known.outcome == "known" and known.parts == ("known:session-release-decrement",)
+    failed = assess([_r("no-loss", False, ["lost", "lost"]), _r("ack-results", True)],
+                    [StepCheck("alter-offsets-non-empty-accepted", 3, "accepted", "Admin: must be empty")], [])
+    assert failed.outcome == "fail"
+    assert failed.signature == "no-loss:lost+step:alter-offsets-non-empty-accepted"
+    assert failed.evidence == [4]
+    undecided = assess([_r("durable-state", "unknown", reason="the durable read failed")], [], [])
+    assert undecided.outcome == "unknown" and not undecided.parts
+    crashed = assess([_r("no-loss", "unknown", reason="checker crashed: KeyError")], [], ["KeyError: 'x' (a.py:1)"])
+    assert crashed.outcome == "fail" and "harness:checker-crashed-no-loss" in crashed.parts
+
+
+def test_triage_names_a_known_bug_only_on_a_release_that_has_it():
+    parts = ("known:session-release-decrement",)
+    assert triage(parts, "4.1.2", "local").kind == "known-bug"
+    assert triage(parts, "4.1.2", "local").known_bug == "session-release-decrement"
+    assert triage(parts, "4.4.0", "local").kind == "broker-bug"  # 4.4 fixed it: not excused
+    step = ("step:alter-offsets-non-empty-accepted",)
+    assert triage(step, "4.1.2", "local").known_bug == "alter-offsets-non-empty-accepted"
+    assert triage(step, "4.2.2", "local").kind == "broker-bug"
+
+
+def test_triage_of_what_is_not_a_known_bug():
+    assert triage(("harness:keyerror", "no-loss:lost"), "4.4.0", "local").kind == "harness-bug"
+    assert triage(("ack-results:ack-result-missing",), "4.4.0", "local").kind == "client-bug"
+    assert triage(("no-loss:lost",), "4.4.0", "kfake").kind == "backend-deviation"
+    assert triage(("no-loss:lost", "ack-results:x"), "4.4.0", "local").kind == "broker-bug"
+
+
+def _op(index, f, value, process="producer-0", type_="ok"):
+    from harness.history.schema import Op
+    return Op(index, index, process, type_, f, value)
+
+
+def test_lost_records_on_added_partitions_are_the_known_bug_only_with_latest_and_only_there(monkeypatch):
+    from harness.checkers import registry
+    ops = [_op(1, "produce", {"partition": 0}), _op(2, "produce", {"partition": 2})]
+    monkeypatch.setitem(registry.CHECKERS, "no-loss", lambda _: Result("no-loss", False, (Anomaly("lost", "m", (2,)),)))
+    latest = Setup(auto_offset_reset="latest")
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=1).known_bug == \
+        "added-partitions-start-at-latest"
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=3).kind == "broker-bug"  # p2 was there
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, Setup(), added_from=1).kind == "broker-bug"  # earliest
+    assert triage(("no-loss:lost",), "4.4.0", "local", ops, latest, added_from=1).kind == "broker-bug"  # fixed
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=None).kind == "broker-bug"
+
+
+def test_a_signature_dir_is_file_safe_and_distinct():
+    a, b = dir_name("no-loss:lost+step:x"), dir_name("no-loss:lost+step:y")
+    assert a != b and "/" not in a and ":" not in a and len(a) < 100
+
+
+# -- the store and coverage ----------------------------------------------------------------------
+def _record(store, tmp_path, steps, seed=1, name="run"):
+    run = tmp_path / name
+    run.mkdir(exist_ok=True)
+    (run / "history.jsonl").write_text("{}\n")
+    s = _schedule([Step("produce", {"count": 1})] * steps)
+    t = Triage("broker-bug", None, "the broker's side broke")
+    return store.record("no-loss:lost", ("no-loss:lost",), t, s, s, run, ["no-loss lost: record 1 lost"], [1], [],
+                        seed, "share-harness explore --replay x")
+
+
+def test_a_finding_is_stored_once_per_signature_keeping_the_smaller_schedule(tmp_path):
+    store = FindingsStore(tmp_path / "findings")
+    folder, new = _record(store, tmp_path, 5)
+    assert new and (folder / "report.md").exists() and (folder / "run" / "history.jsonl").exists()
+    folder2, new2 = _record(store, tmp_path, 3, seed=2)
+    assert folder2 == folder and not new2
+    data = json.loads((folder / "finding.json").read_text())
+    assert len(data["occurrences"]) == 2 and data["minimal_steps"] == 3
+    assert len(Schedule.load(folder / "schedule.json").steps) == 3
+
+
+def test_merging_machines_deduplicates_by_signature_and_adds_coverage(tmp_path, monkeypatch):
+    monkeypatch.setenv("KSH_MACHINE", "a")
+    mine = FindingsStore(tmp_path / "a")
+    _record(mine, tmp_path, 4, name="ra")
+    mine.save_coverage(Coverage(Counter({("poll", "none"): 3}), 1), 1)
+    monkeypatch.setenv("KSH_MACHINE", "b")
+    theirs = FindingsStore(tmp_path / "b")
+    _record(theirs, tmp_path, 2, name="rb")
+    theirs.save_coverage(Coverage(Counter({("poll", "leader-kill"): 2}), 1), 2)
+    assert mine.merge([theirs.root]) == (0, 1, 1)
+    assert mine.merge([theirs.root]) == (0, 0, 0)  # twice is once
+    [finding] = mine.findings()
+    assert {o["machine"] for o in finding["occurrences"]} == {"a", "b"} and finding["minimal_steps"] == 2
+    total = mine.total_coverage()
+    assert total.runs == 2 and total.pairs[("poll", "leader-kill")] == 2
+    with pytest.raises(HarnessError, match="not a directory"):
+        mine.merge([tmp_path / "nowhere"])
+
+
+def test_the_coverage_table_shows_what_was_never_tried():
+    c = Coverage()
+    c.add([("poll", "none"), ("poll", "leader-kill")])
+    text = c.table(["poll", "ack"], ["leader-kill", "latency"])
+    assert "faults never in place while an operation ran: latency" in text
+    assert text.splitlines()[2].split()[1:] == [".", "."]  # ack: never
+
+
+def test_report_md_reads_as_a_bug_report():
+    s = _schedule([Step("join", {"mode": "explicit"})], auto_offset_reset="latest")
+    text = report_md("no-loss:lost", ("no-loss:lost",), Triage("broker-bug", None, "suspected"), s,
+                     ["no-loss lost: record 1 lost"], [2], [_op(2, "produce", {"partition": 0})],
+                     "share-harness explore --replay f")
+    for heading in ("# Share group on Kafka 4.4.0", "## Release and configuration", "## Minimal steps",
+                    "## Expected", "at-least-once", "## Observed", "## Reproduce", "share.auto.offset.reset=latest",
+                    '"partition": 0', "confirm it before filing"):
+        assert heading in text
+
+
+# -- the command line ----------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, says", [
+    (["explore", "--budget", "0"], "invalid duration"),
+    (["explore", "--budget", "2x"], "invalid duration"),
+    (["explore", "--steps", "0"], "--steps"),
+    (["explore", "--replay", ""], "empty path"),
+])
+def test_bad_explore_options_are_one_line(argv, says, capsys):
+    from harness.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_replaying_a_file_that_is_not_a_schedule_is_bad_input_before_a_cluster_starts(tmp_path, capsys):
+    from harness.cli import main
+    bad = tmp_path / "s.json"
+    bad.write_text("{}")
+    assert main(["explore", "--replay", str(bad), "--findings", str(tmp_path / "f")]) == 2
+    assert "not an explorer schedule" in capsys.readouterr().err
+
+
+def test_merge_runs_nothing_and_reports_what_it_folded(tmp_path, capsys):
+    from harness.cli import main
+    other = FindingsStore(tmp_path / "other")
+    _record(other, tmp_path, 2)
+    assert main(["explore", "--merge", str(other.root), "--findings", str(tmp_path / "mine")]) == 0
+    assert "1 new findings" in capsys.readouterr().out
+    assert main(["explore", "--merge", str(other.root), "--replay", "x.json"]) == 2
+
+
+def test_the_budget_parser_reads_hours_minutes_and_seconds():
+    from harness.cli_parser import _budget
+    assert _budget("2h") == 7200 and _budget("1h30m") == 5400 and _budget("90") == 90 and _budget("45s") == 45
+
+
+# -- the loop, with a stand-in for the real run ----------------------------------------------------
+def test_the_loop_shrinks_a_failure_stores_it_once_and_counts_coverage(tmp_path, monkeypatch):
+    """A run "fails" (no-loss lost) when its schedule holds a crash step; the loop shrinks it to that step,
+    stores one finding however often it recurs, and keeps exploring until the budget."""
+    from harness.explore import explorer as ex
+    from harness.explore.runner import RunRecord, StepLog
+    from harness.spec import RunSpec
+    monkeypatch.setenv("KSH_REPORTS_DIR", str(tmp_path / "reports"))
+    made = []
+
+    def fake_execute(schedule, cluster, base, run_dir, name="explore"):
+        made.append(schedule)
+        crashed = any(s.op == "crash" for s in schedule.steps)
+        results = [_r("no-loss", False, ["lost"]) if crashed else _r("no-loss", True)]
+        logs = [StepLog(i, s.op, "ok", "", ("leader-kill",) if i % 2 else (), 0.0)
+                for i, s in enumerate(schedule.steps)]
+        return RunRecord(schedule, run_dir, logs, assess(results, [], []), None, 0.1, "4.4.0", [])
+    monkeypatch.setattr(ex, "execute", fake_execute)
+    clock = iter(range(0, 10_000, 10))
+    monkeypatch.setattr(ex.time, "monotonic", lambda: next(clock))
+    store = FindingsStore(tmp_path / "findings")
+    base = replace(RunSpec(), kafka_version="4.4.0", client="java")
+    lines = []
+    out = ex.Explorer(base, ex.ExploreOptions(seed=3, budget_s=400, steps=12), None, store, lines.append).explore()
+    assert out.runs >= 3 and out.outcomes["fail"] >= 1, lines
+    [finding] = store.findings()
+    minimal = Schedule.load(tmp_path / "findings" / dir_name("no-loss:lost") / "schedule.json")
+    assert [s.op for s in minimal.steps] == ["crash"], lines
+    assert finding["triage"]["kind"] == "broker-bug" and len(finding["occurrences"]) == out.outcomes["fail"]
+    assert out.coverage.runs == out.runs and out.coverage.pairs
+    assert ex.summary(out, store, ex.env_of(base), "r").count("no-loss:lost") == 1
