@@ -310,3 +310,15 @@ def test_the_loop_shrinks_a_failure_stores_it_once_and_counts_coverage(tmp_path,
     assert finding["triage"]["kind"] == "broker-bug" and len(finding["occurrences"]) == out.outcomes["fail"]
     assert out.coverage.runs == out.runs and out.coverage.pairs
     assert ex.summary(out, store, ex.env_of(base), "r").count("no-loss:lost") == 1
+
+
+def test_the_real_smokes_seed_still_draws_a_healed_fault_on_earliest():
+    """tests/test_explore_real.py gates one seeded run: if the generator changes, its schedule must still be
+    one the oracle decides (earliest) with a fault healed and records polled, else pick another seed here."""
+    from harness.clients.registry import driver_info
+    from harness.explore.explorer import run_seed
+    from tests.test_explore_real import SEED
+    s = generate(Env("4.4", driver_info("confluent").features), "4.4.0", "confluent", run_seed(SEED, 0), 10)
+    ops = [step.op for step in s.steps]
+    assert s.setup.auto_offset_reset == "earliest" and s.setup.dead_letter == "off"
+    assert "fault" in ops and ops.index("heal") > ops.index("fault") and "poll" in ops and "commit" in ops
