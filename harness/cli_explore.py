@@ -34,7 +34,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     schedule = None
     if args.replay:
         from harness.explore.schedule import Schedule
-        schedule = Schedule.load(args.replay)
+        from harness.explore.surface import OPS
+        schedule = Schedule.load(args.replay, tuple(OPS))
     base = _base_spec(args, schedule)
     from harness.report.rundir import new_run_dir
     from harness.run.context import make_cluster

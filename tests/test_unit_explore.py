@@ -46,7 +46,7 @@ def test_a_file_that_is_not_a_schedule_is_one_line_naming_it(tmp_path, content, 
     path = tmp_path / "s.json"
     path.write_text(content)
     with pytest.raises(HarnessError, match=says):
-        Schedule.load(path)
+        Schedule.load(path, tuple(OPS))
 
 
 # -- the generator ---------------------------------------------------------------------------------

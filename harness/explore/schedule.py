@@ -78,9 +78,9 @@ class Schedule:
         return path
 
     @staticmethod
-    def from_json(data: Any, where: str = "schedule") -> "Schedule":
-        """A schedule from its JSON form; anything else is a one-line HarnessError naming what is wrong."""
-        from harness.explore.surface import OPS
+    def from_json(data: Any, where: str = "schedule", known: tuple[str, ...] = ()) -> "Schedule":
+        """A schedule from its JSON form; anything else is a one-line HarnessError naming what is wrong.
+        `known`: the operation names a step may have (`harness.explore.surface.OPS`; empty: not checked)."""
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise HarnessError(f"{where} is not an explorer schedule (schema {SCHEMA!r}): replay a schedule.json "
                                "that `share-harness explore` wrote (reports/findings/<signature>/schedule.json)")
@@ -91,15 +91,15 @@ class Schedule:
                                 int(data["seed"]), setup, steps)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise HarnessError(f"{where}: malformed explorer schedule ({type(exc).__name__}: {exc})") from None
-        unknown = sorted({s.op for s in steps} - set(OPS))
+        unknown = sorted({s.op for s in steps} - set(known)) if known else []
         if unknown:
-            raise HarnessError(f"{where}: unknown operations {', '.join(unknown)} (known: {', '.join(OPS)})")
+            raise HarnessError(f"{where}: unknown operations {', '.join(unknown)} (known: {', '.join(known)})")
         return schedule
 
     @staticmethod
-    def load(path: Path) -> "Schedule":
+    def load(path: Path, known: tuple[str, ...] = ()) -> "Schedule":
         from harness.files import read_json
-        return Schedule.from_json(read_json(path, "explorer schedule"), str(path))
+        return Schedule.from_json(read_json(path, "explorer schedule"), str(path), known)
 
     def text(self) -> str:
         """The schedule as numbered lines (a finding's minimal steps)."""
