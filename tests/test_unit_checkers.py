@@ -676,6 +676,26 @@ def test_a_callback_result_for_an_offset_without_a_record_is_a_gap_not_unsolicit
     assert "ack-result-unsolicited" in kinds(ack_results.check(h.ops))  # far past anything it acknowledged
 
 
+def test_the_marker_after_an_aborted_transactions_records_is_a_gap_not_unsolicited():
+    """Found by the explorer on 4.1.2 (issue 48): the drain consumer acknowledged offsets 0-4, the client
+    acknowledged the aborted transaction's records 5-6 and its marker 7 as a GAP, and the callback named 7."""
+    h = H()
+    h.ops[0] = Op(0, h.ops[0].time, "harness", "ok", "config", {**h.ops[0].value, "isolation_level": "read_committed"})
+    for o in range(5):
+        h.produce(f"r{o}", 0, o)
+    h.produce("x5", 0, 5)
+    h.produce("x6", 0, 6)
+    h.add("txn", "ok", "transaction", {"topic": T, "outcome": "abort", "ids": ["x5", "x6"]})
+    h.poll("consumer-0", [(f"r{o}", 0, o, 1) for o in range(5)])
+    h.ack("consumer-0", [(0, o) for o in range(5)])
+    h.commit("consumer-0", {0: None}, callback=False)
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [0, 1, 2, 3, 4, 7]}],
+                                           "error": None})
+    assert ack_results.check(h.ops).valid is True
+    h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": T, "partition": 0, "offsets": [9]}], "error": None})
+    assert "ack-result-unsolicited" in kinds(ack_results.check(h.ops))  # past the gap: still unsolicited
+
+
 def test_redelivery_after_a_failed_or_unknown_ack_is_fine():
     h = H()
     h.produce("a", 0, 0)

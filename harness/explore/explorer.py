@@ -76,6 +76,8 @@ class Explorer:
         self.base, self.options, self.cluster, self.store, self.say = base, options, cluster, store, say
         self.env = env_of(base)
         self.runs_made = 0
+        #: failing runs met while shrinking another failure, with a signature of their own (kept, not shrunk)
+        self.met_while_shrinking: list[RunRecord] = []
 
     def _run(self, schedule: Schedule, label: str) -> RunRecord:
         from harness.report.rundir import new_run_dir
@@ -113,6 +115,9 @@ class Explorer:
                 minimal = self.shrink(record, deadline)
                 shrunk.add(signature)
             out.findings.append(self.keep(record, minimal))
+            for other in self.met_while_shrinking:  # another failure the shrink ran into: a finding too
+                out.findings.append(self.keep(other, other))
+            self.met_while_shrinking.clear()
         out.seconds = time.monotonic() - started
         return out
 
@@ -128,6 +133,8 @@ class Explorer:
             tries["n"] += 1
             record = self._run(candidate, f"shrink-s{candidate.seed}-{tries['n']}")
             same = record.finding.signature == signature
+            if record.finding.interesting and not same:
+                self.met_while_shrinking.append(record)
             self.say(f"  shrink {tries['n']}: {len(candidate.steps)} steps -> "
                      f"{record.finding.outcome.upper()} {record.finding.signature or ''}{' (same)' if same else ''}")
             if same and len(candidate.steps) <= len(best["record"].schedule.steps):
