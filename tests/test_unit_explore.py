@@ -322,3 +322,17 @@ def test_the_real_smokes_seed_still_draws_a_healed_fault_on_earliest():
     ops = [step.op for step in s.steps]
     assert s.setup.auto_offset_reset == "earliest" and s.setup.dead_letter == "off"
     assert "fault" in ops and ops.index("heal") > ops.index("fault") and "poll" in ops and "commit" in ops
+
+
+def test_a_failure_of_step_checks_only_is_cut_after_its_last_checked_step_first():
+    steps = [Step("produce", {"count": i}) for i in range(8)]
+    runs = []
+
+    def fails(candidate):
+        runs.append(len(candidate.steps))
+        return any(st.args["count"] == 2 for st in candidate.steps)
+    best = shrink(_schedule(steps), fails, last_step=2)
+    assert runs[0] == 3 and [st.args["count"] for st in best.steps] == [2]
+    checked = assess([], [StepCheck("x", 4, "m", "s"), StepCheck("x", 2, "m", "s")], [])
+    assert checked.last_step == 4
+    assert assess([_r("no-loss", False, ["lost"])], [StepCheck("x", 4, "m", "s")], []).last_step is None

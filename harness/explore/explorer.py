@@ -143,7 +143,7 @@ class Explorer:
 
         def can_test() -> bool:
             return tries["n"] < self.options.shrink_runs and (tries["n"] == 0 or time.monotonic() < deadline)
-        shrink(failing.schedule, fails, can_test, failing.skipped)
+        shrink(failing.schedule, fails, can_test, failing.skipped, failing.finding.last_step)
         result = best["record"]
         if result.skipped and len(result.schedule.steps) > len(result.skipped):  # skipped in the smallest run: try without
             tries["n"] -= 1  # (one confirming run past the budget, as the first)

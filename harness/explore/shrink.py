@@ -77,11 +77,16 @@ def _split(items: list[T], n: int) -> list[list[T]]:
 
 
 def shrink(schedule: Schedule, fails: Callable[[Schedule], bool], can_test: Callable[[], bool] = lambda: True,
-           skipped: Sequence[int] = ()) -> Schedule:
-    """The smallest schedule found that still `fails`: first without the steps that were skipped when it
-    failed (they did nothing; one run confirms), then ddmin over the steps, then each setting of the setup
-    back to its plain value (`PLAIN_SETUP`) where the failure stays."""
+           skipped: Sequence[int] = (), last_step: int | None = None) -> Schedule:
+    """The smallest schedule found that still `fails`: first cut after `last_step` (a failure of step checks
+    only: what comes later cannot matter), then without the steps that were skipped when it failed (they did
+    nothing; one run confirms each cut), then ddmin over the steps, then each setting of the setup back to its
+    plain value (`PLAIN_SETUP`) where the failure stays."""
     best = schedule
+    if last_step is not None and last_step + 1 < len(best.steps):
+        candidate = best.with_steps(best.steps[:last_step + 1])
+        if can_test() and fails(candidate):
+            best = candidate
     if skipped:
         candidate = best.with_steps(s for i, s in enumerate(best.steps) if i not in set(skipped))
         if candidate.steps and can_test() and fails(candidate):

@@ -48,6 +48,8 @@ class RunFinding:
     reasons: list[str] = field(default_factory=list)  # what each part is, one line each
     unknown: list[str] = field(default_factory=list)  # properties not decided, and why
     evidence: list[int] = field(default_factory=list)  # history op indexes the anomalies name (the first few)
+    #: when every part is a step check: the index of the last step one names (the steps after it cannot matter)
+    last_step: int | None = None
 
     @property
     def signature(self) -> str:
@@ -93,7 +95,8 @@ def assess(results: Sequence[Any], step_checks: Sequence[StepCheck], harness_err
         reasons.append(f"harness: {error}")
     broken = [p for p in parts if not p.startswith("known:")]
     outcome = "fail" if broken else "known" if parts else "unknown" if unknown else "pass"
-    return RunFinding(tuple(sorted(parts)), outcome, reasons, unknown, evidence)
+    last = max(c.step for c in step_checks) if step_checks and all(p.startswith("step:") for p in parts) else None
+    return RunFinding(tuple(sorted(parts)), outcome, reasons, unknown, evidence, last)
 
 
 def dir_name(signature: str) -> str:
