@@ -142,6 +142,7 @@ class _State:
 
     def __init__(self, setup: Setup) -> None:
         self.slots: list[str | None] = []  # mode of each consumer slot, None once it left
+        self.held: set[int] = set()  # explicit slots that polled and have not acknowledged all since (maybe)
         self.partitions = setup.partitions
         self.faults: list[str] = []  # in place
         self.produced = 0
@@ -167,10 +168,12 @@ def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -
         live = state.live()
         if op == "join":
             return len(live) < MAX_CONSUMERS
-        if op in ("poll", "close", "crash", "hold-past-lock", "commit"):
+        if op == "poll":  # explicit mode refuses a poll with records unacknowledged
+            return any(i not in state.held for i in live)
+        if op in ("close", "crash", "commit"):
             return bool(live)
-        if op == "ack":
-            return bool(types) and any(state.slots[i] == "explicit" for i in live)
+        if op in ("ack", "hold-past-lock"):
+            return bool(types) and any(i in state.held for i in live)
         if op == "add-partitions":
             return state.partitions < MAX_PARTITIONS
         if op == "fault":
@@ -197,19 +200,26 @@ def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -
             state.slots.append(mode)
             return Step(op, {"mode": mode})
         if op == "poll":
-            return Step(op, {"slot": rng.choice(live)})
+            slot = rng.choice([i for i in live if i not in state.held])
+            if state.slots[slot] == "explicit":
+                state.held.add(slot)
+            return Step(op, {"slot": slot})
         if op == "ack":
-            slot = rng.choice([i for i in live if state.slots[i] == "explicit"])
-            return Step(op, {"slot": slot, "type": rng.choice(types), "count": rng.choice([0, 0, 1, 2])})
+            slot = rng.choice([i for i in live if i in state.held])
+            type_, count = rng.choice(types), rng.choice([0, 0, 1, 2])
+            if count == 0 and type_ != "RENEW":
+                state.held.discard(slot)
+            return Step(op, {"slot": slot, "type": type_, "count": count})
         if op == "commit":
             how = "async" if "commit_async" in env.features and rng.random() < 0.3 else "sync"
             return Step(op, {"slot": rng.choice(live), "how": how})
         if op in ("close", "crash"):
             slot = rng.choice(live)
             state.slots[slot] = None
+            state.held.discard(slot)
             return Step(op, {"slot": slot})
         if op == "hold-past-lock":
-            return Step(op, {"slot": rng.choice(live)})
+            return Step(op, {"slot": rng.choice([i for i in live if i in state.held])})
         if op == "alter-offsets":
             return Step(op, {"partition": rng.randrange(MAX_PARTITIONS),
                              "to": rng.choice(["earliest", "latest", "middle"])})
