@@ -240,8 +240,11 @@ def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -
             return Step(op, {})
         raise AssertionError(op)
 
-    # every run starts with a consumer and records, so its steps act on something (the shrinker may drop them)
-    for first in ("join", "produce"):
+    # every run starts with a consumer and records, so its steps act on something (the shrinker may drop them);
+    # under latest the consumer polls first, so its share-partitions start before the records (the oracle cannot
+    # place records produced before a share-partition's first fetch: `no_loss.before_latest_start`)
+    firsts = ("join", "poll", "produce") if setup.auto_offset_reset != "earliest" else ("join", "produce")
+    for first in firsts:
         if can(first):
             out.append(draw(first))
     while len(out) < steps:
