@@ -75,6 +75,9 @@ class AckBook:
         #: successful commit results for a share-partition the process never acknowledged a record of:
         #: anomalies, unless the log has gaps (transaction markers, compaction) a client acknowledges itself
         self.unsolicited: list[tuple[str, str, int, int]] = []
+        #: (process, tp, offset, index) of callback results for offsets no record was produced at, past what the
+        #: process acknowledged: gaps the client acknowledged itself, if the log has gaps there (`end`)
+        self.gap_results: list[tuple[str, tuple, int, int, int]] = []
         self.gaps_possible = False
         self.ledger.on_leave.append(self.record_left)
 
@@ -249,12 +252,23 @@ class AckBook:
                 # only (a read_committed fetch skips them; the marker follows): the client acknowledges gaps
                 # itself (KIP-932's GAP acknowledgement type)
                 self.findings.n["gap-results"] += 1
+            elif offset >= self.ledger.watermark[tp] and (held is None or held.produce_index < 0):
+                # no record was produced there: a gap (a transaction marker) the client found in a batch it fetched
+                # and acknowledged itself ("it may find gaps and it reports these using the ShareAcknowledge API",
+                # KIP-932), whatever the application acknowledged; judged at the end, when the log's gaps are known
+                self.gap_results.append((process, tp, offset, index, self._log_end(tp)))
             elif offset >= self.ledger.watermark[tp]:
                 self.findings.anomaly(NAME, "ack-result-unsolicited",
                                       f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never "
                                       f"acknowledged", (index,))
             return
         self.resolve(process, tp, key, a, error is None, index, time, "callback", error)
+
+    def _log_end(self, tp: tuple) -> int:
+        """The highest offset a record was produced at that the replay knows of (settled records leave the
+        ledger: the settled watermark stands for them)."""
+        return max(max((o for o, rec in self.ledger.recs[tp].items() if rec.produce_index >= 0), default=-1),
+                   self.ledger.watermark[tp] - 1)
 
     def _gap_after(self, tp: tuple, top: int, offset: int) -> bool:
         """Whether `offset` is at most one past `top` (what the process acknowledged), counting the offsets of
@@ -333,6 +347,14 @@ class AckBook:
         self.acked_tps.pop(process, None)
 
     def end(self) -> None:
+        for process, tp, offset, index, seen_end in self.gap_results:
+            if self.gaps_possible and offset <= max(seen_end, self._log_end(tp)) + 1:
+                self.findings.n["gap-results"] += 1
+            else:
+                self.findings.anomaly(NAME, "ack-result-unsolicited",
+                                      f"{process} got a callback result for {tp[0]}-{tp[1]}@{offset} it never "
+                                      f"acknowledged (no record was written there, and the log has no gap there)",
+                                      (index,))
         for process, topic, partition, index in self.unsolicited:
             if self.gaps_possible:  # e.g. only a transaction marker was fetched: the client acknowledged a GAP
                 self.findings.n["gap-results"] += 1
