@@ -28,7 +28,11 @@ ALLOWANCES = {a.name: a for a in (
         "share.auto.offset.reset=latest or by_duration (the config operation says so): a record never delivered, "
         "produced before the first consumer started, whose offset "
         "is below the lowest offset its share-partition ever delivered, was below where the share-partition "
-        "was initialized (the log end, or the first record within the duration)",
+        "was initialized (the log end, or the first record within the duration). One produced after the first "
+        "consumer started, below that offset (or on a share-partition that delivered nothing), may or may not "
+        "be: the share-partition is initialized at its first share fetch, which the history does not show, so "
+        "no-loss is unknown. Never on a partition added after the group began (`partitions-added`): KIP-932 "
+        "starts those at offset 0",
         "By default, the SPSO for each share-partition is initialized to the latest offset for the "
         "corresponding topic-partitions."),
     Allowance(
