@@ -41,3 +41,26 @@ def test_one_generated_run_acts_is_checked_and_replays(local_cluster, ksh_spec, 
     again = execute(schedule, local_cluster, base, tmp_path / "replay", "explore-replay")
     assert again.finding.outcome == "pass", again.finding.reasons
     assert (tmp_path / "replay" / "steps.jsonl").exists() and (tmp_path / "replay" / "verdict.json").exists()
+
+
+@pytest.mark.nightly
+def test_the_command_explores_stores_its_coverage_and_replays(tmp_path):
+    """`share-harness explore` end to end on a cluster of its own (nightly: a second cluster start): one run,
+    its summary and coverage saved; `--replay` of that run's schedule passes (exit 0); a bad schedule is exit 2."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "KSH_REPORTS_DIR": str(tmp_path / "reports")}
+    cmd = [sys.executable, "-m", "harness.cli", "explore", "--budget", "1s", "--steps", "8", "--seed", str(SEED),
+           "--no-shrink"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "explored 1 runs" in done.stdout and "coverage" in done.stdout
+    [summary] = (tmp_path / "reports" / "explore").glob("*/summary.json")
+    assert json.loads(summary.read_text())["runs"] == 1
+    assert list((tmp_path / "reports" / "findings" / "coverage").glob("*.json"))
+    [schedule] = (tmp_path / "reports" / "runs").glob("*-explore-s*/schedule.json")
+    again = subprocess.run([sys.executable, "-m", "harness.cli", "explore", "--replay", str(schedule)], env=env,
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0 and "PASS" in again.stdout, again.stdout + again.stderr
