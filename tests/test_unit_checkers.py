@@ -1341,3 +1341,15 @@ def test_a_regression_excuses_only_the_offsets_it_moved_back_over_and_only_in_it
     assert topic.regression_excused(("t", 0), 7, settled=10 * MS) is False  # (this one is surely after, without)
     topic.regressions[("t", 0)] = [[1_000_050, 10, 6]] * 50
     assert topic.regression_excused(("t", 0), 7, settled=10 * MS) is None
+
+
+def test_latest_excuses_what_came_before_the_first_consumer_on_a_partition_that_delivered_nothing():
+    """Met by the explorer on 4.3.1 (issue 48): every record produced before the only consumer (the drain) started;
+    under latest each share-partition began at its log end, past all of them: nothing lost, nothing delivered."""
+    from harness.checkers import no_loss
+    h = H(reset="latest")
+    for o in range(3):
+        h.produce(f"r{o}", 0, o)
+    h.add("consumer-0", "ok", "start", {"client": "x"})
+    result = no_loss.check(h.ops)
+    assert result.valid is True and result.allowances == {"before-latest-start": 3}, result

@@ -52,8 +52,10 @@ def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
     lowest = r.ledger.lowest_delivered.get(tp, -1)
     if tp[1] >= r.added_partitions.get(tp[0], 1 << 31):  # an added partition starts at 0 (KIP-932): no excuse
         return False
-    if not (r.latest and rec.count == 0 and (offset < lowest or (lowest < 0 and r.by_duration_ns is None
-                                                                 and rec.produce_index > r.evidence.first_start))):
+    # a share-partition that delivered nothing was initialized (if at all) past everything produced before it:
+    # certainly past what came before the first consumer started (the explorer's drain may be that consumer)
+    if not (r.latest and rec.count == 0 and (offset < lowest or (lowest < 0 and (
+            rec.produce_index < r.evidence.first_start or r.by_duration_ns is None)))):
         return False
     if rec.produce_index > r.evidence.first_start and r.by_duration_ns is None:
         # A share-partition is initialized at its first share fetch, not when a consumer starts: a record produced
