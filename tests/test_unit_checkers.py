@@ -1353,3 +1353,17 @@ def test_latest_excuses_what_came_before_the_first_consumer_on_a_partition_that_
     h.add("consumer-0", "ok", "start", {"client": "x"})
     result = no_loss.check(h.ops)
     assert result.valid is True and result.allowances == {"before-latest-start": 3}, result
+
+
+def test_an_offset_reset_forward_skips_what_lies_below_it():
+    """Met by the explorer on 4.3.1 (issue 48): the group's start altered to the middle of the log (an empty group):
+    the records below it are skipped by that choice, not lost, and a start offset read there is not ahead."""
+    from harness.checkers import no_loss
+    h = H()
+    for o in range(4):
+        h.produce(f"r{o}", 0, o)
+    h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T, "partitions": [
+        {"partition": 0, "offset": 3, "records": [{"offset": 3, "id": "r3"}]}]})
+    h.consume("consumer-0", [("r3", 0, 3, 1)])
+    result = no_loss.check(h.ops)
+    assert result.valid is True and result.stats.get("produced_ok") == 4, result

@@ -393,6 +393,11 @@ class Replay:
         """An admin reset the group's start offset of `tp` to `offset`: what was produced from there on
         is deliverable again (unless gone for good)."""
         ledger = self.ledger
+        for o, rec in sorted(ledger.recs[tp].items()):
+            # a reset forward (to the middle, the latest): what lies below the new start and is not settled is
+            # skipped by the group's own choice, never to be delivered; not lost (the explorer met it on 4.3.1)
+            if o < offset and rec.status < ACCEPTED and rec.produce_index >= 0 and rec.status != GONE:
+                ledger.gone_from_log(tp, rec, o, index, "reset-past")
         for o in [o for o in ledger.recs[tp] if o >= offset]:
             del ledger.recs[tp][o]
         ledger.watermark[tp] = min(ledger.watermark[tp], offset)
