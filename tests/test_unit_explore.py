@@ -336,28 +336,3 @@ def test_a_failure_of_step_checks_only_is_cut_after_its_last_checked_step_first(
     checked = assess([], [StepCheck("x", 4, "m", "s"), StepCheck("x", 2, "m", "s")], [])
     assert checked.last_step == 4
     assert assess([_r("no-loss", False, ["lost"])], [StepCheck("x", 4, "m", "s")], []).last_step is None
-
-
-def test_a_partition_whose_share_partition_never_initialized_though_consumers_polled_is_a_step_check():
-    """Met on 4.3.1 and 4.4.0 with confluent-kafka under latest (issue 48): records written to a partition, the
-    consumers (the drain's included) polled after that, and __share_group_state still held only the group's first
-    snapshot for it: no share fetch ever reached the partition. Found by the explorer, replayed with the Java
-    client (which fetched it)."""
-    from harness.explore.runner import never_fetched
-    T = "t"
-
-    def ops(writes, poll_after=True):
-        out = [_op(1, "produce", {"topic": T, "partition": 0, "offset": 0}),
-               _op(2, "produce", {"topic": T, "partition": 1, "offset": 0})]
-        if poll_after:
-            out.append(_op(3, "poll", {"records": [{"id": "a", "topic": T, "partition": 0, "offset": 0,
-                                                    "delivery_count": 1}]}, "consumer-0"))
-        out.append(_op(4, "share-state", {"partitions": [
-            {"topic": T, "partition": 0, "writes": [["snapshot", 0, -1, []], ["update", 0, 0, [[0, 0, 4, 1]]]]},
-            {"topic": T, "partition": 1, "writes": writes}]}, "admin-state"))
-        return out
-    [check] = never_fetched(ops([["snapshot", 0, -1, []]]), T, 9)
-    assert check.name == "partition-never-fetched" and "partition 1" in check.message and check.step == 9
-    assert never_fetched(ops([["snapshot", 0, -1, []], ["update", 0, 3, []]]), T, 9) == []  # initialized at 3
-    assert never_fetched(ops([["snapshot", 0, -1, []]], poll_after=False), T, 9) == []  # nobody polled after
-    assert triage(("step:partition-never-fetched",), "4.4.0", "local").kind == "client-bug"

@@ -376,7 +376,6 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
             out.write(json.dumps({"tail": tail}) + "\n")
         session.finish()
         finished = True
-        live.checks += never_fetched(session.history.ops(), session.topic, len(schedule.steps))
     except HarnessError as exc:
         harness_errors.append(f"RunBrokeOff: {str(exc).splitlines()[0]}")
     finally:
@@ -437,43 +436,6 @@ def _one(live: _Steps, i: int, step: Step) -> StepLog:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         status, detail = "harness", f"{type(exc).__name__}: {exc} ({Path(frame.filename).name}:{frame.lineno})"
     return StepLog(i, step.op, status, detail, faults, time.monotonic() - t0)
-
-
-#: KIP-932, the consumer (KafkaShareConsumer.poll): the sentence a partition never fetched breaks
-FETCHES_ALL = ("KIP-932: Each call to KafkaShareConsumer.poll(Duration) fetches data from any of the topic-partitions "
-               "for the topics to which it subscribed (and a share-partition is initialized at its first fetch)")
-
-
-def never_fetched(ops, topic: str, tail_step: int) -> list[StepCheck]:
-    """Partitions records were written to whose share-partition the run never initialized: the last
-    `__share_group_state` read holds only the group coordinator's first snapshot (start offset -1, no update),
-    although consumers polled the topic after those records were written, the tail's drain included (at least
-    30 s). Whatever share.auto.offset.reset says, a share-partition is initialized at its first share fetch:
-    none came, so no consumer fetched the partition in all that time."""
-    written: dict[int, int] = {}  # partition -> index of its last record written
-    polls_after: dict[int, int] = {}
-    state = None
-    for op in ops:
-        v = op.value if isinstance(op.value, dict) else {}
-        if op.f == "produce" and op.type == "ok" and v.get("topic") == topic and isinstance(v.get("offset"), int) \
-                and v["offset"] >= 0:
-            written[v["partition"]] = op.index
-        elif op.f == "share-state" and op.type == "ok":
-            state = {p["partition"]: p for p in v.get("partitions") or () if p.get("topic") == topic}
-    if state is None:
-        return []
-    last_poll = max((op.index for op in ops if op.f == "poll" and op.type in ("ok", "invoke")), default=-1)
-    out = []
-    for partition, index in sorted(written.items()):
-        part = state.get(partition)
-        writes = (part or {}).get("writes") or []
-        uninitialized = part is not None and writes and all(w[0] == "snapshot" and w[2] == -1 for w in writes)
-        if uninitialized and last_poll > index:
-            out.append(StepCheck("partition-never-fetched", tail_step,
-                                 f"partition {partition} had records written, consumers polled after that (the drain "
-                                 f"included), and its share-partition was never initialized: __share_group_state holds "
-                                 f"only the group's first snapshot (start offset -1)", FETCHES_ALL))
-    return out
 
 
 def _tail(live: _Steps, nemesis) -> str:

@@ -27,8 +27,6 @@ from harness.model.profiles import KNOWN_BUGS
 OUTCOMES = ("pass", "known", "fail", "unknown")
 #: checkers whose anomalies are the client's side of the contract
 CLIENT_SIDE = ("ack-results", "batch-order")
-#: step checks of what only the client decides (which partitions it fetches)
-CLIENT_STEPS = ("step:partition-never-fetched",)
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,7 @@ def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] 
     if backend == "kfake":
         return Triage("backend-deviation", None, f"kfake deviates from Apache Kafka's behaviour: {', '.join(unexplained)} "
                       "(suspected: confirm on Apache Kafka with the same schedule)")
-    if all(p.split(":", 1)[0] in CLIENT_SIDE or p in CLIENT_STEPS for p in unexplained):
+    if all(p.split(":", 1)[0] in CLIENT_SIDE for p in unexplained):
         return Triage("client-bug", None, f"only the client's side of the contract broke: {', '.join(unexplained)} "
                       "(suspected: replay with another client to confirm)")
     return Triage("broker-bug", None, f"the broker's side broke: {', '.join(unexplained)} (suspected: replay with "
