@@ -42,6 +42,11 @@ class LogOperations:
             raise HarnessError(f"{self.topic}: records not written within 60 s")
         return ids
 
+    def settle_writes(self, timeout: float = 60.0) -> int:
+        """Wait until the producer has the outcome of every record it was given (a produce that timed out under a
+        fault may still be written once the fault heals); the number still without one after `timeout`."""
+        return self._producer.flush(timeout) if self._producer is not None else 0
+
     def add_partitions(self, total: int) -> None:
         """Grow the topic to `total` partitions and wait until each new one has a leader."""
         from confluent_kafka.admin import NewPartitions
