@@ -108,6 +108,41 @@ class _Steps:
             raise _Skip(f"consumer slot {slot}'s process is not running")
         return c
 
+    def warm_up(self, timeout: float = 60.0) -> str:
+        """Under latest (or by_duration): until each partition's share-partition has delivered a record, write a
+        sentinel record to the partitions that have not and let a consumer of its own (no slot) accept what comes.
+        A share-partition is initialized at its first share fetch, which no history shows, so the oracle cannot
+        judge records written before it (`no_loss.before_latest_start`: unknown); after the warm-up every record
+        of the schedule comes after that moment, and the run can be decided. Partitions added later start at 0
+        (KIP-932) and are not warmed. The sentinels are ordinary records of the history; those a share-partition
+        began past (written before its first fetch) are then deleted (deleteRecords below the first one delivered),
+        so none of them is left for the oracle to place."""
+        import time as clock
+        c = self.s.consumer("explicit")
+        first: dict[int, int] = {}  # partition -> lowest offset delivered
+        deadline = clock.monotonic() + timeout
+        while len(first) < self.partitions and clock.monotonic() < deadline:
+            for p in range(self.partitions):
+                if p not in first:
+                    self.s.produce(1, partition=p)
+            got = c.poll(POLL_S)
+            if got:
+                c.ack(got, "ACCEPT")
+                for r in got:
+                    first[r.partition] = min(first.get(r.partition, r.offset), r.offset)
+        try:
+            c.commit_sync()
+        finally:
+            c.close()
+        for p, offset in sorted(first.items()):
+            if offset > 0:
+                self.s.delete_records(p, offset)
+        seen = set(first)
+        if len(seen) < self.partitions:
+            self.uncertain.append(f"the warm-up saw only partitions {sorted(seen)} of {self.partitions} deliver within "
+                                  f"{timeout:g} s: where the others were initialized is unknown")
+        return f"warm-up: partitions {sorted(seen)} initialized"
+
     # -- the ops ---------------------------------------------------------------------------------
     def produce(self, count: int, partition: int | None) -> str:
         if partition is not None:
@@ -364,6 +399,8 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
     finished = False
     try:
         with (run_dir / "steps.jsonl").open("w") as out:
+            if schedule.setup.auto_offset_reset != "earliest":
+                out.write(json.dumps({"warm_up": live.warm_up()}) + "\n")
             for i, step in enumerate(schedule.steps):
                 log = _one(live, i, step)
                 if log.status == "harness":

@@ -241,10 +241,8 @@ def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -
         raise AssertionError(op)
 
     # every run starts with a consumer and records, so its steps act on something (the shrinker may drop them);
-    # under latest the consumer polls first, so its share-partitions start before the records (the oracle cannot
-    # place records produced before a share-partition's first fetch: `no_loss.before_latest_start`)
-    firsts = ("join", "poll", "produce") if setup.auto_offset_reset != "earliest" else ("join", "produce")
-    for first in firsts:
+    # under latest the runner warms every share-partition up first (`runner._Steps.warm_up`)
+    for first in ("join", "produce"):
         if can(first):
             out.append(draw(first))
     while len(out) < steps:
