@@ -274,7 +274,11 @@ class StateTopic:
                     # the state topic's own state says (ARCHIVED: the REJECT); below the start it cannot, and
                     # the record stays unresolved (settled per no-loss; the DLQ may hold it or not)
                     state = states[o][0] if o >= start and o in states else None
-                    if state == STATE_IDS[ACKNOWLEDGED] or not rec.ack_seen & REJECT_SENT:
+                    # delivered at the limit and not held ACKNOWLEDGED: its lock or its owner's session may have
+                    # ended first, archiving it at the limit (its ACCEPT never reaching the broker: the explorer met
+                    # a consumer killed before it sent one on 4.4.0, the record then in the DLQ); left unresolved
+                    at_limit = rec.count >= ledger.limit and state != STATE_IDS[ACKNOWLEDGED]
+                    if state == STATE_IDS[ACKNOWLEDGED] or not (rec.ack_seen & REJECT_SENT or at_limit):
                         rec.status = ACCEPTED
                     elif state is not None:
                         rec.status, rec.status_index = REJECTED, -1  # (its result's index is unknown)
