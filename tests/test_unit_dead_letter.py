@@ -199,3 +199,26 @@ def test_a_reject_whose_result_was_a_transport_failure_is_not_accepted_by_the_st
         h2.ops[:] = h.ops[:-2]
         read(h2, [(0, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED)])
         assert "dlq-accepted" in kinds(no_loss.check(h2.ops))
+
+
+def test_an_accept_never_sent_before_the_consumer_was_killed_at_the_limit_is_no_accepted_record():
+    """The explorer's 4.4.0 run (issue 48): a record delivered at the limit (2), ACCEPTed by an explicit consumer
+    that was killed before it sent the acknowledgement (no commit, no result); its lock ran out, the broker archived
+    it at the limit and wrote it to the DLQ, and the state topic holds it Archived. It is not an accepted record in
+    the DLQ; held Acknowledged, it would be."""
+    def history(state: int) -> H:
+        h = H(limit=2)
+        h.ops[0].value["dead_letter_topic"] = DLQ
+        h.produce("a", 0, 0)
+        h.consume("consumer-0", [("a", 0, 0, 1)], ack="RELEASE")
+        h.poll("consumer-1", [("a", 0, 0, 2)])
+        h.ack("consumer-1", [(0, 0)], "ACCEPT")
+        h.add("nemesis", "invoke", "crash", {"process": "consumer-1"})
+        h.add("nemesis", "info", "crash", {"process": "consumer-1"}, dt_ms=1500)
+        h.add("admin", "invoke", "share-state", {"group": "g"})
+        h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
+            {"topic": T, "partition": 0, "start_offset": 0, "batches": [[0, 0, state, 2]]}]})
+        read(h, [(0, 2, MESSAGE_LIMIT)])
+        return h
+    assert "dlq-accepted" not in kinds(no_loss.check(history(4).ops))  # Archived
+    assert "dlq-accepted" in kinds(no_loss.check(history(2).ops))  # Acknowledged: it was accepted after all
