@@ -284,7 +284,7 @@ def test_a_harness_session_writes_its_junit_xml_under_reports(pytester, monkeypa
     monkeypatch.setenv("KSH_REPORTS_DIR", str(env_reports))
     result = pytester.runpytest_subprocess(*FAST, "--ksh-profile=ci", timeout=60)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    [xml] = list(env_reports.glob("suites/*-pytest/junit.xml"))
+    [xml] = list(env_reports.glob("suites/*-pytest*/junit.xml"))
     assert 'name="test_plain"' in xml.read_text()
     pytester.makeini("[pytest]\nksh_junit = false\n")
     result = pytester.runpytest_subprocess(*FAST, timeout=60)
