@@ -63,6 +63,9 @@ class Truncation:
         leader = ctx.inspector.leader_of(ctx.topic, partition)
         if leader is None:
             raise NotApplied(f"{ctx.topic}-{partition} has no leader")
+        # Every broker names this leader (a leader elected a moment ago is not yet known to all).
+        wait_effect(lambda: _leaders_seen(ctx, partition, ctx.cluster.broker_ids) == {leader}, ctx.timeout,
+                    f"every broker to name n{leader} the leader of {ctx.topic}-{partition}", interval=0.5)
         followers = [b for b in ctx.inspector.isr_of(ctx.topic, partition) if b != leader]
         if not followers:
             raise NotApplied(f"{ctx.topic}-{partition} has no follower in sync to take over")
@@ -83,6 +86,7 @@ class Truncation:
             plan.state["restore"] = {k: before.get(k) for k in UNCLEAN_CONFIGS}
             set_topic_configs(ctx.inspector.admin, ctx.topic, UNCLEAN_CONFIGS)
         cut = cut_and_prove(ctx, self._links(ctx, plan))
+        self._still_leads(ctx, plan)
         written = self._write(ctx, plan)
         if self.unclean:  # followers that stopped fetching behind the new records leave the ISR; then they commit
             wait_effect(lambda: ctx.inspector.isr_of(ctx.topic, p) == [node], ctx.timeout,
@@ -92,6 +96,17 @@ class Truncation:
                           f"{ctx.topic}-{p} to get a leader other than n{node}", interval=0.5)
         return (f"{cut}; {len(written)} acks=1 records written to n{node} at offsets {sorted(written)}; "
                 f"leader of {ctx.topic}-{p} moved n{node} -> n{new}" + ("" if not self.unclean else " (unclean)"))
+
+    def _still_leads(self, ctx: FaultContext, plan: Plan) -> None:
+        """The cut node, asked alone after the cut, still leads the partition: then the writes go to it (its
+        own metadata is all the producer learns) and, cut off from the controllers, it believes it leads
+        until the heal. A leadership that moved before the cut (a preferred-leader election of the last
+        heal, a fencing) would send them to the new leader, which commits them: nothing to truncate."""
+        node, p = plan.state["node"], plan.state["partition"]
+        seen = _leaders_seen(ctx, p, [node]).pop()
+        if seen != node:
+            raise NotApplied(f"asked when the cut was proven, n{node} named {seen} (not itself) the leader of "
+                             f"{ctx.topic}-{p}: the acks=1 records would reach a leader that replicates them")
 
     def _write(self, ctx: FaultContext, plan: Plan) -> dict[int, str]:
         """Produce to the isolated leader only (bootstrap: its own client link), acks=1, no retries."""
@@ -113,10 +128,7 @@ class Truncation:
 
     def _new_leader(self, ctx: FaultContext, p: int, old: int) -> int | None:
         """The leader as every other broker reports it (the isolated one answers with stale metadata)."""
-        others = [b for b in ctx.cluster.broker_ids if b != old]
-        links = ctx.cluster_as(Partitionable).links
-        views = {ctx.inspector.seen_by(f"127.0.0.1:{links.client(b).listen_port}", ctx.topic, p).leader
-                 for b in others}
+        views = _leaders_seen(ctx, p, [b for b in ctx.cluster.broker_ids if b != old])
         leader = views.pop() if len(views) == 1 else None
         if leader is not None and leader != old:
             return leader
@@ -162,6 +174,19 @@ class Truncation:
                 + (f"; offsets {kept} still do" if kept else "")
                 + (f"; {len(lost)} other records acknowledged since the cut were lost too: offsets "
                    f"{[o for o, _ in lost]}" if lost else ""))
+
+
+def _leaders_seen(ctx: FaultContext, partition: int, brokers) -> set[int | str | None]:
+    """The leaders of the partition as each of `brokers`, asked alone through its client link, names them
+    ("no answer" for one that does not describe it)."""
+    links = ctx.cluster_as(Partitionable).links
+    seen: set[int | str | None] = set()
+    for b in brokers:
+        try:
+            seen.add(ctx.inspector.seen_by(f"127.0.0.1:{links.client(b).listen_port}", ctx.topic, partition).leader)
+        except KafkaException:
+            seen.add("no answer")
+    return seen
 
 
 def _active_controller(ctx: FaultContext) -> int | None:
