@@ -336,3 +336,49 @@ def test_a_failure_of_step_checks_only_is_cut_after_its_last_checked_step_first(
     checked = assess([], [StepCheck("x", 4, "m", "s"), StepCheck("x", 2, "m", "s")], [])
     assert checked.last_step == 4
     assert assess([_r("no-loss", False, ["lost"])], [StepCheck("x", 4, "m", "s")], []).last_step is None
+
+
+def _admin_session(tmp_path, deleted_below: int = 0):
+    """An AdminOperations over a history of 4 records on partition 0 (and none on 1), the Admin call stubbed."""
+    from types import SimpleNamespace
+
+    from harness.conformance.admin_ops import AdminOperations
+    from harness.history.store import HistoryWriter
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    for o in range(4):
+        history.append("producer-0", "ok", "produce", {"id": f"r{o}", "topic": "t", "partition": 0, "offset": o})
+    if deleted_below:
+        history.append("admin", "ok", "records-deleted", {"topic": "t", "partition": 0, "offset": deleted_below})
+    s = SimpleNamespace(history=history, topic="t", group="g", spec=SimpleNamespace(topic_partitions=2),
+                        admin=lambda *args: {"deleted": True})
+    for name in ("log_ends", "delete_offsets"):
+        setattr(s, name, getattr(AdminOperations, name).__get__(s))
+    return s, history
+
+
+def _resets(history):
+    return {p["partition"]: (p["offset"], [r["offset"] for r in p["records"]])
+            for op in history.ops() if op.f == "reset-offsets" for p in op.value["partitions"]}
+
+
+def test_deleting_share_offsets_restarts_each_partition_where_the_reset_policy_says(tmp_path):
+    """Admin deleteShareGroupOffsets: each share-partition starts again by share.auto.offset.reset: earliest at the
+    log start (the records deleted below it are not owed again), latest at the log end (nothing owed again)."""
+    s, history = _admin_session(tmp_path, deleted_below=2)
+    assert s.log_ends() == {0: (2, 4)}
+    assert s.delete_offsets("earliest") == {"deleted": True}
+    assert _resets(history) == {0: (2, [2, 3]), 1: (0, [])}
+    (tmp_path / "latest").mkdir()
+    s, history = _admin_session(tmp_path / "latest")
+    s.delete_offsets("latest", partitions=3)
+    assert _resets(history) == {0: (4, []), 1: (0, []), 2: (0, [])}
+
+
+def test_a_renew_of_everything_held_lets_the_slot_poll_again():
+    """A renewed record comes back with the next poll (KafkaShareConsumer Javadoc), so a slot that renewed all it
+    held may poll again (the runner drops renewed records from what the slot holds: it acknowledges them again
+    only once a poll returned them)."""
+    schedules = [generate(Env("4.4", ALL), "4.4.0", "java", seed, 40).steps for seed in range(60)]
+    assert any(a.op == "ack" and a.args["type"] == "RENEW" and a.args["count"] == 0
+               and b.op == "poll" and b.args["slot"] == a.args["slot"]
+               for steps in schedules for a, b in zip(steps, steps[1:]))

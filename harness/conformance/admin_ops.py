@@ -71,12 +71,7 @@ class AdminOperations:
         """The partitions a produce wrote to whose records the group has not all settled (see
         `all_settled`): partition -> the group's read of it (None: not initialized); None when nothing
         was written yet."""
-        ends: dict[int, int] = {}
-        for op in self.history.ops():
-            offset = op.value.get("offset") if op.f == "produce" and op.type == "ok" else None
-            if offset is not None and offset >= 0 and op.value.get("topic") == self.topic:
-                partition = op.value["partition"]
-                ends[partition] = max(ends.get(partition, 0), offset + 1)
+        ends = {partition: end for partition, (_, end) in self.log_ends().items() if end > 0}
         if not ends:
             return None
         found = self.read_share_offsets_or_none()
@@ -195,17 +190,41 @@ class AdminOperations:
             self.history.append("admin", "ok", "reset-offsets", value)
         return result
 
-    def delete_offsets(self) -> dict[str, Any]:
-        """Delete the group's offsets of the topic (Admin deleteShareGroupOffsets). With earliest, the
-        share-partitions start again at the log start: recorded as a `reset-offsets` to offset 0
-        naming every record produced (which the group must then deliver again)."""
+    def log_ends(self) -> dict[int, tuple[int, int]]:
+        """partition -> (log start, log end) of the topic as the history shows them: the end past the last
+        offset a produce was acknowledged at, the start at the highest `records-deleted`; partitions the
+        history names neither way are absent."""
+        ends: dict[int, tuple[int, int]] = {}
+        for op in self.history.ops():
+            v = op.value if isinstance(op.value, dict) else {}
+            if v.get("topic") != self.topic or op.type != "ok":
+                continue
+            low, end = ends.get(v.get("partition"), (0, 0))
+            if op.f == "produce" and isinstance(v.get("offset"), int) and v["offset"] >= 0:
+                ends[v["partition"]] = (low, max(end, v["offset"] + 1))
+            elif op.f == "records-deleted":
+                ends[v["partition"]] = (max(low, int(v.get("offset", 0))), end)
+        return ends
+
+    def delete_offsets(self, reset: str = "earliest", partitions: int | None = None) -> dict[str, Any]:
+        """Delete the group's offsets of the topic (Admin deleteShareGroupOffsets): each share-partition
+        starts again where share.auto.offset.reset (`reset`, the group's) says, at its next fetch. Recorded
+        as a `reset-offsets` per partition (`partitions`: the topic's count, default the spec's): earliest
+        (and by_duration, whose window holds every record of a test) at the log start, naming every record
+        from there (which the group must deliver again); latest at the log end as the history knows it,
+        naming none. A record written after the deletion but before the next fetch may fall either side
+        of a latest start: the caller lets a fetch happen first (the explorer warms the group up again)."""
         result = self.admin("delete-offsets", self.group, self.topic)
-        if "error" not in result:
-            for p in range(self.spec.topic_partitions):
-                records = sorted({(op.value["offset"], op.value["id"]) for op in self.history.ops()
-                                  if op.f == "produce" and op.type == "ok" and op.value.get("topic") == self.topic
-                                  and op.value.get("partition") == p and op.value.get("offset", -1) >= 0})
-                self.history.append("admin", "ok", "reset-offsets", {"group": self.group, "topic": self.topic,
-                                    "partitions": [{"partition": p, "offset": 0, "records": [
-                                        {"offset": o, "id": i} for o, i in records]}]})
+        if "error" in result:
+            return result
+        ends = self.log_ends()
+        for p in range(partitions or self.spec.topic_partitions):
+            low, end = ends.get(p, (0, 0))
+            start = end if reset == "latest" else low
+            records = sorted({(op.value["offset"], op.value["id"]) for op in self.history.ops()
+                              if op.f == "produce" and op.type == "ok" and op.value.get("topic") == self.topic
+                              and op.value.get("partition") == p and op.value.get("offset", -1) >= start})
+            self.history.append("admin", "ok", "reset-offsets", {"group": self.group, "topic": self.topic,
+                                "partitions": [{"partition": p, "offset": start, "records": [
+                                    {"offset": o, "id": i} for o, i in records]}]})
         return result

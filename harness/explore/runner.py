@@ -80,8 +80,9 @@ def run_spec(base: RunSpec, schedule: Schedule, name: str) -> RunSpec:
 class _Steps:
     """One run's live state while its steps act."""
 
-    def __init__(self, session, nemesis, lock_ms: int, tolerance_ms: int) -> None:
+    def __init__(self, session, nemesis, lock_ms: int, tolerance_ms: int, reset: str = "earliest") -> None:
         self.s = session
+        self.reset = reset  # the group's share.auto.offset.reset
         self.nemesis = nemesis
         self.slots: list = []  # StepConsumer or None (left)
         self.held: list[list] = []
@@ -193,8 +194,10 @@ class _Steps:
         error = c.ack(chosen, type_)
         if type_ == "RENEW":
             self.last_acquired[slot] = time.monotonic()
-        else:
-            self.held[slot] = [r for r in self.held[slot] if r not in chosen]
+        # a renewed record is acknowledged again once a poll has returned it again (KafkaShareConsumer Javadoc,
+        # renewal: "When a record is renewed successfully, it is returned again by the poll(Duration) call"); before
+        # that, a second acknowledgement replaces the RENEW in the client (kafka-clients 4.3: the last one goes out)
+        self.held[slot] = [r for r in self.held[slot] if r not in chosen]
         return f"{c.name} {type_} {len(chosen)} records" + (f": {error}" if error else "")
 
     def commit(self, slot: int, how: str) -> str:
@@ -232,16 +235,7 @@ class _Steps:
 
     def _ends(self, partition: int) -> tuple[int, int]:
         """(log start, end) of `partition` as the history shows it (produced offsets, records deleted)."""
-        end, low = 0, 0
-        for op in self.s.history.ops():
-            v = op.value if isinstance(op.value, dict) else {}
-            if v.get("topic") != self.s.topic or v.get("partition") != partition:
-                continue
-            if op.f == "produce" and op.type == "ok" and isinstance(v.get("offset"), int) and v["offset"] >= 0:
-                end = max(end, v["offset"] + 1)
-            elif op.f == "records-deleted":
-                low = max(low, int(v.get("offset", 0)))
-        return low, end
+        return self.s.log_ends().get(partition, (0, 0))
 
     def members(self) -> list[str]:
         """The consumers that are surely members now: running, not asked to close, and polled once."""
@@ -275,9 +269,12 @@ class _Steps:
         return [str(m.get("member")) for m in found if isinstance(m, dict)] if isinstance(found, list) else []
 
     def delete_offsets(self) -> str:
-        result = self.s.delete_offsets()
+        reset = self.reset
+        result = self.s.delete_offsets("latest" if reset == "latest" else "earliest", self.partitions)
         if "error" in result:
             return f"delete offsets refused: {result.get('error')} {result.get('message', '')}"
+        if reset == "latest":  # each share-partition starts again at a fetch no history shows: warm up again
+            return f"delete offsets accepted; {self.warm_up()}"
         return "delete offsets accepted"
 
     def delete_records(self, partition: int, fraction: float) -> str:
@@ -393,7 +390,7 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
     nemesis = Nemesis(FaultContext(cluster, session.history, session.topic, session.group,
                                    config=dict(session.limits)))
     live = _Steps(session, nemesis, session.limits.get("lock_duration_ms", spec.lock_duration_ms or 30000),
-                  spec.lock_tolerance_ms)
+                  spec.lock_tolerance_ms, schedule.setup.auto_offset_reset)
     logs: list[StepLog] = []
     harness_errors: list[str] = []
     finished = False
