@@ -77,7 +77,7 @@ def _replay(base: RunSpec, schedule, cluster) -> int:
     for reason in f.reasons[:10]:
         print(f"  {reason}")
     if f.parts:
-        t = triage(f.parts, record.version, base.backend, record.ops, schedule.setup, record.added_from)
+        t = triage(f.parts, record.version, base.backend, record.ops, schedule.setup, f.lost_produces)
         print(f"triage: {t.kind}{f' ({t.known_bug})' if t.known_bug else ''}: {t.why}")
     for line in f.unknown[:5]:
         print(f"  undecided: {line}")

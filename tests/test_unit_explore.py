@@ -163,17 +163,23 @@ def _op(index, f, value, process="producer-0", type_="ok"):
     return Op(index, index, process, type_, f, value)
 
 
-def test_lost_records_on_added_partitions_are_the_known_bug_only_with_latest_and_only_there(monkeypatch):
-    from harness.checkers import registry
-    ops = [_op(1, "produce", {"partition": 0}), _op(2, "produce", {"partition": 2})]
-    monkeypatch.setitem(registry.CHECKERS, "no-loss", lambda _: Result("no-loss", False, (Anomaly("lost", "m", (2,)),)))
+def test_lost_records_on_added_partitions_are_the_known_bug_only_with_latest_and_only_there():
+    ops = [_op(1, "produce", {"partition": 0}), _op(2, "produce", {"partition": 2}),
+           _op(3, "partitions-added", {"topic": "t", "partitions": 3, "from": 1}, process="admin")]
     latest = Setup(auto_offset_reset="latest")
-    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=1).known_bug == \
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, lost_produces=(2,)).known_bug == \
         "added-partitions-start-at-latest"
-    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=3).kind == "broker-bug"  # p2 was there
-    assert triage(("no-loss:lost",), "4.3.1", "local", ops, Setup(), added_from=1).kind == "broker-bug"  # earliest
-    assert triage(("no-loss:lost",), "4.4.0", "local", ops, latest, added_from=1).kind == "broker-bug"  # fixed
-    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, added_from=None).kind == "broker-bug"
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, (1, 2)).kind == "broker-bug"  # p0 was there
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, Setup(), (2,)).kind == "broker-bug"  # earliest
+    assert triage(("no-loss:lost",), "4.4.0", "local", ops, latest, (2,)).kind == "broker-bug"  # fixed
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops[:2], latest, (2,)).kind == "broker-bug"  # none added
+    assert triage(("no-loss:lost",), "4.3.1", "local", ops, latest, (3,)).kind == "broker-bug"  # not a produce
+
+
+def test_assess_keeps_the_produce_of_each_lost_record():
+    lost = Result("no-loss", False, (Anomaly("lost", "m", (7, 9)), Anomaly("not-accepted", "m", (8,)),
+                                     Anomaly("lost", "m", (11,))))
+    assert assess([lost], [], []).lost_produces == (7, 11)
 
 
 def test_a_signature_dir_is_file_safe_and_distinct():
@@ -295,7 +301,7 @@ def test_the_loop_shrinks_a_failure_stores_it_once_and_counts_coverage(tmp_path,
         results = [_r("no-loss", False, ["lost"]) if crashed else _r("no-loss", True)]
         logs = [StepLog(i, s.op, "ok", "", ("leader-kill",) if i % 2 else (), 0.0)
                 for i, s in enumerate(schedule.steps)]
-        return RunRecord(schedule, run_dir, logs, assess(results, [], []), None, 0.1, "4.4.0", [])
+        return RunRecord(schedule, run_dir, logs, assess(results, [], []), 0.1, "4.4.0", [])
     monkeypatch.setattr(ex, "execute", fake_execute)
     clock = iter(range(0, 10_000, 10))
     monkeypatch.setattr(ex.time, "monotonic", lambda: next(clock))
@@ -382,3 +388,52 @@ def test_a_renew_of_everything_held_lets_the_slot_poll_again():
     assert any(a.op == "ack" and a.args["type"] == "RENEW" and a.args["count"] == 0
                and b.op == "poll" and b.args["slot"] == a.args["slot"]
                for steps in schedules for a, b in zip(steps, steps[1:]))
+
+
+class _WarmSession:
+    """A session whose share-partitions each deliver from the n-th sentinel written to them (None: never)."""
+
+    def __init__(self, first_delivered: dict[int, int | None]) -> None:
+        from types import SimpleNamespace
+        self.first = first_delivered
+        self.written = {p: 0 for p in first_delivered}
+        self.deleted: dict[int, int] = {}
+        self.spec = SimpleNamespace(topic_partitions=len(first_delivered))
+        self.closed = False
+
+    def produce(self, count, partition):
+        self.written[partition] += count
+
+    def delete_records(self, partition, before):
+        self.deleted[partition] = before
+
+    def consumer(self, mode):
+        from types import SimpleNamespace
+        session = self
+
+        class C:
+            def poll(self, timeout):
+                return [SimpleNamespace(partition=p, offset=n - 1) for p, n in session.written.items()
+                        if session.first[p] is not None and n >= session.first[p]]
+
+            def ack(self, records, type_):
+                pass
+
+            def commit_sync(self):
+                return []
+
+            def close(self):
+                session.closed = True
+        return C()
+
+
+def test_the_warm_up_deletes_the_sentinels_a_share_partition_began_past_and_says_what_it_could_not_warm():
+    from harness.explore.runner import _Steps
+    s = _WarmSession({0: 1, 1: 3})  # p0 delivers its first sentinel, p1 from its third
+    steps = _Steps(s, None, 5000, 1000, "latest")
+    assert steps.warm_up() == "warm-up: partitions [0, 1] initialized"
+    assert s.deleted == {1: 2} and s.closed and not steps.uncertain  # p1's first two were never delivered
+    s = _WarmSession({0: 1, 1: None})
+    steps = _Steps(s, None, 5000, 1000, "latest")
+    assert steps.warm_up(timeout=0.05) == "warm-up: partitions [0] initialized"
+    assert steps.uncertain and "only partitions [0] of 2" in steps.uncertain[0]

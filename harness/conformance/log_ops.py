@@ -60,6 +60,16 @@ class LogOperations:
         wait_until(lambda: len(inspector.partitions(self.topic)) == total and inspector.all_led(self.topic),
                    timeout=60, what=f"{self.topic}'s {total} partitions to have leaders")
         self._await_every_broker_knows(total)
+        self._renew_producer()
+
+    def partitions_grew(self, before: int, now: int) -> None:
+        """The topic was seen with `now` partitions after a createPartitions whose call failed (a timeout under a
+        fault) had found `before`: recorded as `partitions-added`, and the producer renewed."""
+        self.history.append("admin", "ok", "partitions-added", {"topic": self.topic, "partitions": now,
+                                                                "from": before})
+        self._renew_producer()
+
+    def _renew_producer(self) -> None:
         if self._producer is not None:  # its metadata knows the old partitions only: a new one will do
             self._producer.flush(30)
             self._producers += 1

@@ -126,35 +126,34 @@ class Explorer:
         exploration's deadline, with at least one confirming run past it)."""
         from harness.explore.shrink import shrink
         signature = failing.finding.signature
-        best = {"record": failing}
-        tries = {"n": 0}
+        best = failing
+        runs = 0
 
         def fails(candidate: Schedule) -> bool:
-            tries["n"] += 1
-            record = self._run(candidate, f"shrink-s{candidate.seed}-{tries['n']}")
+            nonlocal best, runs
+            runs += 1
+            record = self._run(candidate, f"shrink-s{candidate.seed}-{runs}")
             same = record.finding.signature == signature
             if record.finding.interesting and not same:
                 self.met_while_shrinking.append(record)
-            self.say(f"  shrink {tries['n']}: {len(candidate.steps)} steps -> "
+            self.say(f"  shrink {runs}: {len(candidate.steps)} steps -> "
                      f"{record.finding.outcome.upper()} {record.finding.signature or ''}{' (same)' if same else ''}")
-            if same and len(candidate.steps) <= len(best["record"].schedule.steps):
-                best["record"] = record
+            if same and len(candidate.steps) <= len(best.schedule.steps):
+                best = record
             return same
 
         def can_test() -> bool:
-            return tries["n"] < self.options.shrink_runs and (tries["n"] == 0 or time.monotonic() < deadline)
+            return runs < self.options.shrink_runs and (runs == 0 or time.monotonic() < deadline)
         shrink(failing.schedule, fails, can_test, failing.skipped, failing.finding.last_step)
-        result = best["record"]
-        if result.skipped and len(result.schedule.steps) > len(result.skipped):  # skipped in the smallest run: try without
-            tries["n"] -= 1  # (one confirming run past the budget, as the first)
-            fails(result.schedule.with_steps(s for i, s in enumerate(result.schedule.steps) if i not in set(result.skipped)))
-            result = best["record"]
-        self.say(f"  shrunk {len(failing.schedule.steps)} -> {len(result.schedule.steps)} steps in {tries['n']} runs")
-        return result
+        if best.skipped and len(best.schedule.steps) > len(best.skipped):
+            # steps skipped in the smallest run did nothing there: one run without them (also past the budget)
+            fails(best.schedule.with_steps(s for i, s in enumerate(best.schedule.steps) if i not in set(best.skipped)))
+        self.say(f"  shrunk {len(failing.schedule.steps)} -> {len(best.schedule.steps)} steps in {runs} runs")
+        return best
 
     def keep(self, original: RunRecord, minimal: RunRecord) -> dict:
         t = triage(minimal.finding.parts, minimal.version, self.base.backend, minimal.ops, minimal.schedule.setup,
-                   minimal.added_from)
+                   minimal.finding.lost_produces)
         from harness.explore.triage import dir_name
         folder = self.store.root / dir_name(minimal.finding.signature)
         reproduce = replay_command(folder)

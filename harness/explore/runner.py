@@ -50,7 +50,6 @@ class RunRecord:
     run_dir: Path
     steps: list[StepLog]
     finding: RunFinding
-    added_from: int | None
     seconds: float
     version: str
     ops: list = field(default_factory=list, repr=False)
@@ -89,7 +88,6 @@ class _Steps:
         self.polled: list[bool] = []
         self.last_acquired: list[float] = []
         self.partitions = session.spec.topic_partitions
-        self.added_from: int | None = None
         self.active: list = []  # FaultRecords in place
         self.checks: list[StepCheck] = []
         #: why the run cannot be decided (a step whose effect could not be read back)
@@ -329,8 +327,6 @@ class _Steps:
             self._growth_read_back(exc)
             raise HarnessError(f"createPartitions to {total} raised {type(exc).__name__}: "
                                f"{str(exc).splitlines()[0][:120]}; the topic has {self.partitions} now") from None
-        if self.added_from is None:
-            self.added_from = self.partitions
         before, self.partitions = self.partitions, total
         return f"partitions {before} -> {total}"
 
@@ -347,11 +343,8 @@ class _Steps:
                                   "be read back")
             return
         if count > self.partitions:
-            self.s.history.append("admin", "ok", "partitions-added", {"topic": self.s.topic, "partitions": count,
-                                                                      "from": self.partitions})
-            self.added_from = self.partitions if self.added_from is None else self.added_from
+            self.s.partitions_grew(self.partitions, count)
             self.partitions = count
-            self.s._producer = None  # its metadata knows the old partitions only
 
     def fault(self, name: str, pick: int) -> str:
         from harness.faults import CATALOGUE
@@ -422,7 +415,7 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
         finding.unknown += live.uncertain
     if not finished:
         finding.outcome = "fail" if finding.outcome == "fail" else "unknown"
-    return RunRecord(schedule, run_dir, logs, finding, live.added_from, time.monotonic() - started,
+    return RunRecord(schedule, run_dir, logs, finding, time.monotonic() - started,
                      session.ctx.version, list(session.history.ops()) if finished else [])
 
 

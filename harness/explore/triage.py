@@ -50,6 +50,8 @@ class RunFinding:
     evidence: list[int] = field(default_factory=list)  # history op indexes the anomalies name (the first few)
     #: when every part is a step check: the index of the last step one names (the steps after it cannot matter)
     last_step: int | None = None
+    #: the history index of the produce of each record no-loss found lost (its anomalies' first evidence)
+    lost_produces: tuple[int, ...] = ()
 
     @property
     def signature(self) -> str:
@@ -68,7 +70,10 @@ def assess(results: Sequence[Any], step_checks: Sequence[StepCheck], harness_err
     reasons: list[str] = []
     unknown: list[str] = []
     evidence: list[int] = []
+    lost: list[int] = []
     for r in results:
+        if r.checker == "no-loss" and r.valid is False:
+            lost += [a.evidence[0] if a.evidence else -1 for a in r.anomalies if a.kind == "lost"]
         if r.valid is False:
             for a in r.anomalies:
                 if f"{r.checker}:{a.kind}" not in parts:
@@ -96,7 +101,7 @@ def assess(results: Sequence[Any], step_checks: Sequence[StepCheck], harness_err
     broken = [p for p in parts if not p.startswith("known:")]
     outcome = "fail" if broken else "known" if parts else "unknown" if unknown else "pass"
     last = max(c.step for c in step_checks) if step_checks and all(p.startswith("step:") for p in parts) else None
-    return RunFinding(tuple(sorted(parts)), outcome, reasons, unknown, evidence, last)
+    return RunFinding(tuple(sorted(parts)), outcome, reasons, unknown, evidence, last, tuple(lost))
 
 
 def dir_name(signature: str) -> str:
@@ -117,17 +122,17 @@ class Triage:
 
 
 def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] = (),
-           setup: Any = None, added_from: int | None = None) -> Triage:
+           setup: Any = None, lost_produces: Sequence[int] = ()) -> Triage:
     """Who a finding is about (see the module docstring). `ops`: the failing run's history, for the known
-    bugs a conformance test recognizes (the partitions the lost records were on); `setup`: its schedule's;
-    `added_from`: the partition count before the run's first `add-partitions` step (None: none ran)."""
+    bugs a conformance test recognizes (the partitions were added, which partitions the lost records were
+    on); `setup`: its schedule's; `lost_produces`: the finding's (`RunFinding.lost_produces`)."""
     if any(p.startswith("harness:") for p in parts):
         return Triage("harness-bug", None, "the harness broke while running or checking the schedule: "
                       + ", ".join(p for p in parts if p.startswith("harness:")))
     bugs = [b for b in KNOWN_BUGS.values() if b.affects(version)] if backend != "kfake" else []
     explained: dict[str, str] = {}
     for part in parts:
-        name = _known_part(part, bugs, ops, setup, added_from)
+        name = _known_part(part, bugs, ops, setup, lost_produces)
         if name:
             explained[part] = name
     if explained and len(explained) == len(parts):
@@ -145,7 +150,7 @@ def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] 
                   "another client; a broker bug fails with every client)")
 
 
-def _known_part(part: str, bugs, ops, setup, added_from) -> str | None:
+def _known_part(part: str, bugs, ops, setup, lost_produces) -> str | None:
     """The known bug (of `bugs`) that explains `part`, if one does with its evidence."""
     names = {b.name for b in bugs}
     if part.startswith("known:") and part[6:] in names:
@@ -154,24 +159,23 @@ def _known_part(part: str, bugs, ops, setup, added_from) -> str | None:
         return "alter-offsets-non-empty-accepted"
     if part == "no-loss:lost" and "added-partitions-start-at-latest" in names and setup is not None \
             and (setup.auto_offset_reset == "latest" or setup.auto_offset_reset.startswith("by_duration")):
-        return "added-partitions-start-at-latest" if _lost_only_on_added_partitions(ops, added_from) else None
+        return "added-partitions-start-at-latest" if _lost_only_on_added_partitions(ops, lost_produces) else None
     return None
 
 
-def _lost_only_on_added_partitions(ops: Sequence[Any], added_from: int | None) -> bool:
-    """Whether the history's lost records all lie on partitions an `add-partitions` step created
-    (`added_from`: the topic's partition count before the first addition; None: none was added), read from
-    the produce ops the no-loss checker names as each lost record's evidence."""
-    from harness.checkers.registry import CHECKERS
-    if added_from is None or not ops:
+def _lost_only_on_added_partitions(ops: Sequence[Any], lost_produces: Sequence[int]) -> bool:
+    """Whether every lost record (`lost_produces`: the history index of each one's produce) lies on a partition
+    the run added: at or past the partition count before the history's first `partitions-added`."""
+    added = [op.value["from"] for op in ops if op.f == "partitions-added" and op.type == "ok"
+             and isinstance(op.value, dict) and isinstance(op.value.get("from"), int)]
+    if not added or not lost_produces:
         return False
     by_index = {op.index: op for op in ops}
     partitions = []
-    for a in CHECKERS["no-loss"](ops).anomalies:
-        if a.kind != "lost":
-            continue
-        produce = by_index.get(a.evidence[0]) if a.evidence else None
-        if produce is None or not isinstance(produce.value, dict) or produce.value.get("partition") is None:
+    for index in lost_produces:
+        produce = by_index.get(index)
+        if produce is None or produce.f != "produce" or not isinstance(produce.value, dict) \
+                or produce.value.get("partition") is None:
             return False
         partitions.append(produce.value["partition"])
-    return bool(partitions) and all(p >= added_from for p in partitions)
+    return all(p >= added[0] for p in partitions)
