@@ -437,3 +437,35 @@ def test_the_warm_up_deletes_the_sentinels_a_share_partition_began_past_and_says
     steps = _Steps(s, None, 5000, 1000, "latest")
     assert steps.warm_up(timeout=0.05) == "warm-up: partitions [0] initialized"
     assert steps.uncertain and "only partitions [0] of 2" in steps.uncertain[0]
+
+
+def test_the_setup_draws_codecs_and_the_record_limit_mode_only_where_the_release_and_driver_have_it():
+    new = [generate(Env("4.4", ALL + ("acquire_mode",)), "4.4.0", "java", seed, 3).setup for seed in range(80)]
+    assert {s.compression for s in new} == {"none", "gzip", "snappy", "lz4", "zstd"}
+    assert {s.acquire_mode for s in new} == {"batch_optimized", "record_limit"}
+    assert {generate(Env("4.4", ALL), "4.4.0", "confluent", seed, 3).setup.acquire_mode
+            for seed in range(40)} == {"batch_optimized"}  # the driver lacks acquire_mode
+    assert {generate(Env("4.1", ALL + ("acquire_mode",)), "4.1.2", "java", seed, 3).setup.acquire_mode
+            for seed in range(40)} == {"batch_optimized"}  # share.acquire.mode is 4.2+
+    old = Schedule.from_json({**generate(Env("4.4", ALL), "4.4.0", "java", 1, 3).to_json(),
+                              "setup": {"partitions": 2}})  # a schedule written before these fields: defaults
+    assert (old.setup.compression, old.setup.acquire_mode) == ("none", "batch_optimized")
+
+
+def test_a_poll_past_max_poll_records_in_record_limit_mode_is_a_step_check():
+    from types import SimpleNamespace
+
+    from harness.explore.runner import _Steps
+    records = [SimpleNamespace(partition=0, offset=o) for o in range(4)]
+    consumer = SimpleNamespace(mode="implicit", name="consumer-1", last_error=None, poll=lambda timeout: records,
+                               driver=SimpleNamespace(alive=lambda: True))
+    session = SimpleNamespace(spec=SimpleNamespace(topic_partitions=1))
+    limited = _Steps(session, None, 5000, 1000, record_limit=3)
+    limited._add(consumer)
+    limited.poll(0, step=4)
+    assert [(c.name, c.step) for c in limited.checks] == [("record-limit-exceeded", 4)]
+    assert "will not exceed the value of max.poll.records" in limited.checks[0].sentence
+    plain = _Steps(session, None, 5000, 1000)
+    plain._add(consumer)
+    plain.poll(0, step=4)
+    assert plain.checks == []  # batch_optimized may return more

@@ -18,7 +18,7 @@ class LogOperations:
         from harness.clients.producer import HistoryProducer
         if self._producer is None:
             self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history,
-                                             process=f"producer-{self._producers}")
+                                             process=f"producer-{self._producers}", extra=self.producer_config)
         return self._producer
 
     def _next_id(self) -> str:
@@ -171,7 +171,7 @@ class LogOperations:
         self._producers += 1
         name = f"txn-producer-{self._producers}"
         producer = HistoryProducer(self.cluster.bootstrap_servers, self.history, process=name,
-                                   extra={"transactional.id": f"{self.topic}-{name}"})
+                                   extra={**self.producer_config, "transactional.id": f"{self.topic}-{name}"})
         ids = [f"{self.spec.seed}-{self._produced + i}" for i in range(count)]
         self._produced += count
         producer.transaction(self.topic, ids, partition, commit)

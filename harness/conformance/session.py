@@ -35,6 +35,7 @@ class ShareSession(LogOperations, AdminOperations):
         self.consumers: list[StepConsumer] = []
         self._producer = None
         self._producers = 0
+        self.producer_config: dict[str, str] = {}  # more librdkafka settings of the session's producer
         self._produced = 0
         self.results: tuple = ()
         self.valid: bool | None = None

@@ -26,6 +26,9 @@ from harness.explore.triage import RunFinding, StepCheck, assess
 from harness.spec import RunSpec
 
 POLL_S = 3.0
+#: the sentence a poll in record_limit acquire mode is held to
+RECORD_LIMIT = ("ConsumerConfig share.acquire.mode (KIP-1206; kafka-clients 4.3.1): \"If set to record_limit, the "
+                "number of records returned in each poll() will not exceed the value of max.poll.records.\"")
 
 
 @dataclass
@@ -79,9 +82,12 @@ def run_spec(base: RunSpec, schedule: Schedule, name: str) -> RunSpec:
 class _Steps:
     """One run's live state while its steps act."""
 
-    def __init__(self, session, nemesis, lock_ms: int, tolerance_ms: int, reset: str = "earliest") -> None:
+    def __init__(self, session, nemesis, lock_ms: int, tolerance_ms: int, reset: str = "earliest",
+                 record_limit: int | None = None) -> None:
         self.s = session
         self.reset = reset  # the group's share.auto.offset.reset
+        #: max.poll.records when the consumers acquire in record_limit mode (no poll may return more)
+        self.record_limit = record_limit
         self.nemesis = nemesis
         self.slots: list = []  # StepConsumer or None (left)
         self.held: list[list] = []
@@ -160,7 +166,7 @@ class _Steps:
 
     def join(self, mode: str) -> str:
         try:
-            c = self.s.consumer(mode)
+            c = self.s.consumer(mode, **({"share_acquire_mode": "record_limit"} if self.record_limit else {}))
         except HarnessError as exc:  # a consumer that cannot start (a fault in place): the slot stays empty
             self._add(None)
             raise _Skip(f"the consumer did not start: {str(exc).splitlines()[0]}") from None
@@ -173,11 +179,15 @@ class _Steps:
         self.polled.append(False)
         self.last_acquired.append(0.0)
 
-    def poll(self, slot: int) -> str:
+    def poll(self, slot: int, step: int = 0) -> str:
         c = self.consumer(slot)
         if c.mode == "explicit" and self.held[slot]:
             raise _Skip(f"slot {slot} holds {len(self.held[slot])} unacknowledged records (explicit mode: no poll)")
         got = c.poll(POLL_S)
+        if self.record_limit and len(got) > self.record_limit:
+            self.checks.append(StepCheck(
+                "record-limit-exceeded", step, f"a poll of {c.name} in record_limit acquire mode returned {len(got)} "
+                f"records with max.poll.records {self.record_limit}", RECORD_LIMIT))
         self.polled[slot] = True
         self.held[slot] = list(got) if c.mode == "explicit" else []
         if got:
@@ -382,8 +392,12 @@ def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str
     schedule.save(run_dir / "schedule.json")
     nemesis = Nemesis(FaultContext(cluster, session.history, session.topic, session.group,
                                    config=dict(session.limits)))
+    setup = schedule.setup
     live = _Steps(session, nemesis, session.limits.get("lock_duration_ms", spec.lock_duration_ms or 30000),
-                  spec.lock_tolerance_ms, schedule.setup.auto_offset_reset)
+                  spec.lock_tolerance_ms, setup.auto_offset_reset,
+                  setup.max_poll_records if setup.acquire_mode == "record_limit" else None)
+    if setup.compression != "none":
+        session.producer_config["compression.type"] = setup.compression
     logs: list[StepLog] = []
     harness_errors: list[str] = []
     finished = False
@@ -439,7 +453,7 @@ def _one(live: _Steps, i: int, step: Step) -> StepLog:
             "produce-txn": lambda: live.produce_txn(int(a.get("count", 1)), bool(a.get("commit", True)),
                                                     int(a.get("partition", 0))),
             "join": lambda: live.join(str(a.get("mode", "explicit"))),
-            "poll": lambda: live.poll(int(a.get("slot", 0))),
+            "poll": lambda: live.poll(int(a.get("slot", 0)), i),
             "ack": lambda: live.ack(int(a.get("slot", 0)), str(a.get("type", "ACCEPT")), int(a.get("count", 0))),
             "commit": lambda: live.commit(int(a.get("slot", 0)), str(a.get("how", "sync"))),
             "close": lambda: live.close(int(a.get("slot", 0))),

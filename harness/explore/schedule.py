@@ -38,6 +38,8 @@ class Setup:
     isolation_level: str = "read_uncommitted"
     max_poll_records: int = 5
     dead_letter: str = "off"  # the group's dead-letter queue (KIP-1191, 4.4+): off, headers or copy
+    compression: str = "none"  # the producer's compression.type
+    acquire_mode: str = "batch_optimized"  # the consumers' share.acquire.mode (KIP-1206, 4.2+ where the driver has it)
 
     def group_configs(self) -> dict[str, str]:
         return {"share.auto.offset.reset": self.auto_offset_reset, "share.isolation.level": self.isolation_level}

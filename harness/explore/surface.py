@@ -22,7 +22,7 @@ Left out of this surface, and why (each is a row to add, not a design change):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from harness.explore.schedule import Schedule, Setup, Step
@@ -105,6 +105,8 @@ WEIGHTS = {"produce": 4, "produce-txn": 1, "join": 2, "poll": 5, "ack": 4, "comm
            "hold-past-lock": 0.6, "alter-offsets": 0.6, "delete-offsets": 0.3, "delete-records": 0.6,
            "add-partitions": 0.5, "fault": 1.2, "heal": 1.5}
 MAX_CONSUMERS = 3
+#: the producer's compression.type values (every codec Kafka and librdkafka have)
+COMPRESSION = ("none", "gzip", "snappy", "lz4", "zstd")
 MAX_PARTITIONS = 4
 
 
@@ -124,17 +126,22 @@ def ack_types(env: Env) -> list[str]:
     return types
 
 
-def draw_setup(rng: random.Random, env: Env) -> Setup:
+def draw_setup(rng: random.Random, env: Env, seed: int = 0) -> Setup:
     """A group configuration for one run: small topics, short locks and low limits make the interesting
     moments (lock expiry, archiving at the limit, a partition added) come within a short run."""
     reset = rng.choices(["earliest", "latest", "by_duration:PT1H"], [6, 3, 1])[0]
     limit = rng.choice([None, 2, 3]) if env.at_least("4.3") else None
     dead_letter = rng.choices(["off", "headers", "copy"], [6, 2, 2])[0] if env.at_least("4.4") and \
         env.backend != "kfake" else "off"
-    return Setup(partitions=rng.randint(1, 3), auto_offset_reset=reset, lock_duration_ms=rng.choice([3000, 5000, 8000]),
-                 delivery_count_limit=limit, isolation_level=rng.choices(["read_uncommitted", "read_committed"],
-                                                                         [7, 3])[0],
-                 max_poll_records=rng.choice([3, 5, 10]), dead_letter=dead_letter)
+    setup = Setup(partitions=rng.randint(1, 3), auto_offset_reset=reset, lock_duration_ms=rng.choice([3000, 5000, 8000]),
+                  delivery_count_limit=limit, isolation_level=rng.choices(["read_uncommitted", "read_committed"],
+                                                                          [7, 3])[0],
+                  max_poll_records=rng.choice([3, 5, 10]), dead_letter=dead_letter)
+    # drawn from a generator of their own, so the draws above (and every step) stay what a seed gave before
+    more = random.Random(f"setup-{seed}")
+    acquire = ["batch_optimized", "record_limit"] if env.at_least("4.2") and "acquire_mode" in env.features else \
+        ["batch_optimized"]
+    return replace(setup, compression=more.choices(COMPRESSION, [4, 1, 1, 1, 1])[0], acquire_mode=more.choice(acquire))
 
 
 class _State:
@@ -155,7 +162,7 @@ def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -
     """A schedule of `steps` steps for the run seeded `seed` (the same seed, the same schedule)."""
     from harness.faults import CATALOGUE
     rng = random.Random(seed)
-    setup = draw_setup(rng, env)
+    setup = draw_setup(rng, env, seed)
     state = _State(setup)
     missing = available(env)
     types = ack_types(env)
