@@ -103,9 +103,12 @@ def _explore(args: argparse.Namespace, base: RunSpec, cluster, store) -> int:
         "seed": options.seed, "kafka_version": base.kafka_version, "client": base.client, "backend": base.backend,
         "runs": outcome.runs, "seconds": round(outcome.seconds, 1), "outcomes": outcome.outcomes,
         "findings": outcome.findings, "coverage": outcome.coverage.to_json(), "coverage_file": str(coverage_file),
+        "interrupted": outcome.interrupted,
         "when": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1, sort_keys=True) + "\n")
     print(text)
     print(f"exploration: {folder}")
+    if outcome.interrupted:
+        raise KeyboardInterrupt  # after saving: the exit code and clean-up of an interrupt
     if outcome.new_bugs:
         return exitcodes.VIOLATION
     decided = outcome.runs - outcome.outcomes["unknown"]

@@ -469,3 +469,30 @@ def test_a_poll_past_max_poll_records_in_record_limit_mode_is_a_step_check():
     plain._add(consumer)
     plain.poll(0, step=4)
     assert plain.checks == []  # batch_optimized may return more
+
+
+def test_an_interrupt_keeps_the_runs_made_and_a_finding_being_shrunk(tmp_path, monkeypatch):
+    """Ctrl-C during an exploration: the runs made before it count, their coverage is kept, and a failure being
+    shrunk is stored as small as it got; the outcome says it was interrupted."""
+    from harness.explore import explorer as ex
+    from harness.explore.runner import RunRecord, StepLog
+    from harness.spec import RunSpec
+    monkeypatch.setenv("KSH_REPORTS_DIR", str(tmp_path / "reports"))
+    made = []
+
+    def fake_execute(schedule, cluster, base, run_dir, name="explore"):  # every run with steps fails
+        made.append(schedule)
+        if len(made) == 3:  # the second shrink run
+            raise KeyboardInterrupt
+        logs = [StepLog(i, s.op, "ok", "", (), 0.0) for i, s in enumerate(schedule.steps)]
+        results = [_r("no-loss", False, ["lost"]) if schedule.steps else _r("no-loss", True)]
+        return RunRecord(schedule, run_dir, logs, assess(results, [], []), 0.1, "4.4.0", [])
+    monkeypatch.setattr(ex, "execute", fake_execute)
+    store = FindingsStore(tmp_path / "findings")
+    base = replace(RunSpec(), kafka_version="4.4.0", client="java")
+    lines = []
+    out = ex.Explorer(base, ex.ExploreOptions(seed=11, budget_s=3600, steps=12), None, store, lines.append).explore()
+    assert out.interrupted and "interrupted" in ex.summary(out, store, ex.env_of(base), "r"), lines
+    assert out.runs == out.coverage.runs == 1 and len(made) == 3
+    [finding] = store.findings()
+    assert finding["signature"] == "no-loss:lost" and any("shrink interrupted" in line for line in lines)

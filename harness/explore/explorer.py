@@ -41,6 +41,7 @@ class ExploreOutcome:
     coverage: Coverage = field(default_factory=Coverage)
     seconds: float = 0.0
     unknown_reasons: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C (or SIGTERM) stopped it: what ran before is kept
 
     @property
     def new_bugs(self) -> list[dict]:
@@ -78,6 +79,7 @@ class Explorer:
         self.runs_made = 0
         #: failing runs met while shrinking another failure, with a signature of their own (kept, not shrunk)
         self.met_while_shrinking: list[RunRecord] = []
+        self.interrupted = False  # an interrupt came while shrinking (the finding is kept before stopping)
 
     def _run(self, schedule: Schedule, label: str) -> RunRecord:
         from harness.report.rundir import new_run_dir
@@ -89,10 +91,19 @@ class Explorer:
         return record
 
     def explore(self) -> ExploreOutcome:
-        opts = self.options
+        """Generate, run and shrink until the budget is spent (or an interrupt: the outcome says so)."""
         out = ExploreOutcome()
         started = time.monotonic()
-        deadline = started + opts.budget_s
+        deadline = started + self.options.budget_s
+        try:
+            self._loop(out, deadline)
+        except KeyboardInterrupt:  # the run it was in cleaned up after itself; keep what the others found
+            out.interrupted = True
+        out.seconds = time.monotonic() - started
+        return out
+
+    def _loop(self, out: ExploreOutcome, deadline: float) -> None:
+        opts = self.options
         shrunk: set[str] = set()
         n = 0
         while n < opts.min_runs or time.monotonic() < deadline:
@@ -118,8 +129,8 @@ class Explorer:
             for other in self.met_while_shrinking:  # another failure the shrink ran into: a finding too
                 out.findings.append(self.keep(other, other))
             self.met_while_shrinking.clear()
-        out.seconds = time.monotonic() - started
-        return out
+            if self.interrupted:
+                raise KeyboardInterrupt
 
     def shrink(self, failing: RunRecord, deadline: float) -> RunRecord:
         """The smallest failing run found within the shrink's share of the budget (its runs count and the
@@ -144,10 +155,15 @@ class Explorer:
 
         def can_test() -> bool:
             return runs < self.options.shrink_runs and (runs == 0 or time.monotonic() < deadline)
-        shrink(failing.schedule, fails, can_test, failing.skipped, failing.finding.last_step)
-        if best.skipped and len(best.schedule.steps) > len(best.skipped):
-            # steps skipped in the smallest run did nothing there: one run without them (also past the budget)
-            fails(best.schedule.with_steps(s for i, s in enumerate(best.schedule.steps) if i not in set(best.skipped)))
+        try:
+            shrink(failing.schedule, fails, can_test, failing.skipped, failing.finding.last_step)
+            if best.skipped and len(best.schedule.steps) > len(best.skipped):
+                # steps skipped in the smallest run did nothing there: one run without them (also past the budget)
+                fails(best.schedule.with_steps(s for i, s in enumerate(best.schedule.steps)
+                                               if i not in set(best.skipped)))
+        except KeyboardInterrupt:  # the finding is kept as small as it got; the loop stops after keeping it
+            self.interrupted = True
+            self.say("  shrink interrupted: keeping the smallest failing run so far")
         self.say(f"  shrunk {len(failing.schedule.steps)} -> {len(best.schedule.steps)} steps in {runs} runs")
         return best
 
@@ -167,7 +183,8 @@ class Explorer:
 
 def summary(outcome: ExploreOutcome, store: FindingsStore, env: Env, reproduce: str) -> str:
     lines = [f"explored {outcome.runs} runs in {outcome.seconds:.0f} s: " +
-             ", ".join(f"{k} {v}" for k, v in outcome.outcomes.items())]
+             ", ".join(f"{k} {v}" for k, v in outcome.outcomes.items())
+             + (" (interrupted: the run in progress was dropped)" if outcome.interrupted else "")]
     if outcome.findings:
         lines.append("findings:")
         seen = set()
