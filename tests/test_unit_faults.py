@@ -307,3 +307,45 @@ def test_a_rolling_upgrade_is_not_applied_where_the_backend_cannot_upgrade_or_no
                                               consumers=SimpleNamespace(live=lambda: [])), 1)
     assert plan.state["path"] == ["4.3.1", DEFAULT_VERSION] and plan.state["order"] == [2, 3, 1]
     history.close()
+
+
+def _truncation_ctx(views: dict[int, object]):
+    """A fault context whose brokers each name a leader of the partition when asked alone (`views`: broker id ->
+    the leader it names, or an exception it raises)."""
+    from types import SimpleNamespace
+
+    from harness.cluster.base import Partitionable
+
+    class Links:
+        def client(self, b):
+            return SimpleNamespace(listen_port=9000 + b)
+
+    class Cluster(Partitionable):
+        broker_ids = sorted(views)
+        links = Links()
+
+    def seen_by(bootstrap, topic, partition):
+        view = views[int(bootstrap.rsplit(":", 1)[1]) - 9000]
+        if isinstance(view, Exception):
+            raise view
+        return SimpleNamespace(leader=view)
+    cluster = Cluster.__new__(Cluster)
+    return SimpleNamespace(topic="t", cluster=cluster, cluster_as=lambda cap: cluster,
+                           inspector=SimpleNamespace(seen_by=seen_by))
+
+
+def test_truncation_writes_only_while_the_cut_node_still_names_itself_the_leader():
+    """The acks=1 records go to whichever broker the cut node names the leader: if leadership moved before the cut
+    (a preferred-leader election, a fencing), they would be replicated and never truncated, so the fault is not
+    applied (a CI run saw the records survive)."""
+    from confluent_kafka import KafkaException
+
+    from harness.faults.base import NotApplied, Plan
+    from harness.faults.truncate import Truncation, _leaders_seen
+    plan = Plan(["n3"], "t", [0], state={"node": 3, "partition": 0})
+    Truncation()._still_leads(_truncation_ctx({1: 3, 2: 3, 3: 3}), plan)
+    with pytest.raises(NotApplied, match="n3 named 1 .not itself"):
+        Truncation()._still_leads(_truncation_ctx({1: 1, 2: 1, 3: 1}), plan)
+    with pytest.raises(NotApplied, match="named no answer"):
+        Truncation()._still_leads(_truncation_ctx({1: 1, 3: KafkaException("timed out")}), plan)
+    assert _leaders_seen(_truncation_ctx({1: 2, 2: 2, 3: KafkaException("x")}), 0, [1, 2, 3]) == {2, "no answer"}
