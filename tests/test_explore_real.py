@@ -17,7 +17,7 @@ from harness.model.profiles import KNOWN_BUGS
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
 
-SEED = 379  # its first schedule: earliest, a bounce-kill healed, a poll, a REJECT and commits (tests/test_unit_explore.py draws it)
+SEED = 745  # its first schedule: earliest, a transaction, a bounce-stop healed, a poll and a REJECT under it, commits (tests/test_unit_explore.py draws it)
 
 
 def test_one_generated_run_acts_is_checked_and_replays(local_cluster, ksh_spec, tmp_path, monkeypatch):

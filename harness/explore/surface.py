@@ -103,7 +103,7 @@ KFAKE_FAULTS = ("leader-move", "leader-shuffle")
 #: Relative weights of the op kinds when each can act.
 WEIGHTS = {"produce": 4, "produce-txn": 1, "join": 2, "poll": 5, "ack": 4, "commit": 2, "close": 1, "crash": 1,
            "hold-past-lock": 0.6, "alter-offsets": 0.6, "delete-offsets": 0.3, "delete-records": 0.6,
-           "add-partitions": 0.5, "fault": 1.2, "heal": 1.5}
+           "add-partitions": 0.5, "fault": 3, "heal": 1.2}
 MAX_CONSUMERS = 3
 #: the producer's compression.type values (every codec Kafka and librdkafka have)
 COMPRESSION = ("none", "gzip", "snappy", "lz4", "zstd")
