@@ -1367,3 +1367,40 @@ def test_an_offset_reset_forward_skips_what_lies_below_it():
     h.consume("consumer-0", [("r3", 0, 3, 1)])
     result = no_loss.check(h.ops)
     assert result.valid is True and result.stats.get("produced_ok") == 4, result
+
+
+@pytest.mark.parametrize("targets, processes, allowed", [
+    (["client->n2", "lane0->n2", "n1->n2"], [], True),  # a node's links reset: also a consumer that joins under it
+    (["n2"], [], True),  # a bounce of a node
+    (["lane1->n2"], ["consumer-9"], False),  # a cut of one lane names its consumers: not the one that joined
+])
+def test_a_consumer_that_joins_under_a_fault_on_every_consumers_connections_may_lose_its_session(
+        targets, processes, allowed):
+    """The 4.4.0 exploration (seed 51, run 4): a step consumer (no lane) joined while reset-peer reset every link of
+    n2, its first fetch's response was lost and the session reset released the record (count 1, unseen); its next
+    poll got count 2. The fault listed no processes (none was on a lane, none had joined)."""
+    h = H(lock_ms=60_000)
+    h.produce("a", 0, 0)
+    fault = {"id": "reset-peer-1", "fault": "reset-peer", "targets": targets,
+             "effects": ["leader-change", "coordinator-loss", "session-loss"], "processes": processes}
+    h.add("nemesis", "invoke", "fault-start", fault)
+    h.add("nemesis", "ok", "fault-start", fault)
+    h.add("consumer-2", "ok", "start", {"client": "x"})
+    h.consume("consumer-2", [("a", 0, 0, 2)])
+    h.add("nemesis", "ok", "fault-heal", fault)
+    r = delivery_count.check(h.ops)
+    if allowed:
+        assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, kinds(r)
+    else:
+        assert kinds(r) == ["count-skipped"]
+
+
+def test_a_fault_that_was_not_applied_leaves_consumers_that_start_after_it_alone():
+    h = H(lock_ms=60_000)
+    h.produce("a", 0, 0)
+    fault = {"id": "bounce-kill-1", "fault": "bounce-kill", "targets": ["n2"], "effects": ["session-loss"]}
+    h.add("nemesis", "invoke", "fault-start", fault)
+    h.add("nemesis", "fail", "fault-start", {**fault, "error": "not applied"})
+    h.add("consumer-2", "ok", "start", {"client": "x"})
+    h.consume("consumer-2", [("a", 0, 0, 2)])
+    assert kinds(delivery_count.check(h.ops)) == ["count-skipped"]

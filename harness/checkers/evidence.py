@@ -55,6 +55,13 @@ def client_error(value: Any) -> bool:
     return not str(message or "").startswith(DRIVER_ERRORS)
 
 
+
+def on_every_consumer(targets) -> bool:
+    """Whether a fault with these targets acts on every consumer's connections: it takes down or restarts a node
+    (`n<i>`), or acts on the client links (`client->n<j>`, which consumers without a lane use; a fault on them acts
+    on the node's lane links too). A fault on one consumer lane, or on one consumer, names its processes."""
+    return any(t.startswith("client->") or (t[:1] == "n" and t[1:].isdigit()) for t in map(str, targets))
+
 class Evidence:
     def __init__(self, findings: Findings, profile: ModelProfile, limit: int, lock_ns: int, settle_ns: int) -> None:
         self.findings = findings
@@ -79,6 +86,10 @@ class Evidence:
         self.live: set[str] = set()  # processes whose session started and did not end (close, crash) since
         self.session_no: dict[str, int] = defaultdict(int)  # process -> its sessions started so far
         self.session_faults: dict[str, list[str]] = {}  # fault id -> processes whose sessions it may end
+        #: fault id -> nothing; the session-loss faults in place that act on nodes or on the client links, so on
+        #: every consumer's connections (a bounce, a node's links reset): a consumer that starts while one is in
+        #: place may lose its session to it too (a consumer cut on one lane names its processes instead)
+        self.node_faults: dict[str, None] = {}
         self.drain_end = NEVER  # time the drain ended: orderly closes after it follow continuous polling
         self.first_start = NEVER  # index of the first consumer start (latest: what was produced before)
         self.first_start_time = NEVER  # its time: no acquisition comes before it
@@ -100,6 +111,10 @@ class Evidence:
         self.first_start_time = min(self.first_start_time, time)
         self.session_no[process] += 1
         self.live.add(process)
+        for fault in self.node_faults:  # it connects under a fault that resets or takes down what it connects to
+            if process not in self.session_faults[fault]:
+                self.session_faults[fault].append(process)
+                self.sessions_lost([process], time, index, fault)
 
     def closing(self, process: str, index: int, time: int) -> None:
         self.session_end[process] = time
@@ -134,16 +149,27 @@ class Evidence:
         self.session_event(time, index, process, ("error", process, self.session_no[process]))
 
     def fault_start(self, v: dict[str, Any], index: int, time: int) -> None:
-        if "session-loss" in (v.get("effects") or ()) and v.get("processes"):
-            self.session_faults[v.get("id")] = list(v["processes"])
-            self.sessions_lost(v["processes"], time, index, v.get("id"))
+        if "session-loss" in (v.get("effects") or ()):
+            processes = list(v.get("processes") or ())
+            if on_every_consumer(v.get("targets") or ()):  # also consumers it does not list (no lane, or none yet)
+                self.node_faults[v.get("id")] = None
+                processes += sorted(self.live - set(processes))
+            if processes or v.get("id") in self.node_faults:
+                self.session_faults[v.get("id")] = processes
+                self.sessions_lost(processes, time, index, v.get("id"))
         if set(v.get("effects") or ()) & set(DISRUPTING):
             parts = v.get("partitions")
             tps = None if parts is None else {(v.get("topic"), p) for p in parts}
             if not any(w[3] == v.get("id") for w in self.windows):
                 self.windows.append([time, NEVER, tps, v.get("id"), index])
 
+    def fault_failed(self, v: dict[str, Any]) -> None:
+        """A fault that was not applied (the nemesis undid what it did at once): consumers starting after it are
+        not under it."""
+        self.node_faults.pop(v.get("id"), None)
+
     def fault_heal(self, v: dict[str, Any], index: int, time: int) -> None:
+        self.node_faults.pop(v.get("id"), None)
         self.sessions_lost(self.session_faults.pop(v.get("id"), ()), time, index, v.get("id"))
         for w in self.windows:
             if w[3] == v.get("id") and w[1] == NEVER:

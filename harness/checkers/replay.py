@@ -294,6 +294,8 @@ class Replay:
                 self.evidence.fault_start(v, index, time)
                 if self.evidence.windows:
                     self.after_terminal.watch()
+            elif f == "fault-start" and type_ == "fail":
+                self.evidence.fault_failed(v)
             elif f == "fault-heal" and type_ == "ok":
                 self.evidence.fault_heal(v, index, time)
         elif f in ("share-offsets", "share-state"):
