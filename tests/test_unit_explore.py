@@ -496,3 +496,29 @@ def test_an_interrupt_keeps_the_runs_made_and_a_finding_being_shrunk(tmp_path, m
     assert out.runs == out.coverage.runs == 1 and len(made) == 3
     [finding] = store.findings()
     assert finding["signature"] == "no-loss:lost" and any("shrink interrupted" in line for line in lines)
+
+
+def test_a_deletion_unreadable_under_a_fault_is_read_back_after_the_heal(tmp_path):
+    """The 4.4.0 exploration (seed 52, run 27): deleteRecords raised while truncate kept the partition's leader cut
+    off, and its log start stayed unreadable until the fault healed: the run was UNKNOWN. It is now read after the
+    tail's heal; only a log start unreadable even then leaves the run undecided."""
+    from types import SimpleNamespace
+
+    from harness.explore.runner import _Steps
+    from harness.history.store import HistoryWriter
+    history = HistoryWriter(tmp_path / "history.jsonl")
+    session = SimpleNamespace(spec=SimpleNamespace(topic_partitions=1), topic="t", history=history)
+    steps = _Steps(session, None, 5000, 1000)
+    starts = iter([None, 4])
+    steps._log_start = lambda p, timeout: next(starts)
+    steps.active = ["truncate"]
+    with pytest.raises(HarnessError, match="read back after every fault is healed"):
+        steps._deletion_read_back(0, 0, 4, TimeoutError("timed out"))
+    assert not steps.uncertain and [op.f for op in history.ops()] == []
+    steps.active.clear()
+    steps.read_back_deferred()
+    assert [(op.f, op.value["offset"]) for op in history.ops()] == [("records-deleted", 4)] and not steps.uncertain
+    steps._log_start = lambda p, timeout: None
+    steps.deferred.append((0, 4, "deleteRecords below 6 on partition 0 raised TimeoutError"))
+    steps.read_back_deferred()
+    assert steps.uncertain and "could not be read back" in steps.uncertain[0]

@@ -98,6 +98,8 @@ class _Steps:
         self.checks: list[StepCheck] = []
         #: why the run cannot be decided (a step whose effect could not be read back)
         self.uncertain: list[str] = []
+        #: (partition, log start before, what raised) of deleteRecords whose outcome is read after the heal
+        self.deferred: list[tuple[int, int, str]] = []
         self.lock_s = lock_ms / 1000
         self.tolerance_s = tolerance_ms / 1000
 
@@ -299,8 +301,33 @@ class _Steps:
 
     def _deletion_read_back(self, p: int, low: int, before: int, exc: Exception) -> str:
         """deleteRecords raised (a timeout under a fault): read the log start back and record the deletion if
-        it moved, so the oracle does not take records it removed for lost; a log start that cannot be read makes
-        the run undecided (`uncertain`)."""
+        it moved, so the oracle does not take records it removed for lost. Under a fault that keeps it unreadable
+        (its leader cut off) it is read after the tail's heal (`read_back_deferred`); one that cannot be read even
+        then makes the run undecided (`uncertain`)."""
+        now = self._log_start(p, timeout=20 if self.active else 90)
+        what = f"deleteRecords below {before} on partition {p} raised {type(exc).__name__}"
+        if now is None and self.active:
+            self.deferred.append((p, low, what))
+            raise HarnessError(f"{what}; its log start is read back after every fault is healed")
+        self._deleted_to(p, low, now, what)
+        raise HarnessError(f"{what}: {str(exc).splitlines()[0][:120]}; the log start read back is {now}")
+
+    def read_back_deferred(self) -> None:
+        """The log starts a deleteRecords under a fault left unread, read now that every fault is healed."""
+        for p, low, what in self.deferred:
+            self._deleted_to(p, low, self._log_start(p, timeout=90), what)
+        self.deferred.clear()
+
+    def _deleted_to(self, p: int, low: int, now: int | None, what: str) -> None:
+        if now is None:
+            self.uncertain.append(f"{what} and its log start could not be read back: whether records were deleted "
+                                  "is unknown")
+        elif now > low:
+            self.s.history.append("admin", "ok", "records-deleted", {"topic": self.s.topic, "partition": p,
+                                                                     "offset": now})
+
+    def _log_start(self, p: int, timeout: float) -> int | None:
+        """The log start offset of partition `p` (Admin listOffsets earliest), None if unreadable for `timeout` s."""
         from confluent_kafka import TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
@@ -315,16 +342,9 @@ class _Steps:
             except Exception:  # noqa: BLE001 - not readable yet (the fault's heal brings it back)
                 return None
         try:
-            now = wait_until(start, timeout=90, interval=1.0, what=f"the log start of {self.s.topic}-{p}")
+            return wait_until(start, timeout=timeout, interval=1.0, what=f"the log start of {self.s.topic}-{p}")
         except WaitTimeout:
-            self.uncertain.append(f"deleteRecords of partition {p} raised {type(exc).__name__} and its log start "
-                                  "could not be read back: whether records were deleted is unknown")
-            raise HarnessError(self.uncertain[-1]) from None
-        if now > low:
-            self.s.history.append("admin", "ok", "records-deleted", {"topic": self.s.topic, "partition": p,
-                                                                     "offset": now})
-        raise HarnessError(f"deleteRecords below {before} on partition {p} raised {type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0][:120]}; the log start read back is {now}")
+            return None
 
     def add_partitions(self, add: int) -> str:
         from harness.explore.surface import MAX_PARTITIONS
@@ -484,6 +504,7 @@ def _tail(live: _Steps, nemesis) -> str:
     the group settled every record or the drain's time is up."""
     nemesis.heal_all()
     live.active.clear()
+    live.read_back_deferred()
     s = live.s
     # records a produce step gave up on (a fault) may be written after the heal: before the drain, or no consumer
     # is left to deliver them (met on 4.4.0: written while the durable read ran, then judged lost)
