@@ -1371,7 +1371,7 @@ def test_an_offset_reset_forward_skips_what_lies_below_it():
 
 @pytest.mark.parametrize("targets, processes, allowed", [
     (["client->n2", "lane0->n2", "n1->n2"], [], True),  # a node's links reset: also a consumer that joins under it
-    (["n2"], [], True),  # a bounce of a node
+    (["n2"], [], False),  # a bounce of a node ends the sessions of those live when it restarts, not a later one's
     (["lane1->n2"], ["consumer-9"], False),  # a cut of one lane names its consumers: not the one that joined
 ])
 def test_a_consumer_that_joins_under_a_fault_on_every_consumers_connections_may_lose_its_session(
@@ -1401,6 +1401,19 @@ def test_a_fault_that_was_not_applied_leaves_consumers_that_start_after_it_alone
     fault = {"id": "bounce-kill-1", "fault": "bounce-kill", "targets": ["n2"], "effects": ["session-loss"]}
     h.add("nemesis", "invoke", "fault-start", fault)
     h.add("nemesis", "fail", "fault-start", {**fault, "error": "not applied"})
+    h.add("consumer-2", "ok", "start", {"client": "x"})
+    h.consume("consumer-2", [("a", 0, 0, 2)])
+    assert kinds(delivery_count.check(h.ops)) == ["count-skipped"]
+
+
+def test_a_fault_whose_heal_failed_leaves_consumers_that_start_after_it_alone():
+    h = H(lock_ms=60_000)
+    h.produce("a", 0, 0)
+    fault = {"id": "reset-peer-1", "fault": "reset-peer", "targets": ["client->n2", "lane0->n2"],
+             "effects": ["session-loss"], "processes": []}
+    h.add("nemesis", "ok", "fault-start", fault)
+    h.add("nemesis", "invoke", "fault-heal", fault)
+    h.add("nemesis", "fail", "fault-heal", {**fault, "error": "a link still cut"})
     h.add("consumer-2", "ok", "start", {"client": "x"})
     h.consume("consumer-2", [("a", 0, 0, 2)])
     assert kinds(delivery_count.check(h.ops)) == ["count-skipped"]

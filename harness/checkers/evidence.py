@@ -86,9 +86,9 @@ class Evidence:
         self.live: set[str] = set()  # processes whose session started and did not end (close, crash) since
         self.session_no: dict[str, int] = defaultdict(int)  # process -> its sessions started so far
         self.session_faults: dict[str, list[str]] = {}  # fault id -> processes whose sessions it may end
-        #: fault id -> nothing; the session-loss faults in place that act on nodes or on the client links, so on
-        #: every consumer's connections (a bounce, a node's links reset): a consumer that starts while one is in
-        #: place may lose its session to it too (a consumer cut on one lane names its processes instead)
+        #: fault id -> nothing; the session-loss faults in place on the client links (and so on every consumer's
+        #: connections to a node: a node's links reset), which go on ending sessions until healed: a consumer that
+        #: starts while one is in place may lose its session to it too
         self.node_faults: dict[str, None] = {}
         self.drain_end = NEVER  # time the drain ended: orderly closes after it follow continuous polling
         self.first_start = NEVER  # index of the first consumer start (latest: what was produced before)
@@ -151,9 +151,13 @@ class Evidence:
     def fault_start(self, v: dict[str, Any], index: int, time: int) -> None:
         if "session-loss" in (v.get("effects") or ()):
             processes = list(v.get("processes") or ())
-            if on_every_consumer(v.get("targets") or ()):  # also consumers it does not list (no lane, or none yet)
-                self.node_faults[v.get("id")] = None
+            targets = [str(t) for t in v.get("targets") or ()]
+            if on_every_consumer(targets):  # also consumers it does not list (they have no lane)
                 processes += sorted(self.live - set(processes))
+                if any(t.startswith("client->") for t in targets):
+                    # a toxic on the links (reset-peer) goes on ending sessions until the heal: a consumer that
+                    # starts meanwhile too (a restart of a node ends the sessions of those live when it restarts)
+                    self.node_faults[v.get("id")] = None
             if processes or v.get("id") in self.node_faults:
                 self.session_faults[v.get("id")] = processes
                 self.sessions_lost(processes, time, index, v.get("id"))
@@ -164,8 +168,8 @@ class Evidence:
                 self.windows.append([time, NEVER, tps, v.get("id"), index])
 
     def fault_failed(self, v: dict[str, Any]) -> None:
-        """A fault that was not applied (the nemesis undid what it did at once): consumers starting after it are
-        not under it."""
+        """A fault that was not applied (the nemesis undid what it did at once), or whose heal failed (the
+        nemesis resets the cluster): consumers starting after it are not under it."""
         self.node_faults.pop(v.get("id"), None)
 
     def fault_heal(self, v: dict[str, Any], index: int, time: int) -> None:

@@ -298,6 +298,8 @@ class Replay:
                 self.evidence.fault_failed(v)
             elif f == "fault-heal" and type_ == "ok":
                 self.evidence.fault_heal(v, index, time)
+            elif f == "fault-heal" and type_ != "invoke":
+                self.evidence.fault_failed(v)
         elif f in ("share-offsets", "share-state"):
             self.durable_read(index, time, process, type_, f, topic, partition, offset, v)
         elif f == "release" and type_ == "ok":  # the nodes run these releases from now on

@@ -60,12 +60,14 @@ class Truncation:
         controller = _active_controller(ctx)
         partitions = [p for p in ctx.partitions() if ctx.inspector.leader_of(ctx.topic, p) != controller]
         partition = choose(partitions, pick, "partition not led by the active controller")
-        leader = ctx.inspector.leader_of(ctx.topic, partition)
-        if leader is None:
-            raise NotApplied(f"{ctx.topic}-{partition} has no leader")
-        # Every broker names this leader (a leader elected a moment ago is not yet known to all).
-        wait_effect(lambda: _leaders_seen(ctx, partition, ctx.cluster.broker_ids) == {leader}, ctx.timeout,
-                    f"every broker to name n{leader} the leader of {ctx.topic}-{partition}", interval=0.5)
+        # The leader every broker names (a leader elected a moment ago is not yet known to all)
+        def agreed() -> int | None:
+            seen = _leaders_seen(ctx, partition, ctx.cluster.broker_ids)
+            return seen.pop() if len(seen) == 1 and isinstance(next(iter(seen)), int) else None
+        leader = wait_effect(agreed, ctx.timeout, f"every broker to name the same leader of {ctx.topic}-{partition}",
+                             interval=0.5)
+        if leader == controller:
+            raise NotApplied(f"{ctx.topic}-{partition} came to be led by the active controller n{leader}")
         followers = [b for b in ctx.inspector.isr_of(ctx.topic, partition) if b != leader]
         if not followers:
             raise NotApplied(f"{ctx.topic}-{partition} has no follower in sync to take over")
