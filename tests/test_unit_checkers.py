@@ -1417,3 +1417,29 @@ def test_a_fault_whose_heal_failed_leaves_consumers_that_start_after_it_alone():
     h.add("consumer-2", "ok", "start", {"client": "x"})
     h.consume("consumer-2", [("a", 0, 0, 2)])
     assert kinds(delivery_count.check(h.ops)) == ["count-skipped"]
+
+
+@pytest.mark.parametrize("archived, closes, valid", [(True, True, True), (False, True, False), (True, False, False)])
+def test_a_record_the_state_topic_holds_archived_needs_an_unseen_acquisition_to_explain_it(archived, closes, valid):
+    """The 4.4.0 exploration (seed 52, run 69): delivered once (limit 2), held past its lock, never acknowledged;
+    its consumer's close then released an acquisition the history did not see (count 2) and the broker archived it.
+    The start offset stayed 0 (4.4.0 reports start 0 with lag 0), but __share_group_state held it archived: that,
+    with a session end to release the unseen acquisition, settles it; without either it is not-accepted."""
+    h = H(limit=2, lock_ms=1000)
+    h.add("consumer-0", "ok", "start", {"client": "x"})
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.t += 2000 * MS  # the lock runs out
+    if closes:
+        h.add("consumer-0", "invoke", "close", {})
+        h.add("consumer-0", "ok", "close", {})
+    h.add("admin-state", "invoke", "share-state", {"group": "g"})
+    h.add("admin-state", "ok", "share-state", {"group": "g", "partitions": [{
+        "topic": T, "partition": 0, "start_offset": 0, "batches": [[0, 0, 4 if archived else 0, 2]],
+        "max_start_offset": 0, "writes": [], "writes_from": 0, "ever_written": [[0, 0]],
+        "ever_archived": [[0, 0]] if archived else []}]})
+    r = no_loss.check(h.ops)
+    if valid:
+        assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
+    else:
+        assert kinds(r) == ["not-accepted"], r

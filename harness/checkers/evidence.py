@@ -225,12 +225,21 @@ class Evidence:
         if not reads or start > reads[-1][0]:
             reads.append((start, time, index))
 
-    def state_read(self, tp: tuple, v: dict[str, Any]) -> None:
+    def state_read(self, tp: tuple, v: dict[str, Any], time: int = NEVER, index: int = -1) -> None:
         if "ever_written" in v:
             self.state_seen[tp] = {
                 "from": int(v.get("writes_from", 0)),
                 "written": StateRanges([(a, b, 1, 0) for a, b in v["ever_written"]]),
-                "archived": StateRanges([(a, b, 4, 0) for a, b in v.get("ever_archived", ())])}
+                "archived": StateRanges([(a, b, 4, 0) for a, b in v.get("ever_archived", ())]),
+                "time": time, "index": index}
+
+    def archived_in_state(self, tp: tuple, offset: int) -> tuple[int, int] | None:
+        """(time, op index) of the `__share_group_state` read in which a write held `offset` archived (a
+        terminal state no acknowledgement or lock leaves), None if none did or it was not read."""
+        seen = self.state_seen.get(tp)
+        if seen is None or offset < seen["from"] or offset not in seen["archived"]:
+            return None
+        return seen["time"], seen["index"]
 
     # -- questions -----------------------------------------------------------------
     def disruption(self, t0: int, t1: int, tp: tuple) -> int | None:

@@ -354,7 +354,7 @@ class Replay:
         elif type_ == "ok" and topic is not None:  # share-state
             self.state_topic.read((topic, partition), offset, v, index)
             self.start_read(index, time, (topic, partition), offset)
-            self.evidence.state_read((topic, partition), v)
+            self.evidence.state_read((topic, partition), v, time, index)
 
     def transaction(self, index, time, v) -> None:
         """read_committed: an aborted transaction's records are never delivered nor expected."""
