@@ -7,7 +7,8 @@ session end of a consumer live then, at or after the record was free again (2a),
 duration after the previous lock ended (2b); windows start at the produce's invoke, never at time 0 (2c);
 a driver's command error is no session end (2d); the DLQ's `dead-lettered-by-lost-leader` uses the same
 window start. `exclusive-acquisition` measures a lock from the owner's previous poll of the
-share-partition, where it may have fetched the record (8). Each test builds the case the old rule
+share-partition, where it may have fetched the record, or at its first poll of the share-partition from
+the consumer's start (8). Each test builds the case the old rule
 excused (it fails on the code before issue 46) and its converse, where the real cause is there.
 """
 
@@ -277,9 +278,12 @@ def test_dead_lettered_by_lost_leader_needs_a_leader_change_after_the_produce_wa
 def _prefetched(second_at_ms: int, previous_poll: bool = True, restarted: bool = False) -> H:
     """consumer-0 polls x, 800 ms later polls a (it may have fetched a at its previous poll, of the same
     share-partition); consumer-1 gets a (count 2) `second_at_ms` after consumer-0's first poll. Lock
-    1000 ms, tolerance 0."""
+    1000 ms, tolerance 0. Without the previous poll consumer-0 starts 700 ms after the produces (it may have
+    fetched from its start on); restarted, it crashes and starts again then."""
     h = H(limit=3, lock_ms=1000)
-    start(h, "consumer-0", "consumer-1")
+    start(h, "consumer-1")
+    if previous_poll:
+        start(h, "consumer-0")
     h.produce("x", 0, 0)
     h.produce("a", 0, 1)
     first = h.t
@@ -288,8 +292,11 @@ def _prefetched(second_at_ms: int, previous_poll: bool = True, restarted: bool =
         first = h.t
         h.ack("consumer-0", [(0, 0)])
         h.commit("consumer-0", {0: None}, offsets={0: [0]})
+    h.t = first + 700 * MS
     if restarted:
         crash(h, "consumer-0")
+    elif not previous_poll:
+        start(h, "consumer-0")
     h.t = first + 800 * MS - MS
     h.poll("consumer-0", [("a", 0, 1, 1)])
     h.t = first + second_at_ms * MS - MS
@@ -306,10 +313,31 @@ def test_a_lock_runs_from_the_owners_previous_poll_of_the_partition():
 
 @pytest.mark.parametrize("second_at_ms, previous_poll, restarted", [
     (900, True, False),  # within a lock of the previous poll: live whenever it was fetched
-    (1100, False, False),  # no previous poll: from the poll that handed it over (the tolerance applies)
-    (1100, True, True),  # the previous poll was another session's: nothing fetched then is held now
+    (1100, False, False),  # no previous poll: from the consumer's start (700 ms)
+    (1100, True, True),  # the previous poll was another session's: from the restart (700 ms)
 ])
 def test_a_lock_from_the_earliest_acquisition_is_still_exclusive(second_at_ms, previous_poll, restarted):
     """8, converse: the delivery comes while the lock is live however early the acquisition was."""
     h = _prefetched(second_at_ms, previous_poll, restarted)
     assert kinds(exclusive.check(h.ops)) == ["acquired-while-locked"]
+
+
+@pytest.mark.parametrize("second_after_ms, legal", [(1100, True), (900, False)])
+def test_a_lock_at_the_first_poll_of_a_partition_runs_from_an_earlier_poll_of_another(second_after_ms, legal):
+    """8, at the first poll of a share-partition in a session (the 4.4.0 Java exploration's
+    acquired-while-locked): consumer-0 polls x of partition 1; 1000 ms later its first poll of partition 0
+    hands over a, which it may have fetched (and buffered) during that earlier poll, its lock run out since;
+    its own next poll gets a again with count 2 `second_after_ms` after the poll of x: legal once a lock
+    from there is over, not before."""
+    h = H(limit=3, lock_ms=1000)
+    start(h, "consumer-0")
+    h.produce("x", 1, 0)
+    h.produce("a", 0, 0)
+    h.poll("consumer-0", [("x", 1, 0, 1)])
+    first = h.t
+    h.t = first + 700 * MS
+    h.poll("consumer-0", [("a", 0, 0, 1)])
+    h.t = first + second_after_ms * MS
+    h.poll("consumer-0", [("a", 0, 0, 2)])
+    r = exclusive.check(h.ops)
+    assert (r.valid is True) if legal else kinds(r) == ["acquired-while-locked"], r

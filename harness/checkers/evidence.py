@@ -12,7 +12,8 @@ answers the questions the judges ask:
   session end of a consumer that was live (started) and could hold it then, or a lock that ran out a
   lock duration after it was acquired (issue 46, item 2), with their op indexes;
 - `polled(process, tp, index, time)` / `fetched_after(tp, index)`: the poll of a share-partition before
-  the one that handed a record over, when its consumer may have fetched (acquired) it (item 8);
+  the one that handed a record over (at the first, the consumer's start), when its consumer may have
+  fetched (acquired) it (item 8);
 - `state_disagrees(tp, rec, offset, by)`: `__share_group_state`'s writes contradict a record archived
   unseen (only where no disruption could have lost a write).
 """
@@ -99,6 +100,7 @@ class Evidence:
         self.state_unread: int | None = None  # index of a failed __share_group_state read: nothing corroborated
         #: (process, tp) -> (index, time, session number) of the process's last poll that handed it records of tp
         self.last_poll: dict[tuple, tuple[int, int, int]] = {}
+        self.started_at: dict[str, int] = {}  # process -> time of its last start (its session's first moment)
         #: tp -> poll index -> (its time, the time of the same consumer's poll of tp before it, in the same
         #: session): the consumer may have fetched (acquired) what this poll handed over from then on (item 8).
         #: Per share-partition (a slot of the Spark engine replays the same), older than two lock durations
@@ -110,6 +112,7 @@ class Evidence:
         self.first_start = min(self.first_start, index)
         self.first_start_time = min(self.first_start_time, time)
         self.session_no[process] += 1
+        self.started_at[process] = time
         self.live.add(process)
         for fault in self.node_faults:  # it connects under a fault that resets or takes down what it connects to
             if process not in self.session_faults[fault]:
@@ -195,16 +198,25 @@ class Evidence:
     def polled(self, process: str, tp: tuple, index: int, time: int) -> None:
         """A poll (op `index`) handed `process` records of `tp` (called once per poll and share-partition by
         the replay's loop). Its consumer may have fetched, so acquired, what a poll handed over as early as its
-        previous poll of that share-partition in the same session (a client prefetches and hands over later):
-        kept for `fetched_after` while it can matter (two lock durations; trimmed as the table grows)."""
+        previous poll of that share-partition in the same session (a client prefetches and hands over later);
+        at its first poll of `tp` in a session, as early as the session's start (it may have fetched `tp`
+        during a poll that handed over another share-partition and kept it buffered: seen on 4.4.0 with the
+        Java client, records fetched 17 s before the poll that handed them over, their locks long run out).
+        Kept for `fetched_after` while it can matter (two lock durations; trimmed as the table grows)."""
         key = (process, tp)
         last = self.last_poll.get(key)
         session = self.session_no[process]
         self.last_poll[key] = (index, time, session)
-        if last is None or last[2] != session or last[0] == index:
-            return  # its first poll of tp in this session: nothing known before it (the tolerance applies)
+        if last is not None and last[0] == index:
+            return
+        if last is None or last[2] != session:
+            since = self.started_at.get(process)
+            if since is None or since >= time:
+                return  # no start seen (a history cut short): nothing known before it (the tolerance applies)
+        else:
+            since = last[1]
         polls = self.fetch_from[tp]
-        polls[index] = (time, last[1])
+        polls[index] = (time, since)
         if len(polls) > POLLS_KEPT:
             horizon = time - 2 * self.lock_ns
             while polls:
@@ -215,7 +227,8 @@ class Evidence:
 
     def fetched_after(self, tp: tuple, index: int) -> int | None:
         """The time from which the consumer that poll `index` handed a record of `tp` to may have acquired it
-        (its previous poll of `tp` in that session); None if unknown (its first poll, or long ago)."""
+        (its previous poll of `tp` in that session, else the session's start); None if unknown (no start
+        seen, or long ago)."""
         polls = self.fetch_from.get(tp)
         found = polls.get(index) if polls else None
         return None if found is None else found[1]

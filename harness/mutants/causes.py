@@ -53,16 +53,17 @@ def _polls(f: Facts) -> dict[tuple, tuple[list[int], list[int]]]:
 
 def previous_poll_time(f: Facts, process: str, tp: tuple, pos: int) -> int | None:
     """The time of `process`'s poll of `tp` before the one at `pos`, in the same session (no start of
-    `process` between them): it may have fetched (acquired) what the poll at `pos` handed over from then
-    on (`Evidence.fetched_after`, issue 46 item 8). None: its first poll of tp in that session."""
+    `process` between them), else of the start that began the session: it may have fetched (acquired) what
+    the poll at `pos` handed over from then on (`Evidence.fetched_after`, issue 46 item 8). None: no start
+    of `process` before `pos`."""
     positions, times = _polls(f).get((process, tp), ([], []))
     at = bisect.bisect_left(positions, pos) - 1
-    if at < 0:
+    starts = [s for s in f.starts.get(process, ()) if s < pos]
+    if at >= 0 and not (starts and positions[at] < starts[-1]):
+        return times[at]
+    if not starts or f.ops[starts[-1]].time >= f.ops[pos].time:
         return None
-    starts = f.starts.get(process, ())
-    if any(positions[at] < s < pos for s in starts):
-        return None
-    return times[at]
+    return f.ops[starts[-1]].time
 
 
 def _pick_skippable(f: Facts, rng: random.Random) -> tuple[Key, Delivery] | None:
