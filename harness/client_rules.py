@@ -70,6 +70,15 @@ CLIENT_RULES: dict[str, Rule] = {
         "An implicit-mode consumer refuses acknowledge()", JAVA_API,
         "@throws IllegalStateException if the record is not waiting to be acknowledged, or the consumer has "
         "already used implicit acknowledgement", feature="ack_mode_setting"),
+    "implicit-close-releases": Rule(
+        "In implicit mode close() releases the last batch without acknowledging it: it goes to another consumer "
+        "with the next delivery count", JAVA_API,
+        "Calling close() which releases any acquired records without acknowledgement."),
+    "explicit-poll-refused": Rule(
+        "In explicit mode a poll while records of the previous batch are unacknowledged is refused "
+        "(IllegalStateException) and hands out nothing", JAVA_API,
+        "If the application calls poll(Duration) without having acknowledged all records, an "
+        "IllegalStateException is thrown.", feature="ack_mode_setting"),
     "ack-order": Rule(
         "Acknowledgements are made in the order the records were returned", KIP932,
         "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "
@@ -144,6 +153,22 @@ CLIENT_RULES: dict[str, Rule] = {
         "ShareMemberDescription.rackId())",
         "client.rack: A rack identifier for this client. [...] ShareMemberDescription.rackId(): The rack id of the "
         "group member.", feature="rack_id"),
+    "poll-authorization": Rule(
+        "Without READ on the share group or on the topic the consumer is refused with the authorization error "
+        "and given no record; granted both, it consumes every record", JAVA_API,
+        "@throws AuthorizationException if caller lacks Read access to any of the subscribed topics or to the "
+        "share group."),
+    "new-partitions-consumed": Rule(
+        "Partitions added to a subscribed topic are consumed: every record produced to them is delivered, from "
+        "offset 0 (share.auto.offset.reset=earliest; under latest the 4.1 to 4.3 brokers deviate)", JAVA_API,
+        "The group will automatically detect the new partitions through periodic metadata refreshes and assign "
+        "them to the members of the group."),
+    "reject-dead-letters": Rule(
+        "With a dead-letter queue, a REJECTed record and one archived at the delivery-count limit are written "
+        "to it once, with their context; an accepted one never (Kafka 4.4+)", "KIP-1191",
+        "These undeliverable records are candidates for placing on a dead-letter queue (DLQ) topic for inspection "
+        "or special processing, as opposed to simply being put directly into the Archived state as described in "
+        "KIP-932."),
     "chaos-at-least-once": Rule(
         "At-least-once through leader failover and share-coordinator loss: every record produced is delivered "
         "and accepted (no-loss)", KIP932,

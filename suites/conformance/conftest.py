@@ -44,13 +44,15 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _requires(request, kafka_cluster, ksh_spec):
-    """Skip, naming what is missing, a test whose release line or group config the cluster lacks."""
+def _requires(request, ksh_spec):
+    """Skip, naming what is missing, a test whose release line or group config the cluster lacks. (The
+    session cluster is asked for only here: a test on the suite's own cluster alone starts no other.)"""
     from harness.conformance import missing_requirement
     from harness.run import kafka_version_of
     marker = request.node.get_closest_marker("requires")
     if marker is None:
         return
+    kafka_cluster = request.getfixturevalue("kafka_cluster")
     why = missing_requirement(kafka_version_of(kafka_cluster, ksh_spec), marker.kwargs.get("line"),
                               marker.kwargs.get("group_config"))
     if why:

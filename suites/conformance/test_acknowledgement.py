@@ -229,6 +229,57 @@ def test_close_releases_acquired_records(share_session):
     s.assert_conforms()
 
 
+@pytest.mark.rule("implicit-close-releases")
+def test_an_implicit_mode_close_releases_the_last_batch(share_session):
+    """In implicit mode, close() releases the batch the last poll returned without acknowledging it: another
+    consumer gets those records at once, with the next delivery count (the next poll or a commit would have
+    accepted them; close does not)."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.require("implicit")
+    s.produce(5)
+    first = s.consumer(mode="implicit")
+    held = first.poll(10)
+    precondition(held, "the implicit consumer was given no record")
+    second = s.consumer()  # started first: the time allowed is the release's, not a client's start-up
+    first.close(wait_exit=False)  # measured from close()'s return, the first's process still running
+    closed = time.monotonic()
+    within = s.after_close_s  # far below their 60 s lock, and below the session timeout
+    again = second.poll_until(5, timeout=max(1.0, within - (time.monotonic() - closed)), ack="ACCEPT")
+    counts = {r.key: r.delivery_count for r in again}
+    missing = [r.offset for r in held if r.key not in counts]
+    assert not missing, (f"close() in implicit mode returned but the records of the last batch did not reach another "
+                         f"consumer within {within:.0f} s (their lock is 60 s): offsets {missing} were accepted, or "
+                         f"never released")
+    assert all(counts[r.key] == r.delivery_count + 1 for r in held), \
+        f"released, the last batch came back as {sorted(counts.items())}: not with the next delivery count"
+    second.commit_ok()
+    first.close()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("explicit-poll-refused")
+def test_an_explicit_mode_poll_before_the_batch_is_acknowledged_is_refused(share_session):
+    """In explicit mode, a poll while records of the previous batch are unacknowledged is refused
+    (IllegalStateException) and hands out nothing; once the batch is acknowledged the next poll works."""
+    s = share_session(topic_partitions=1, lock_duration_ms=30000)
+    s.produce(4)
+    c = s.consumer()
+    batch = c.poll(10.0)
+    precondition(batch, "the first poll gave no record: the rule needs a batch left unacknowledged")
+    again = c.poll(3.0)
+    error = c.last_error or ""
+    assert not again and "IllegalState" in error, \
+        (f"the poll was not refused with the batch unacknowledged: it handed out {_offsets(again)} "
+         f"(error: {error or 'none'})")
+    assert c.ack(batch, "ACCEPT") is None, f"the batch could not be acknowledged after the refused poll: {c.last_error}"
+    c.commit_ok()
+    rest = c.poll_until(4 - len(batch), timeout=30, ack="ACCEPT") if len(batch) < 4 else []
+    if rest:
+        c.commit_ok()
+    assert sorted(r.offset for r in batch + rest) == [0, 1, 2, 3], f"got {_offsets(batch + rest)}"
+    s.assert_conforms()
+
+
 @pytest.mark.rule("ack-renew")
 @pytest.mark.requires(line="4.2")
 def test_renew_extends_the_acquisition_lock(share_session):

@@ -39,6 +39,7 @@ def _denied(consumer, code: str) -> None:
     assert consumer.records_given() == [], f"{consumer.name} was given records without the ACL"
 
 
+@pytest.mark.rule("poll-authorization")
 @pytest.mark.parametrize("missing, code", [("group", "GROUP_AUTHORIZATION_FAILED"),
                                            ("topic", "TOPIC_AUTHORIZATION_FAILED")])
 def test_a_share_consumer_needs_read_on_the_group_and_the_topic(own_session, sasl_user, missing, code):

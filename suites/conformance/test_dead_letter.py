@@ -42,6 +42,7 @@ def _settle(c, count: int, reject: set[int]) -> list:
     return got
 
 
+@pytest.mark.rule("reject-dead-letters")
 def test_rejected_records_go_to_the_dead_letter_queue_with_their_context(share_session):
     """A record a client REJECTs is written to the group's DLQ topic, once, with headers naming its
     topic, partition, offset, group, delivery count and "Offset rejected by client."; with the copy
@@ -58,6 +59,7 @@ def test_rejected_records_go_to_the_dead_letter_queue_with_their_context(share_s
     s.assert_conforms()
 
 
+@pytest.mark.rule("reject-dead-letters")
 @pytest.mark.requires(line="4.4", group_config="delivery_count_limit")
 def test_a_record_archived_at_the_limit_goes_to_the_dead_letter_queue(share_session):
     """A record released at every delivery is archived when its count reaches the limit, and written to
