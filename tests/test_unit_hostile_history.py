@@ -352,6 +352,7 @@ def test_a_parquet_share_state_start_far_below_zero_is_bad_input(tmp_path):
 @pytest.mark.parametrize("f, value, field", [
     ("crash", '{"who": 1}', "value.process"),
     ("fault-start", '{"id": "x", "effects": 5}', "value.effects"),
+    ("fault-start", '{"id": "x", "targets": "n1"}', "value.targets"),
     ("transaction", '{"topic": "t", "outcome": "maybe", "ids": []}', "value.outcome"),
     ("config", '"4.3"', "value"),
 ])

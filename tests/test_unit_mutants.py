@@ -175,3 +175,22 @@ def test_records_at_offsets_an_unclean_election_emptied_are_excused_only_with_th
     assert results["no-loss"].valid is False
     assert {a.kind for a in results["no-loss"].anomalies} >= {"lost"}
     assert "skipped-after-unclean-election" not in results["no-loss"].allowances
+
+
+def test_the_scan_ends_sessions_as_the_replay_does_under_a_fault_on_the_client_links():
+    """A session-loss fault on the client links (reset-peer on client->n2) ends the session of every live
+    consumer, also one it does not list, and of one that starts while it is in place, until its heal
+    (`Evidence.fault_start`): the spots mutants pick must see the same session ends the checkers excuse with."""
+    from harness.history.schema import Op
+    from harness.mutants.facts import facts
+    fault = {"id": "reset-1", "fault": "reset-peer", "effects": ["session-loss"], "targets": ["client->n2"],
+             "processes": []}
+    rows = [("consumer-0", "ok", "start", {"client": "t", "client_version": "1"}),
+            ("nemesis", "ok", "fault-start", fault),
+            ("consumer-1", "ok", "start", {"client": "t", "client_version": "1"}),
+            ("nemesis", "ok", "fault-heal", {"id": "reset-1", "fault": "reset-peer"}),
+            ("consumer-2", "ok", "start", {"client": "t", "client_version": "1"})]
+    ops = [Op(i, (i + 1) * 1_000_000, p, t, f, v) for i, (p, t, f, v) in enumerate(rows)]
+    f = facts(ops)
+    ended = {e.process for e in f.ends_between(0, 10_000_000)}
+    assert {"consumer-0", "consumer-1"} <= ended and "consumer-2" not in ended, ended

@@ -282,7 +282,7 @@ def _check_share_state(v: Any, t: str) -> None:
 
 def _check_fault(v: Any, t: str) -> None:
     _fields(v, "value")
-    for key in ("effects", "processes"):  # the replay reads them (session loss, disruption windows)
+    for key in ("effects", "processes", "targets"):  # the replay reads them (session loss, disruption windows)
         if v.get(key) is not None:
             for i, item in enumerate(_list(v, key, "value")):
                 if not isinstance(item, str):

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from harness.checkers.evidence import on_every_consumer
 from harness.history.schema import Op
 from harness.mutants.registry import DISRUPTING, NEVER, Key
 
@@ -78,6 +79,9 @@ class HistoryScan:
         self.open_commit: dict[str, tuple[int, list[AckInfo]]] = {}  # process -> (invoke, carried)
         self.session_no: dict[str, int] = defaultdict(int)
         self.session_faults: dict[Any, list[str]] = {}  # session-loss fault id -> its processes
+        self.live: set[str] = set()  # consumers started and not closed or crashed since
+        #: session-loss faults on the client links in place: a consumer starting under one loses its session too
+        self.node_faults: dict[Any, None] = {}
         self.drain_end = NEVER
         self.handlers: dict[str, Handler] = {
             "poll": self.poll, "produce": self.produce, "acknowledge": self.acknowledge,
@@ -119,6 +123,7 @@ class HistoryScan:
         """`process`'s session ended by a close or a crash."""
         self.end_session(time, pos, process, ("session", process, self.session_no[process]), post_drain)
         self.f.stops[process].append(pos)
+        self.live.discard(process)
 
     # -- records delivered, produced, acknowledged -----------------------------------
     def poll(self, pos: int, op: Op, v: dict) -> None:
@@ -210,6 +215,11 @@ class HistoryScan:
         self.session_no[op.process] += 1
         self.f.starts[op.process].append(pos)
         self.f.first_start = min(self.f.first_start, pos)
+        self.live.add(op.process)
+        for fault in self.node_faults:  # (as `Evidence.started`: it connects under a fault resetting its links)
+            if op.process not in self.session_faults[fault]:
+                self.session_faults[fault].append(op.process)
+                self.end_session(op.time, pos, op.process, ("fault", op.process, fault))
 
     def drain(self, pos: int, op: Op, v: dict) -> None:
         if op.type in ("ok", "info"):
@@ -234,14 +244,25 @@ class HistoryScan:
 
     # -- faults ---------------------------------------------------------------------
     def fault_start(self, pos: int, op: Op, v: dict) -> None:
-        """A session-loss fault ends its processes' sessions; a disrupting one opens a window."""
+        """A session-loss fault ends its processes' sessions (on nodes or the client links: every live
+        consumer's, and on the client links those starting under it: `Evidence.fault_start`); a disrupting
+        one opens a window."""
+        if op.type == "fail":
+            self.node_faults.pop(v.get("id"), None)
         if op.type not in ("invoke", "ok"):
             return
         effects = v.get("effects") or ()
-        if "session-loss" in effects and v.get("processes"):
-            self.session_faults[v.get("id")] = list(v["processes"])
-            for q in v["processes"]:
-                self.end_session(op.time, pos, q, ("fault", q, v.get("id")))
+        if "session-loss" in effects:
+            processes = list(v.get("processes") or ())
+            targets = [str(t) for t in v.get("targets") or ()]
+            if on_every_consumer(targets):
+                processes += sorted(self.live - set(processes))
+                if any(t.startswith("client->") for t in targets):
+                    self.node_faults[v.get("id")] = None
+            if processes or v.get("id") in self.node_faults:
+                self.session_faults[v.get("id")] = processes
+                for q in processes:
+                    self.end_session(op.time, pos, q, ("fault", q, v.get("id")))
         if set(effects) & set(DISRUPTING):
             parts = v.get("partitions")
             tps = None if parts is None else {(v.get("topic"), x) for x in parts}
@@ -249,7 +270,10 @@ class HistoryScan:
                 self.f.windows.append([op.time, NEVER, tps, v.get("id")])
 
     def fault_heal(self, pos: int, op: Op, v: dict) -> None:
-        """A heal ends the fault's sessions again; its window closes settle_ms later."""
+        """A heal ends the fault's sessions again; its window closes settle_ms later (a failed heal: consumers
+        starting later are not under it)."""
+        if op.type != "invoke":
+            self.node_faults.pop(v.get("id"), None)
         if op.type != "ok":
             return
         for q in self.session_faults.pop(v.get("id"), ()):
