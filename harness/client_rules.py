@@ -70,6 +70,20 @@ CLIENT_RULES: dict[str, Rule] = {
         "An implicit-mode consumer refuses acknowledge()", JAVA_API,
         "@throws IllegalStateException if the record is not waiting to be acknowledged, or the consumer has "
         "already used implicit acknowledgement", feature="ack_mode_setting"),
+    "close-commits-pending": Rule(
+        "close() commits the acknowledgements still pending: the broker settles records ACCEPTed and never "
+        "committed once close() returned", KIP932,
+        "The application calls KafkaShareConsumer.close() which attempts to commit any pending acknowledgements "
+        "and releases any remaining acquired records."),
+    "explicit-poll-commits": Rule(
+        "In explicit mode the next poll commits the acknowledgements made since the last commit, and the callback "
+        "reports their results", JAVA_API,
+        "Calling poll(Duration) after it has acknowledged all records, which commits the acknowledgements to "
+        "Kafka asynchronously."),
+    "implicit-commit-async": Rule(
+        "In implicit mode commitAsync accepts every record the last poll returned and commits it", JAVA_API,
+        "If the consumer is using implicit acknowledgement, all the records returned by the latest call to "
+        "poll(Duration) are acknowledged."),
     "implicit-close-releases": Rule(
         "In implicit mode close() releases the last batch without acknowledging it: it goes to another consumer "
         "with the next delivery count", JAVA_API,

@@ -229,6 +229,68 @@ def test_close_releases_acquired_records(share_session):
     s.assert_conforms()
 
 
+def _callback_offsets(s, c) -> tuple[list[int], list]:
+    """The offsets `c`'s acknowledgement commit callbacks named so far, and their errors."""
+    calls = s.ops(c.name, "callback")
+    return (sorted(o for op in calls for part in op.value["partitions"] for o in part["offsets"]),
+            [op.value["error"] for op in calls if op.value["error"] is not None])
+
+
+@pytest.mark.rule("close-commits-pending")
+def test_close_commits_the_pending_acknowledgements(share_session):
+    """close() commits the acknowledgements still pending: records ACCEPTed and never committed (no commit
+    call, no poll after them) are settled by the broker once close() returned."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.produce(5)
+    c = s.consumer()
+    got = c.poll_until(5, ack="ACCEPT")  # (a poll after a batch carries that batch's ACCEPTs; the last stays pending)
+    precondition(len(got) == 5, f"the consumer was given {len(got)} of 5 records")
+    c.close(wait_exit=False)  # measured from close()'s return, the process still running
+    s.assert_settled_by_the_broker("close() returned with the last batch's ACCEPTs pending")
+    c.close()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("explicit-poll-commits")
+def test_an_explicit_mode_poll_commits_the_acknowledgements(share_session):
+    """In explicit mode the next poll commits the acknowledgements made since the last commit: with no commit
+    called, the callback reports every ACCEPTed offset without error, and the broker settles them."""
+    from harness.wait import wait_until
+    s = share_session(topic_partitions=1)
+    s.require("callback")
+    s.produce(5)
+    c = s.consumer()
+    got = c.poll_until(5, ack="ACCEPT")
+    precondition(len(got) == 5, f"the consumer was given {len(got)} of 5 records")
+    # callbacks are served while the client polls; no commit is called
+    wait_until(lambda: c.poll(0.5) == [] and _callback_offsets(s, c)[0] == list(range(5)), timeout=30,
+               what="the acknowledgement commit callback of the ACCEPTs the polls carried")
+    offsets, errors = _callback_offsets(s, c)
+    assert not errors, f"the callback reported errors for the ACCEPTs the polls carried: {errors}"
+    s.assert_settled_by_the_broker("the callback reported every ACCEPT the polls carried committed")
+    s.assert_conforms()
+
+
+@pytest.mark.rule("implicit-commit-async")
+def test_an_implicit_mode_commit_async_accepts_the_last_batch(share_session):
+    """In implicit mode commitAsync accepts every record the last poll returned and commits it: the broker
+    settles them with no further poll, and the callback (served by a later poll) reports them without error."""
+    from harness.wait import wait_until
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.require("implicit", "commit_async", "callback")
+    s.produce(5)
+    c = s.consumer(mode="implicit")
+    got = c.poll_until(5)  # (each poll accepts the batch before it)
+    precondition(len(got) == 5, f"the consumer was given {len(got)} of 5 records")
+    c.commit_async()
+    # before any further poll (which would accept the batch itself)
+    s.assert_settled_by_the_broker("commitAsync was called in implicit mode after the last poll")
+    wait_until(lambda: c.poll(0.5) == [] and _callback_offsets(s, c)[0] == list(range(5)), timeout=30,
+               what="the acknowledgement commit callbacks of the implicit acceptances")
+    assert not _callback_offsets(s, c)[1], f"the callback reported errors: {_callback_offsets(s, c)[1]}"
+    s.assert_conforms()
+
+
 @pytest.mark.rule("implicit-close-releases")
 def test_an_implicit_mode_close_releases_the_last_batch(share_session):
     """In implicit mode, close() releases the batch the last poll returned without acknowledging it: another
