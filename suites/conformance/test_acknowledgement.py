@@ -206,21 +206,29 @@ def test_acknowledging_after_the_lock_expired_fails(share_session):
     s.assert_conforms()
 
 
-@pytest.mark.rule("close-releases")
-def test_close_releases_acquired_records(share_session):
-    """Closing a consumer releases the records it still holds: another consumer gets them at once,
-    long before their locks would have expired."""
-    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+def _held_then_closed(s, mode: str):
+    """Five records; a `mode` consumer polls a batch and closes while another consumer is ready; the other
+    polls for all five until `after_close_s` from close()'s return: (first, held, second, what the second got,
+    the time allowed)."""
     s.produce(5)
-    first = s.consumer()
+    first = s.consumer(mode=mode)
     held = first.poll(10)
-    precondition(held, "the first consumer was given no record")
+    precondition(held, f"the {mode} consumer was given no record")
     second = s.consumer()  # started first: the time allowed is the release's, not a client's start-up
     first.close(wait_exit=False)  # measured from close()'s return, the first's process still running
     closed = time.monotonic()
     # all five: the held ones released, the others never held
     within = s.after_close_s  # far below their 60 s lock, and below the session timeout
     again = second.poll_until(5, timeout=max(1.0, within - (time.monotonic() - closed)), ack="ACCEPT")
+    return first, held, second, again, within
+
+
+@pytest.mark.rule("close-releases")
+def test_close_releases_acquired_records(share_session):
+    """Closing a consumer releases the records it still holds: another consumer gets them at once,
+    long before their locks would have expired."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    first, held, second, again, within = _held_then_closed(s, "explicit")
     assert {r.key for r in held} <= {r.key for r in again}, \
         (f"close() returned but the records it held did not reach another consumer within {within:.0f} s "
          f"(their lock is 60 s): got {_offsets(again)} of {_offsets(held)}")
@@ -298,15 +306,7 @@ def test_an_implicit_mode_close_releases_the_last_batch(share_session):
     accepted them; close does not)."""
     s = share_session(topic_partitions=1, lock_duration_ms=60000)
     s.require("implicit")
-    s.produce(5)
-    first = s.consumer(mode="implicit")
-    held = first.poll(10)
-    precondition(held, "the implicit consumer was given no record")
-    second = s.consumer()  # started first: the time allowed is the release's, not a client's start-up
-    first.close(wait_exit=False)  # measured from close()'s return, the first's process still running
-    closed = time.monotonic()
-    within = s.after_close_s  # far below their 60 s lock, and below the session timeout
-    again = second.poll_until(5, timeout=max(1.0, within - (time.monotonic() - closed)), ack="ACCEPT")
+    first, held, second, again, within = _held_then_closed(s, "implicit")
     counts = {r.key: r.delivery_count for r in again}
     missing = [r.offset for r in held if r.key not in counts]
     assert not missing, (f"close() in implicit mode returned but the records of the last batch did not reach another "
