@@ -954,6 +954,23 @@ def test_delivered_record_that_was_truncated_is_an_anomaly_unless_unclean():
             assert "truncated-delivered" in kinds(r), r
 
 
+@pytest.mark.parametrize("delivered", [False, True])
+def test_a_truncated_record_below_a_deletion_is_delivered_only_if_the_history_shows_it(delivered):
+    """A truncation naming an offset a deleteRecords passed (the explorer's 4.4.0 finding: records deleted during
+    the cut) says nothing of a delivery: the record may have been deleted undelivered. Only a delivery the
+    history shows (kept under read_committed) makes it truncated-delivered."""
+    h = H()
+    h.ops[0].value["isolation_level"] = "read_committed"
+    h.produce("a", 0, 0)
+    h.produce("x", 0, 1)  # acks=1 to the isolated leader
+    if delivered:
+        h.consume("consumer-0", [("a", 0, 0), ("x", 0, 1)])
+    h.add("admin", "ok", "records-deleted", {"topic": T, "partition": 0, "offset": 2})
+    _truncation(h, "x", 0, 1)
+    r = no_loss.check(h.ops)
+    assert ("truncated-delivered" in kinds(r)) if delivered else r.valid is not False, r
+
+
 def test_session_loss_fault_ends_the_owners_session():
     """A consumer cut from a broker may lose its session: its records going to another consumer
     before the lock ends is then allowed, not an exclusivity violation."""

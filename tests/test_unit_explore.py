@@ -522,3 +522,24 @@ def test_a_deletion_unreadable_under_a_fault_is_read_back_after_the_heal(tmp_pat
     steps.deferred.append((0, 4, "deleteRecords below 6 on partition 0 raised TimeoutError"))
     steps.read_back_deferred()
     assert steps.uncertain and "could not be read back" in steps.uncertain[0]
+
+
+def test_a_truncation_whose_heal_failed_leaves_the_run_undecided(tmp_path):
+    """A truncation writes which records it took at its heal; when the heal fails (the explorer's 4.4.0
+    `offset-reused`: the partition never got back in sync in 60 s), the log's reuse of those offsets is not in
+    the history, and the run is undecided rather than failed."""
+    from types import SimpleNamespace
+
+    from harness.explore.runner import _Steps, _tail
+    from harness.history.store import HistoryWriter
+    history = HistoryWriter(tmp_path / "h.jsonl")
+    consumer = SimpleNamespace(poll_until=lambda *a, **k: [], commit_sync=lambda: [])
+    session = SimpleNamespace(history=history, settle_writes=lambda timeout: 0, consumer=lambda mode: consumer,
+                              all_settled=lambda: True, spec=SimpleNamespace(topic_partitions=1))
+    nemesis = SimpleNamespace(heal_all=lambda: None)
+    for fault, outcome in (("truncate", "ok"), ("leader-kill", "fail"), ("truncate-unclean", "fail")):
+        history.append("nemesis", outcome, "fault-heal", {"id": f"{fault}-1", "fault": fault})
+        steps = _Steps(session, None, 5000, 1000, "earliest")
+        _tail(steps, nemesis)
+        assert bool(steps.uncertain) == (fault == "truncate-unclean"), (fault, steps.uncertain)
+    history.close()

@@ -349,3 +349,16 @@ def test_truncation_writes_only_while_the_cut_node_still_names_itself_the_leader
     with pytest.raises(NotApplied, match="named no answer"):
         Truncation()._still_leads(_truncation_ctx({1: 1, 3: KafkaException("timed out")}), plan)
     assert _leaders_seen(_truncation_ctx({1: 2, 2: 2, 3: KafkaException("x")}), 0, [1, 2, 3]) == {2, "no answer"}
+
+
+def test_a_record_deleted_below_the_log_start_is_not_taken_for_truncated():
+    """After the heal, records acknowledged since the cut that the log no longer holds were lost with the truncation,
+    except those below the log start, which a deletion removed (the explorer's 4.4.0 finding: a record deleted by
+    deleteRecords during the fault was reported truncated, then "truncated-delivered"); the nemesis's own acks=1
+    records are gone whatever the log start."""
+    from harness.faults.truncate import truncated_records
+    produced = {0: "u-0", 1: "u-1", 2: "u-2"}
+    others = [(0, "r-0"), (2, "r-1"), (3, "r-2")]
+    now = {2: "r-1"}  # the log starts at 2 (deleted below it), and r-2 at 3 is gone
+    assert truncated_records(produced, others, now, low=2) == ([0, 1, 2], [(3, "r-2")])
+    assert truncated_records(produced, others, now, low=0) == ([0, 1, 2], [(0, "r-0"), (3, "r-2")])

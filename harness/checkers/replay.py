@@ -193,8 +193,12 @@ class Replay:
         elif again is not None and again.rid == rid:  # written again at a settled offset
             before = (again.produce_index, again.count)
             del ledger.reproduced[(tp, offset)]
-        elif before is None and offset < ledger.watermark[tp]:
-            before = (-1, 1)  # already terminal: it was delivered and acknowledged
+        elif before is None and offset < ledger.watermark[tp] and (
+                offset >= ledger.log_start.get(tp, 0) or rid in ledger.delivered_ids):
+            # already terminal: it was delivered and acknowledged; below a deletion's log start it may have been
+            # deleted undelivered (the explorer's 4.4.0 truncated-delivered: a deleteRecords during the cut), so
+            # only a delivery the replay kept (read_committed keeps the delivered ids) counts there
+            before = (-1, 1)
         if before is not None and before[1] > 0:
             no_loss.lost_delivered(self, index, tp, offset, rid, unclean, (before[0], index))
             if unclean:

@@ -511,6 +511,10 @@ def _tail(live: _Steps, nemesis) -> str:
     live.active.clear()
     live.read_back_deferred()
     s = live.s
+    for op in s.history.ops():  # a truncation writes which records it took at its heal: a failed one never did
+        if op.f == "fault-heal" and op.type == "fail" and str(op.value.get("fault", "")).startswith("truncate"):
+            live.uncertain.append(f"the heal of {op.value.get('id')} failed, so which records it truncated is not "
+                                  f"known (a record at an offset the log reused would look lost or reused)")
     # records a produce step gave up on (a fault) may be written after the heal: before the drain, or no consumer
     # is left to deliver them (met on 4.4.0: written while the durable read ran, then judged lost)
     pending = s.settle_writes(90)
