@@ -64,8 +64,9 @@ class AckBook:
         #: finished records' acks, for the process's current and previous commit round
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
         self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
+        #: process -> acks made since its last commit's invoke: what its next commit carries
+        self.since_commit: dict[str, list[tuple[tuple, Ack]]] = defaultdict(list)
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
-        self.commit_async: dict[str, bool] = {}  # process -> its last commit was commitAsync (results by callback)
         #: process -> share-partition -> its pending acks, grouped at the first per-partition result of a
         #: commit (a commit returns one row per partition: grouping once keeps each row's cost to its own)
         self.commit_groups: dict[str, dict[tuple, list]] = {}
@@ -149,6 +150,10 @@ class AckBook:
                                   f"acknowledged the record again", (old.index, index))
         self.acks[process][key] = a
         unresolved[key] = a
+        made = self.since_commit[process]
+        made.append((key, a))
+        if len(made) >= 4096 and len(made) > 2 * len(unresolved):  # a consumer that never commits: keep it small
+            made[:] = [(k, x) for k, x in made if unresolved.get(k) is x]
         if self.commit_groups:
             self.commit_groups.pop(process, None)
 
@@ -293,18 +298,18 @@ class AckBook:
             if self.commit_groups:
                 self.commit_groups.pop(process, None)
             self.retired[process] = ({}, self.retired[process][0])
-            # acks the previous commit carried must have their result by now, unless it was commitAsync: its
-            # results come by callback, later, and its acks stay pending (a crash, the close or the end
-            # judges them)
-            previous_async = self.commit_async.get(process, False)
-            self.commit_async[process] = asynchronous
-            for key, a in self.commit_scope.get(process, ()) if not previous_async else ():
-                if pending.get(key) is a:
-                    del pending[key]
-                    self.findings.anomaly(NAME, "ack-result-missing",
-                                          f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from "
-                                          f"the commit that carried it", (a.index, index), process=process)
-            self.commit_scope[process] = list(pending.items())
+            # A commit carries the acks made since the previous commit's invoke, and its per-partition results
+            # answer only those. An ack a commit did not answer stays pending: a poll may have sent it first
+            # (KafkaShareConsumer's poll sends the acknowledgements made so far and commitSync only
+            # `acknowledgementsToSend()`, those not sent yet; the others' results come by callback: the 4.3.1 Java
+            # exploration met that callback after the next commit's invoke, under share-coordinator-kill), and
+            # commitAsync's come by callback too. A later callback, a crash, the close or the end judges it.
+            if self.commit_done.get(process):
+                for key, a in self.commit_scope.get(process, ()):
+                    if pending.get(key) is a:
+                        a.unanswered = True  # (a crash before a callback brings it makes it missing)
+            made = self.since_commit.pop(process, ())
+            self.commit_scope[process] = [(key, a) for key, a in made if pending.get(key) is a]
             self.commit_done[process] = False
             return
         self.commit_done[process] = True
@@ -316,7 +321,7 @@ class AckBook:
             groups = self.commit_groups.get(process)
             if groups is None:
                 groups = self.commit_groups[process] = defaultdict(list)
-                for key, a in pending.items():
+                for key, a in self.commit_scope.get(process, ()):
                     groups[(key[0], key[1])].append((key, a))
             for key, a in groups.pop(tp, ()):
                 if pending.get(key) is a:  # (not resolved by a callback since)
@@ -325,8 +330,9 @@ class AckBook:
         self.commit_groups.pop(process, None)
         if type_ == "ok":
             return
-        for key, a in list(pending.items()):  # fail / info: the outcome of every pending ack is unknown
-            self.resolve(process, (key[0], key[1]), key, a, None, index, time, "commit")
+        for key, a in self.commit_scope.get(process, ()):  # fail / info: the outcome of what it carried is unknown
+            if pending.get(key) is a:
+                self.resolve(process, (key[0], key[1]), key, a, None, index, time, "commit")
 
     def crashed(self, process: str, index: int) -> None:
         """`process` died (or its close did not finish): its acknowledgements still awaiting a result lost
@@ -334,7 +340,7 @@ class AckBook:
         returned = {id(a) for _, a in self.commit_scope.get(process, ())} if self.commit_done.get(process) else set()
         for key, a in list(self.unresolved[process].items()):
             self.unresolved[process].pop(key)
-            if id(a) in returned:  # its commit had returned without a result for it: not the crash's doing
+            if id(a) in returned or a.unanswered:  # its commit had returned without a result for it: not the crash's
                 self.findings.anomaly(NAME, "ack-result-missing",
                                       f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} got no result from the "
                                       f"commit that carried it", (a.index,), process=process)

@@ -56,13 +56,14 @@ class Rec:
 
 
 class Ack:
-    __slots__ = ("type", "index", "time", "callbacks", "rec", "detached", "refused")
+    __slots__ = ("type", "index", "time", "callbacks", "rec", "detached", "refused", "unanswered")
 
     def __init__(self, type_: str, index: int, time: int, rec: Rec, detached: bool = False) -> None:
         self.type, self.index, self.time, self.rec = type_, index, time, rec
         self.callbacks = 0
         self.detached = detached  # of a record that had left the ledger (settled) when it was sent
         self.refused = False  # its result was a definitive refusal: it settled nothing (`ack_results.definitive`)
+        self.unanswered = False  # the commit that carried it returned without its result (a callback may bring it)
 
 
 class IdSet:
