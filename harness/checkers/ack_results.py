@@ -312,6 +312,11 @@ class AckBook:
             self.commit_scope[process] = [(key, a) for key, a in made if pending.get(key) is a]
             self.commit_done[process] = False
             return
+        if self.commit_done.get(process) is not False and self.since_commit.get(process):
+            # a result with no invoke open (a history that lacks the invoke): it carried the acks made since
+            made = self.since_commit.pop(process)
+            self.commit_scope[process] = [(key, a) for key, a in made if pending.get(key) is a]
+            self.commit_groups.pop(process, None)
         self.commit_done[process] = True
         if type_ == "ok" and tp[0] is not None:
             if error is None and tp not in self.acked_tps[process]:
