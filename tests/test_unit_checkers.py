@@ -1422,8 +1422,10 @@ def test_a_consumer_that_joins_under_a_fault_on_every_consumers_connections_may_
     poll got count 2. The fault listed no processes (none was on a lane, none had joined)."""
     h = H(lock_ms=60_000)
     h.produce("a", 0, 0)
-    fault = {"id": "reset-peer-1", "fault": "reset-peer", "targets": targets,
-             "effects": ["leader-change", "coordinator-loss", "session-loss"], "processes": processes}
+    # (its leader-change and coordinator-loss effects left out: a disruption of the partition explains one unseen
+    # acquisition by itself, `unobserved-acquisition-disrupted`, tests/test_unit_oracle_causes.py)
+    fault = {"id": "reset-peer-1", "fault": "reset-peer", "targets": targets, "effects": ["session-loss"],
+             "processes": processes}
     h.add("nemesis", "invoke", "fault-start", fault)
     h.add("nemesis", "ok", "fault-start", fault)
     h.add("consumer-2", "ok", "start", {"client": "x"})

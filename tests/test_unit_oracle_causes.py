@@ -341,3 +341,41 @@ def test_a_lock_at_the_first_poll_of_a_partition_runs_from_an_earlier_poll_of_an
     h.poll("consumer-0", [("a", 0, 0, 2)])
     r = exclusive.check(h.ops)
     assert (r.valid is True) if legal else kinds(r) == ["acquired-while-locked"], r
+
+
+# ------------------------------------------------------------------ a disruption of the partition loses one acquisition
+
+
+@pytest.mark.parametrize("fault_partitions, need, allowed", [
+    ([0], 1, True),  # a leader change of a's partition between its produce and the delivery: one lost acquisition
+    ([1], 1, False),  # of another partition: nothing explains the skipped count
+    (None, 1, True),  # of every partition
+    ([0], 2, False),  # one disruption explains one acquisition, not two
+])
+def test_a_disruption_of_the_partition_explains_one_unseen_acquisition(fault_partitions, need, allowed):
+    """chaos leader-pause-crash (CI): a is produced while a leader fault is active; the heal moves its
+    partition's leadership back and a is first delivered with count 2, well inside a lock of its produce,
+    with no session end after the produce (consumer-2 crashed just before it). KIP-932: "In the unlikely
+    event of a share-partition leader crash, memory of the in-flight delivery will be lost": the count of
+    one acquisition no consumer handed over. One disruption explains one acquisition; a fault of another
+    partition explains none."""
+    h = H(limit=5, lock_ms=5000)
+    start(h, "consumer-0", "consumer-1", "consumer-2")
+    fault = {"id": "f1", "fault": "leader", "targets": [1], "effects": ["leader-change"], "topic": T}
+    if fault_partitions is not None:
+        fault["partitions"] = fault_partitions
+    h.add("nemesis", "invoke", "fault-start", fault)
+    crash(h, "consumer-2")
+    h.t += 100 * MS
+    h.produce("a", 0, 0)
+    h.t += 1000 * MS
+    h.add("nemesis", "ok", "fault-heal", fault)
+    h.t += 500 * MS
+    h.poll("consumer-1", [("a", 0, 0, 1 + need)])
+    r = delivery_count.check(h.ops)
+    if allowed:
+        assert r.valid is True and r.allowances == {"unobserved-acquisition-disrupted": 1}, r
+        [evidence] = r.allowance_evidence["unobserved-acquisition-disrupted"]
+        assert any(h.ops[i].f == "fault-start" for i in evidence), evidence
+    else:
+        assert kinds(r) == ["count-skipped"], r

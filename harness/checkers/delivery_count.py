@@ -50,7 +50,7 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
         decreased = count_after_release(prev, cause, r.profile) < prev
         since = rec.acq_time if prev else rec.avail_time  # when the count could have moved
         if count > prev + 1:
-            found = r.evidence.unseen_acquisitions(rec, count - prev - 1, time, index)
+            found = r.evidence.unseen_acquisitions(rec, count - prev - 1, time, index, tp=tp)
             if found is not None:
                 r.findings.allow(NAME, *found)
             else:  # asked again at the end, when session ends stamped a little after this delivery are known
@@ -102,19 +102,19 @@ def judge_end(r) -> None:
     """The count skips no session end before them explained: a session end stamped up to
     `READ_SLACK_NS` after the delivery (not the receiving consumer's) may have come before it, or the
     skipped counts were delivered to others stamped just after (`stamps-reordered`); else the anomaly."""
-    for skip in (skip for skips in r.pending_skips.values() for skip in skips):
+    for (tp, _), skip in ((key, skip) for key, skips in r.pending_skips.items() for skip in skips):
         if not skip.missing:
             r.findings.allow(NAME, "stamps-reordered", (skip.index, *skip.filled_by))
             continue
         found = r.evidence.unseen_acquisitions(skip.rec, len(skip.missing), skip.time, skip.index,
-                                               late=READ_SLACK_NS, seen_by=skip.process)
+                                               late=READ_SLACK_NS, seen_by=skip.process, tp=tp)
         if found is not None:
             r.findings.allow(NAME, *found)
         else:
             r.findings.anomaly(NAME, "count-skipped",
                                f"{skip.where} delivered with count {skip.count} after count {skip.rec.count}, with "
-                               f"no acquisition unseen by the history (no session end, and too soon for a lock to "
-                               f"elapse)", (skip.rec.last_index, skip.index), offset=skip.offset)
+                               f"no acquisition unseen by the history (no session end, no disruption of its partition, "
+                               f"and too soon for a lock to elapse)", (skip.rec.last_index, skip.index), offset=skip.offset)
     r.pending_skips.clear()
 
 

@@ -276,7 +276,8 @@ class Evidence:
             self.findings.anomaly(prop, kind, message, evidence, **detail)
 
     def unseen_acquisitions(self, rec: Rec, need: int, by: int, by_index: int, expiry: bool = True,
-                            late: int = 0, seen_by: str | None = None) -> tuple[str, list[int]] | None:
+                            late: int = 0, seen_by: str | None = None,
+                            tp: tuple | None = None) -> tuple[str, list[int]] | None:
         """The allowance and its evidence if `need` acquisitions of `rec` can have gone unseen (to a
         client that never handed them to the application) between when it could be acquired again and
         `by`; None if the history holds no such events.
@@ -303,9 +304,21 @@ class Evidence:
         `expiry=False`: lock durations do not count (a record that ends archived without a delivery the
         history saw at the limit needs session ends: a live client hands what it fetched to the
         application at its next poll). `late`: session ends stamped up to `late` after `by` (not by
-        `seen_by` after `by_index`) may have come before it."""
+        `seen_by` after `by_index`) may have come before it.
+        `tp` (the record's share-partition; `-disrupted`): a disruption of it (a leader-change or
+        coordinator-loss fault, from its start to its heal plus settle_ms) overlapping [free, by] releases one
+        acquisition too, at the later of its start and `free` (KIP-932: "In the unlikely event of a
+        share-partition leader crash, memory of the in-flight delivery will be lost"; a client that fetched
+        from the leader that moved may also release what it never handed over, which keeps the count)."""
         if need <= 0:
             return "unobserved-acquisition", [by_index]
+        found = self._unseen(rec, need, by, by_index, expiry, late, seen_by, None)
+        if found is None and tp is not None:  # (the other causes first: a disruption only where they fall short)
+            found = self._unseen(rec, need, by, by_index, expiry, late, seen_by, tp)
+        return found
+
+    def _unseen(self, rec: Rec, need: int, by: int, by_index: int, expiry: bool, late: int, seen_by: str | None,
+                tp: tuple | None) -> tuple[str, list[int]] | None:
         if rec.count:
             since, since_index = rec.acq_time, rec.last_index
             # until then the delivery the history saw held it: its lock, less the tolerance (the client may have
@@ -330,6 +343,13 @@ class Evidence:
         keys: set = set()
         expired = 0
         post_drain = False
+        # disruptions of the record's partition (leader change, coordinator loss) in [since, by]: each may have
+        # lost one in-flight acquisition (the leader forgot it, or the client released what it had fetched
+        # from a leader that moved: either way an acquisition the history did not see, counted once)
+        disruptions = [] if tp is None else [
+            (start, end, index) for start, end, partitions, _, index in self.windows
+            if start <= by and end >= since and (partitions is None or tp in partitions)]
+        disrupted = 0
         while len(used) + expired < need:
             found = None  # the next session end that can release an acquisition made from `free` on
             while at < hi:
@@ -352,7 +372,16 @@ class Evidence:
                 found = (t, index, key, after_drain)
                 break
             expires = max(free, floor) + lock
-            if found is not None and found[0] <= expires:
+            window = next((w for w in disruptions if w[1] >= free), None)
+            lost = max(free, window[0]) if window is not None else NEVER
+            if window is not None and lost <= by and lost <= expires and (found is None or lost < found[0]):
+                disruptions.remove(window)
+                free = lost
+                disrupted += 1
+                used.append(window[2])
+                if found is not None:
+                    at -= 1  # asked again from the new `free`
+            elif found is not None and found[0] <= expires:
                 free = found[0]
                 keys.add(found[2])
                 post_drain = post_drain or found[3]
@@ -364,8 +393,9 @@ class Evidence:
                     at -= 1  # asked again from the new `free`
             else:
                 return None
-        return ("unobserved-acquisition-expired" if expired else "unobserved-acquisition"), \
-            [since_index, *used, by_index]
+        name = ("unobserved-acquisition-disrupted" if disrupted else
+                "unobserved-acquisition-expired" if expired else "unobserved-acquisition")
+        return name, [since_index, *used, by_index]
 
     def archived_unseen(self, rec: Rec, by: int, by_index: int) -> tuple[str, list[int]] | None:
         """`unseen_acquisitions` for a record never seen at the limit that a start-offset read put below the

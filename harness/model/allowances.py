@@ -66,6 +66,17 @@ ALLOWANCES = {a.name: a for a in (
         "previous delivery or produce, each session end, the read",
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1."),
     Allowance(
+        "unobserved-acquisition-disrupted",
+        "as `unobserved-acquisition`, where (at least) one of the acquisitions the history did not see is "
+        "explained by a disruption of the record's partition (a fault whose effects include leader-change or "
+        "coordinator-loss, from its start until its heal plus settle_ms) overlapping the time from when the "
+        "record was free again to the delivery that skipped counts; one disruption explains one acquisition: "
+        "the in-flight acquisition a leader lost, or one a client fetched from the leader that moved and "
+        "released without handing it over. Evidence: the previous delivery or produce, the fault start (and "
+        "any other cause), the delivery",
+        "The delivery counts are only maintained approximately and the Acquired state is not persisted. "
+        "[...] In the unlikely event of a share-partition leader crash, memory of the in-flight delivery will be lost."),
+    Allowance(
         "stamps-reordered",
         "a record delivered with a count that skips counts, then, stamped up to 500 ms later, delivered to "
         "another consumer with exactly the skipped counts: the polls were stamped out of order (the harness "

@@ -207,8 +207,8 @@ def first_count_skip_before_produce_ok(ops: list[Op], rng: random.Random) -> Mut
     count 2 instead of 1. Models a broker that counts a fresh record's first acquisition twice. No
     allowance: at the boundary of `unobserved-acquisition` (issue 46, item 2c), the record could first
     be acquired at its produce's invoke, not at time 0, and between the invoke and the delivery (or up to
-    `READ_SLACK_NS` after it) no session end of any kind happened and less than a lock duration passed
-    (`-expired`); the record is not truncated, deleted, aborted or reset (their own allowances)."""
+    `READ_SLACK_NS` after it) no session end of any kind happened, less than a lock duration passed
+    (`-expired`) and no disruption of its partition overlapped (`-disrupted`); the record is not truncated, deleted, aborted or reset (their own allowances)."""
     f = facts(ops)
     if f.limit < 2:
         return None
@@ -223,7 +223,8 @@ def first_count_skip_before_produce_ok(ops: list[Op], rng: random.Random) -> Mut
             if ok is None or invoke is None or not invoke < ds[0].pos or f.ops[ok].type != "ok":
                 continue
             t0 = f.ops[invoke].time
-            if ds[0].time - t0 >= f.lock_ns or f.ends_between(t0, ds[0].time + READ_SLACK_NS):
+            if ds[0].time - t0 >= f.lock_ns or f.ends_between(t0, ds[0].time + READ_SLACK_NS) \
+                    or f.disrupted(t0, ds[0].time, key[:2]):  # (`unobserved-acquisition-disrupted`)
                 continue
             spots.append(key)
         f.memo["first-before-ok"] = spots

@@ -91,7 +91,7 @@ def count_skip(ops: list[Op], rng: random.Random) -> Mutant | None:
     acquisition twice. No allowance: `unobserved-acquisition` needs a session end (close, crash,
     session-loss fault) or client error between the two deliveries, or stamped up to `READ_SLACK_NS`
     after the second (none), `-expired` a whole lock
-    duration between them (the gap is shorter), `delivery-count-lag` a disruption window (none)."""
+    duration between them (the gap is shorter), `delivery-count-lag` and `-disrupted` a disruption window (none)."""
     f = facts(ops)
     spots = []
     for key in sorted(f.deliveries):
