@@ -117,7 +117,8 @@ def _client_versions(run_dirs: list[str]) -> dict[str, Any]:
             op = json.loads(line)
             if op.get("f") == "start" and op.get("type") == "ok" and isinstance(op.get("value"), dict):
                 v = op["value"]
-                return {k: v[k] for k in ("client", "client_version", "librdkafka", "contract", "callback_offsets")
+                return {k: v[k] for k in ("client", "client_version", "librdkafka", "kafka_clients_version", "contract",
+                                          "callback_offsets")
                         if k in v}
     return {}
 
@@ -160,6 +161,29 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
             "created": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
+def beneath(cert: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """For a framework's certificate (its driver reports the `kafka_clients_version` it runs on): the newest
+    complete certificate under `root` of that bare client (the `java` driver, kafka-clients of that version)
+    on the same Kafka release, and its result per rule, so that a rule the framework fails says whether the
+    client beneath fails it too. None if the driver runs on no named client or no such certificate exists."""
+    version = cert.get("kafka_clients_version")
+    if not version:
+        return None
+    found = None
+    for path in sorted(root.glob("*/certificate.json")):
+        try:
+            other = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if other.get("driver") == "java" and other.get("client_version") == version and other.get("complete") \
+                and other.get("kafka_version") == cert.get("kafka_version") and not other.get("client_options"):
+            found = (path.parent.name, other)  # sorted by time: the newest wins
+    if found is None:
+        return {"client": "kafka-clients", "client_version": version, "certificate": None, "results": {}}
+    return {"client": "kafka-clients", "client_version": version, "certificate": found[0],
+            "results": {r["rule"]: r["result"] for r in found[1]["rules"]}}
+
+
 def render_certificate(cert: dict[str, Any]) -> str:
     version = cert.get("client_version", "unknown version")
     options = cert.get("client_options") or {}
@@ -169,9 +193,10 @@ def render_certificate(cert: dict[str, Any]) -> str:
              "", "Client options: " + (", ".join(f"`{k}={v}`" for k, v in sorted(options.items())) if options else
                                       "none (the library's defaults, as the driver sets it up: docs/driver.md)"), "",
              "Counts: " + ", ".join(f"{RESULT_WORDS[k]} {v}" for k, v in cert["counts"].items() if v), "",
-             *([f"Callback offsets: named by the driver, not the library (its acknowledgement callback carries "
-                f"none; docs/driver.md): a callback result the history shows for an offset is the driver's "
-                f"attribution.", ""] if cert.get("callback_offsets") == "driver" else []),
+             *(["Callback offsets: named by the driver, not the library (its acknowledgement callback carries "
+                "none; docs/driver.md): a callback result the history shows for an offset is the driver's "
+                "attribution.", ""] if cert.get("callback_offsets") == "driver" else []),
+             *_beneath_lines(cert),
              f"Reproduce: `{cert['reproduce']}`", "",
              "Results: pass; FAIL (the behaviour was exercised and broke the rule's sentence); inconclusive (the "
              "test's set-up did not hold: the behaviour was not exercised, never CERTIFIED); not supported (the "
@@ -188,13 +213,37 @@ def render_certificate(cert: dict[str, Any]) -> str:
         lines += ["", f"## {r['rule']}: {RESULT_WORDS[r['result']]}", "", f"Rests on {r.get('source', '?')}: "
                   f"\"{r.get('sentence', '')}\"", "", f"- {r['evidence']}"] + \
                  [f"- {a}" for a in r.get("anomalies", [])] + \
-                 [f"- run: {run}" for run in r["runs"]]
+                 [f"- run: {run}" for run in r["runs"]] + _beneath_rule(cert, r["rule"])
     return "\n".join(lines) + "\n"
+
+
+def _beneath_lines(cert: dict[str, Any]) -> list[str]:
+    under = cert.get("beneath")
+    if not under:
+        return []
+    where = (f"its certificate on the same release: `{under['certificate']}`" if under.get("certificate") else
+             "no certificate of it on the same release was found beside this one: certify `--client java` on "
+             "this release to tell the framework's FAILs from the client's")
+    return [f"Runs on {under['client']} {under['client_version']} (the client beneath the framework; {where}).", ""]
+
+
+def _beneath_rule(cert: dict[str, Any], rule: str) -> list[str]:
+    under = cert.get("beneath") or {}
+    if not under.get("certificate"):
+        return []
+    result = under["results"].get(rule)
+    if result is None:
+        return [f"- the client beneath ({under['client']} {under['client_version']}) was not certified on this rule"]
+    cause = ("the client beneath fails it too" if result in ("fail", "inconclusive") else
+             "the client beneath passes it: the framework's cause" if result == "pass" else "")
+    return [f"- the client beneath ({under['client']} {under['client_version']}, `{under['certificate']}`): "
+            f"{RESULT_WORDS[result]}" + (f" ({cause})" if cause else "")]
 
 
 def _column(cert: dict[str, Any]) -> str:
     config = cert.get("configuration", "default")
-    return (f"{cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '')}), Kafka "
+    over = f" over kafka-clients {cert['kafka_clients_version']}" if cert.get("kafka_clients_version") else ""
+    return (f"{cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '')}{over}), Kafka "
             f"{cert.get('kafka_version')}" + ("" if config == "default" else f", `{config}`"))
 
 
@@ -291,7 +340,7 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         client = str(Path(client).resolve())  # pytest runs from the repository
     elif options:  # an option the driver would not apply: one line now, not an error in every test
         dist = None
-        if info.name == "java":
+        if info.jvm:
             from harness.kafka.jars import resolve
             from harness.paths import cache_dir
             dist = resolve(kafka_version, cache_dir(), kafka_home)
@@ -366,6 +415,7 @@ def _certify_into(out: Path, out_root: Path, root: Path, info, client: str, spec
                                                                            "target": bootstrap_servers, "tests": []}
     cert = build_certificate(conformance, info.name, seed, rules, reproduce, rc, options)
     cert["seeds"] = chaos_seeds
+    cert["beneath"] = beneath(cert, out_root)
     keep_runs(cert, out)
     cert["log"] = str(out / "pytest.log") if quiet else None
     (out / "certificate.json").write_text(json.dumps(cert, indent=1))

@@ -137,7 +137,7 @@ def _add_run(sub) -> None:
     run.add_argument("--group-config", action="append", default=[], metavar="KEY=VALUE",
                      help="a group config of the share group (repeatable), e.g. share.isolation.level=read_committed")
     run.add_argument("--client", default="confluent",
-                     help="the share-consumer library the consumers run: confluent, java, franz, or the path "
+                     help="the share-consumer library the consumers run: confluent, java, franz, spring, or the path "
                           "of a driver manifest (docs/driver.md)")
     _add_client_option(run)
 
@@ -203,7 +203,7 @@ def _add_client_option(parser: argparse.ArgumentParser) -> None:
 def _add_certify(sub) -> None:
     certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
                                               "write its certificate (and the comparison page of all certificates)")
-    certify.add_argument("--client", required=True, help="confluent, java, franz, or the path of a driver "
+    certify.add_argument("--client", required=True, help="confluent, java, franz, spring, or the path of a driver "
                                                          "manifest (docs/driver.md)")
     certify.add_argument("--kafka-version", default=None, help=f"default {DEFAULT_VERSION} (on the kfake backend: "
                                                                "the release whose API kfake serves)")

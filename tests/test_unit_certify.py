@@ -251,6 +251,54 @@ def test_the_franz_driver_refuses_an_option_it_would_ignore():
         probe(info, {"no.such.option": "1"})
 
 
+def test_the_spring_driver_starts_offline_applies_options_and_refuses_41():
+    """The spring driver (spring-kafka's share container over the release's KafkaShareConsumer) is built from
+    Maven Central's jars at first use, starts with no broker and names an option it would ignore; Kafka 4.1 is
+    refused in one line (spring-kafka 4.1 reads AcknowledgeType.RENEW, which kafka-clients 4.1 lacks)."""
+    import shutil
+
+    from harness.clients.options import probe
+    from harness.clients.registry import unsupported_release
+    from harness.kafka.jars import resolve
+    from harness.paths import cache_dir
+    assert "kafka-clients 4.2+" in unsupported_release("spring", "4.1.2")
+    assert unsupported_release("spring", "4.4.0") == ""
+    if shutil.which("mvn") is None or shutil.which("javac") is None:
+        pytest.skip("needs Maven and a JDK to build the spring driver (scripts/install.sh installs them)")
+    info = driver_info("spring")
+    assert info.jvm and not info.supports("commit_sync") and info.supports("ack:RENEW")
+    start = probe(info, {"client.rack": "r1"}, resolve("4.4.0", cache_dir()))
+    assert start["client"] == "spring-kafka" and start["kafka_clients_version"] == "4.4.0", start
+    assert start["share_ack_mode"] == "MANUAL" and start["ignored_config"] == [], start
+    with pytest.raises(HarnessError, match="does not apply client option no.such.option"):
+        probe(info, {"no.such.option": "1"}, resolve("4.4.0", cache_dir()))
+
+
+def test_a_frameworks_fail_names_the_result_of_the_client_beneath(tmp_path):
+    """A spring certificate (its driver reports the kafka-clients it runs on) points at the bare client's
+    certificate on the same release, and each FAIL says whether the client beneath fails it too."""
+    from harness.certify import beneath, render_certificate
+    java = {"driver": "java", "client_version": "4.4.0", "kafka_version": "4.4.0", "complete": True,
+            "client_options": {}, "rules": [{"rule": "ack-accept", "result": "pass"},
+                                            {"rule": "ack-order", "result": "fail"}]}
+    (tmp_path / "20261128-100000-java").mkdir()
+    (tmp_path / "20261128-100000-java" / "certificate.json").write_text(json.dumps(java))
+    (tmp_path / "20261128-090000-java").mkdir()  # older, and of another release: not taken
+    (tmp_path / "20261128-090000-java" / "certificate.json").write_text(json.dumps({**java, "kafka_version": "4.3.1"}))
+    rule = {"statement": "s", "source": "KIP-932", "sentence": "x", "evidence": "e", "anomalies": [], "runs": []}
+    cert = {"driver": "spring", "client": "spring-kafka", "client_version": "4.1.2", "kafka_clients_version": "4.4.0",
+            "kafka_version": "4.4.0", "cluster": "local", "seed": 1, "created": "now", "verdict": "NOT CERTIFIED",
+            "counts": {"fail": 2}, "reproduce": "r", "rules": [{**rule, "rule": "ack-accept", "result": "fail"},
+                                                               {**rule, "rule": "ack-order", "result": "fail"}]}
+    cert["beneath"] = beneath(cert, tmp_path)
+    assert cert["beneath"]["certificate"] == "20261128-100000-java", cert["beneath"]
+    text = render_certificate(cert)
+    assert "Runs on kafka-clients 4.4.0" in text
+    assert "FAIL (the client beneath fails it too)" in text and "pass (the client beneath passes it: the framework's cause)" in text
+    assert beneath({**cert, "kafka_version": "4.2.2"}, tmp_path)["certificate"] is None
+    assert beneath({"driver": "java", "client_version": "4.4.0"}, tmp_path) is None  # a bare client: nothing beneath
+
+
 def test_evidence_leaves_out_what_an_early_stop_explains_and_runs_are_kept(tmp_path):
     from harness.certify import _evidence, keep_runs
     run = tmp_path / "runs" / "20261127-x"

@@ -211,6 +211,31 @@ class JavaStepDriver(StepDriver):
                 "ShareDriver", json.dumps(self.config)]
 
 
+class SpringStepDriver(StepDriver):
+    """Spring for Apache Kafka's share listener container (harness/java/SpringShareDriver.java: its
+    `ShareKafkaMessageListenerContainer` unchanged, MANUAL or IMPLICIT acknowledgement mode) over the
+    release under test's `KafkaShareConsumer`, in step mode; spring-kafka's jars from Maven Central
+    (`harness.kafka.spring_jars`). Design: docs/design/spring-driver.md."""
+
+    def __init__(self, name: str, config: dict[str, Any], history: HistoryWriter, log_dir: Path, dist) -> None:
+        super().__init__(name, config, history, log_dir)
+        self.dist = dist
+
+    def command_line(self) -> list[str]:
+        import os
+        from importlib import resources
+
+        from harness.cluster.java_admin import compiled
+        from harness.kafka.spring_jars import SPRING_KAFKA_VERSION, spring_classpath
+        from harness.paths import cache_dir
+        spring = spring_classpath(cache_dir())
+        classes = compiled(self.dist, cache_dir(), "SpringShareDriver", spring, f"spring{SPRING_KAFKA_VERSION}")
+        logging = resources.files("harness.java").joinpath("log4j2-stderr.properties")
+        return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={logging}",
+                "-cp", os.pathsep.join((str(classes), spring, self.dist.classpath)),
+                "SpringShareDriver", json.dumps(self.config)]
+
+
 class ManifestCommand:
     """The command of a driver named by a manifest (`harness.clients.registry.load_manifest`), in any
     language: its argv, run in the manifest's directory, with the JSON config appended."""

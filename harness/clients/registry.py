@@ -60,6 +60,8 @@ class DriverInfo:
     options: dict[str, str] = field(default_factory=dict)
     #: a manifest's command as it is run (before the config argument); () for the built-in drivers
     argv: tuple[str, ...] = ()
+    #: it runs on the release under test's jars (its kafka-clients): `make` needs the distribution
+    jvm: bool = False
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
@@ -100,6 +102,13 @@ def _java(name, config, history, log_dir, dist=None):
     return JavaStepDriver(name, config, history, log_dir, dist)
 
 
+def _spring(name, config, history, log_dir, dist=None):
+    from harness.clients.driver import SpringStepDriver
+    if dist is None:
+        raise HarnessError("the spring driver needs the Kafka release's jars: run `share-harness setup`")
+    return SpringStepDriver(name, config, history, log_dir, dist)
+
+
 def _franz(name, config, history, log_dir, dist=None):
     from harness.clients.franz import FranzStepDriver
     return FranzStepDriver(name, config, history, log_dir, dist)
@@ -119,13 +128,18 @@ _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "co
 
 def builtin_drivers() -> dict[str, DriverInfo]:
     """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
-    KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), and franz-go."""
+    KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), franz-go, and Spring
+    for Apache Kafka's share listener container over that KafkaShareConsumer (no commit calls of its own: the
+    container commits after each batch; docs/design/spring-driver.md)."""
     return {
         "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting"), _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back"), _java, autonomous=stepped(_java)),
+                                             "renew_hand_back"), _java, autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
+        "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
+                                        "callback", "acquire_mode", "rack_id"), _spring, autonomous=stepped(_spring),
+                             jvm=True),
     }
 
 
@@ -139,6 +153,12 @@ CONFLUENT_BEFORE_42 = ("confluent-kafka's ShareConsumer (librdkafka) needs Kafka
                        "--client java (the release's own KafkaShareConsumer) or franz")
 
 
+#: Why the spring driver cannot run on Kafka 4.1 (docs/design/spring-driver.md, F12): spring-kafka 4.1's
+#: ShareAcknowledgment reads AcknowledgeType.RENEW, which kafka-clients 4.1 lacks.
+SPRING_BEFORE_42 = ("spring-kafka 4.1's share container needs kafka-clients 4.2+ (AcknowledgeType.RENEW): its "
+                    "ShareAcknowledgment calls throw NoSuchFieldError on 4.1; use --client java")
+
+
 def unsupported_release(client: str, version: str) -> str:
     """Why `client` cannot drive share groups on Kafka `version` ("" if it can): one line for the CLI,
     the reason of a "not supported on <line>" skip in the suites."""
@@ -146,6 +166,8 @@ def unsupported_release(client: str, version: str) -> str:
     line = release_line(version)
     if client == "confluent" and not line.python_share_consumer:
         return f"not supported on {line.line}: " + CONFLUENT_BEFORE_42.format(line=line.line)
+    if client == "spring" and line.line == "4.1":
+        return f"not supported on {line.line}: " + SPRING_BEFORE_42
     return ""
 
 
@@ -233,7 +255,7 @@ def probe_spec(spec) -> dict[str, Any] | None:
         return None
     info = driver_info(spec.client)
     dist = None
-    if info.name == "java":
+    if info.jvm:
         from harness.kafka.jars import resolve
         from harness.paths import cache_dir
         dist = resolve(spec.kafka_version, cache_dir(), spec.kafka_home)

@@ -36,8 +36,10 @@ from harness.kafka.jars import KafkaDistribution, require_tool
 from harness.model.share_partition import ARCHIVED, ARCHIVING, STATE_IDS
 
 
-def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets") -> Path:
-    """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use.
+def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets", extra: str = "",
+             extra_key: str = "") -> Path:
+    """Directory holding `<program>.class` (from harness/java) for `dist`, compiled on first use (with
+    `extra`, more jars on the classpath before the release's, named in the cache entry by `extra_key`).
 
     The cache entry appears atomically: javac writes into a temp dir beside it, which is renamed
     into place. Processes compiling the same entry take turns on a lock file; if an entry is
@@ -45,7 +47,7 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
     """
     source = resources.files("harness.java").joinpath(f"{program}.java").read_text()
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]  # an edited program is compiled again
-    target = cache / "java" / f"{program}-{dist.version}-{digest}"
+    target = cache / "java" / f"{program}-{dist.version}{'-' + extra_key if extra_key else ''}-{digest}"
     if (target / f"{program}.class").is_file():
         return target
     javac = require_tool("javac", "install a JDK, not only a JRE (e.g. apt-get install openjdk-17-jdk-headless)")
@@ -59,7 +61,8 @@ def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets"
         procs.REAPER.register_dir(tmp)
         try:
             (tmp / f"{program}.java").write_text(source)
-            procs.run_checked("javac", [javac, "-cp", dist.classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
+            classpath = os.pathsep.join(p for p in (extra, dist.classpath) if p)
+            procs.run_checked("javac", [javac, "-cp", classpath, "-d", str(tmp), str(tmp / f"{program}.java")],
                               120, f"compiling {program}.java against Kafka {dist.version}")
             if target.exists() and not (target / f"{program}.class").is_file():
                 shutil.rmtree(target, ignore_errors=True)  # an incomplete entry (older harness): replaced

@@ -62,7 +62,7 @@ class ShareSession(LogOperations, AdminOperations):
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records), **effective_options(self.spec),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
         driver = info.make(name, config, self.history, self.run_dir / "logs",
-                           self.dist() if info.name == "java" else None)
+                           self.dist() if info.jvm else None)
         driver.start()
         try:
             wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or

@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 
 from harness.clients.pool import DriverPool
+from harness.clients.registry import driver_info
 from harness.clients.producer import HistoryProducer
 from harness.history.store import HistoryWriter
 from harness.report.rundir import write_json
@@ -35,7 +36,7 @@ def start_consumers(ctx: RunContext) -> DriverPool:
                                     "client_config": {"max.poll.records": str(spec.max_poll_records),
                                                       **effective_options(spec)}},
                       ctx.history, ctx.run_dir / "logs", client=spec.client,
-                      dist=ctx.dist() if spec.client == "java" else None)
+                      dist=ctx.dist() if driver_info(spec.client).jvm else None)
     try:
         pool.start(spec.consumers)
     except BaseException:  # (a driver that did not start, a contract refused): none left running

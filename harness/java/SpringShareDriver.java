@@ -1,6 +1,6 @@
-// PROTOTYPE (compile-checked only, never run against a broker): a step-mode driver (docs/driver.md, contract 1)
+// A step-mode driver (docs/driver.md, contract 1)
 // for Spring for Apache Kafka's share consumer container (spring-kafka 4.1.x), run with the release's
-// kafka-clients (4.2+). Design: docs/design/spring-driver.md (issue 49; not yet used by the harness).
+// kafka-clients (4.2+). Design: docs/design/spring-driver.md (issue 49): the `spring` driver (harness.clients.driver.SpringStepDriver).
 //
 // Shape: the container (ShareKafkaMessageListenerContainer) runs its own consumer thread and poll loop, unchanged.
 // The driver gives it a ShareConsumerFactory that wraps each ShareConsumer in a recording, *gating* proxy:
