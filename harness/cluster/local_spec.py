@@ -34,7 +34,9 @@ class LocalClusterSpec:
     base_port: int | None = None
     kafka_home: str | None = None
     broker_overrides: dict[str, str] = field(default_factory=dict)
-    start_timeout: float = 90.0
+    #: seconds for nodes to serve after a start or restart: a restart of the session cluster recovers every log it
+    #: holds (hundreds of partitions late in a CI run), which took 100 s on a loaded two-core host (a cold restart)
+    start_timeout: float = 180.0
     sasl_users: dict[str, str] = field(default_factory=dict)  # user -> password: a SASL/PLAIN listener and ACLs
     #: log directories per broker (`data/disk<k>`); with 2 or more (JBOD) the metadata log has its own
     #: (`data/meta`), so one disk can fail without halting the broker (the `disk-fail` fault)
