@@ -87,7 +87,8 @@ CLIENT_RULES: dict[str, Rule] = {
     "implicit-close-releases": Rule(
         "In implicit mode close() releases the last batch without acknowledging it: it goes to another consumer "
         "with the next delivery count", JAVA_API,
-        "Calling close() which releases any acquired records without acknowledgement."),
+        "Calling close() which releases any acquired records without acknowledgement.",
+        feature="implicit_batch_held"),
     "explicit-poll-refused": Rule(
         "In explicit mode a poll while records of the previous batch are unacknowledged is refused "
         "(IllegalStateException) and hands out nothing", JAVA_API,

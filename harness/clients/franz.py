@@ -27,7 +27,7 @@ SOURCE = GO_SOURCES / "franzdriver"
 #: acknowledgement callback (ShareAckCallback: per partition; the driver names the offsets) and
 #: share.acquire.mode=record_limit (ShareMaxRecordsStrict).
 FRANZ_FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-                  "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id")
+                  "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held")
 
 
 def franz_version(source: Path = SOURCE) -> str:

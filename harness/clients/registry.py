@@ -34,13 +34,15 @@ from harness.errors import HarnessError
 
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
 #: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client),
-#: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id), and two
+#: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id), and three
 #: client-API contracts of KafkaShareConsumer a library may have (harness.client_rules): `ack_mode_setting`
-#: (a `share.acknowledgement.mode` setting whose implicit mode refuses acknowledge()) and `renew_hand_back`
-#: (a renewed record is returned again by the next poll).
+#: (a `share.acknowledgement.mode` setting whose implicit mode refuses acknowledge()), `renew_hand_back`
+#: (a renewed record is returned again by the next poll) and `implicit_batch_held` (in implicit mode the last
+#: batch stays unacknowledged until the application's next poll, commit or close: not so in a framework that
+#: commits after each batch its listener returned, as spring-kafka's container does).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
-            "renew_hand_back")
+            "renew_hand_back", "implicit_batch_held")
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def _franz_features() -> tuple[str, ...]:
 
 
 _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync", "commit_async",
-          "callback")
+          "callback", "implicit_batch_held")
 
 
 def builtin_drivers() -> dict[str, DriverInfo]:

@@ -114,7 +114,13 @@ public class SpringShareDriver {
 
         synchronized void batch(int count) { delivered = count; permitUntil = 0; deliveredAtIdle = idleCount; notifyAll(); }
 
-        synchronized void pollFailed(String error) { pollError = error; notifyAll(); }
+        /** A real poll raised `error`; true the first time in this window (the container polls again at once). */
+        synchronized boolean pollFailed(String error) {
+            boolean first = pollError == null;
+            pollError = error;
+            notifyAll();
+            return first;
+        }
 
         synchronized void applied(ConsumerRecord<?, ?> r, AcknowledgeType type, String error) {
             applied.computeIfAbsent(r, k -> new ArrayList<>()).add(new Applied(type, error));
@@ -240,7 +246,12 @@ public class SpringShareDriver {
             try {
                 batch = real.poll(Duration.ofMillis(ms));
             } catch (RuntimeException e) {  // e.g. IllegalStateException: unacknowledged records (MANUAL)
-                gate.pollFailed(errorText(e));
+                if (gate.pollFailed(errorText(e))) {  // recorded as ShareDriver does, once per poll command
+                    ObjectNode err = obj();
+                    err.putNull("code");
+                    err.put("message", "poll: " + errorText(e));
+                    emit("info", "error", err);
+                }
                 throw e;
             }
             if (!batch.isEmpty()) {

@@ -61,7 +61,7 @@ const contract = 1
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-	"commit_sync", "commit_async", "callback", "acquire_mode", "rack_id"}
+	"commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held"}
 
 // Acknowledgement states of a record, as franz-go keeps them (kgo.AckStatus; 0: none yet).
 const (
