@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from harness import procs
 from harness.errors import HarnessError
@@ -106,24 +107,35 @@ def render_pom(version: str, line: ReleaseLine) -> str:
 
 def _download(version: str, target: Path) -> None:
     mvn = require_tool("mvn", "install Apache Maven 3.8+ (e.g. apt-get install maven) or set KAFKA_HOME")
-    tmp = Path(tempfile.mkdtemp(prefix=".mvn-", dir=target))  # beside the result: the move is a rename
-    procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-download
-    try:
-        pom = tmp / "pom.xml"
-        pom.write_text(render_pom(version, release_line(version)))
-        out = tmp / "libs"
-        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-               "-DincludeScope=runtime", f"-DoutputDirectory={out}"]
-        proc = _run_mvn(cmd, target.parent, f"resolve Kafka {version}")
+
+    def check(proc: subprocess.CompletedProcess[str], out: Path) -> None:
         if proc.returncode != 0:
             raise HarnessError(_mvn_failure(version, proc.stdout + proc.stderr))
         if not list(out.glob("kafka_2.13-*.jar")):
             raise HarnessError(f"mvn resolved no kafka_2.13 jar for Kafka {version}: check ~/.m2 settings")
+    copy_dependencies(mvn, render_pom(version, release_line(version)), target, target.parent,
+                      f"resolve Kafka {version}", check)
+
+
+def copy_dependencies(mvn: str, pom_text: str, target: Path, lock_dir: Path, what: str,
+                      check: Callable[[subprocess.CompletedProcess[str], Path], None]) -> None:
+    """`mvn dependency:copy-dependencies` of `pom_text`'s runtime dependencies into `target/libs`, marked
+    complete: resolved in a temp dir beside it (removed whatever happens) and renamed into place once
+    `check(proc, out)` accepts mvn's result (it raises a HarnessError naming the fix otherwise)."""
+    tmp = Path(tempfile.mkdtemp(prefix=".mvn-", dir=target))  # beside the result: the move is a rename
+    procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-download
+    try:
+        pom = tmp / "pom.xml"
+        pom.write_text(pom_text)
+        out = tmp / "libs"
+        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={out}"]
+        check(_run_mvn(cmd, lock_dir, what), out)
         final = target / "libs"
         if final.exists():
             shutil.rmtree(final)
         os.rename(out, final)
-        (target / _COMPLETE).write_text(version + "\n")
+        (target / _COMPLETE).write_text(target.name + "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         procs.REAPER.forget_dir(tmp)

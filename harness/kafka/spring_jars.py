@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
-import tempfile
+import subprocess
 from pathlib import Path
 
-from harness import procs
 from harness.errors import HarnessError
-from harness.kafka.jars import _COMPLETE, _run_mvn, require_tool
+from harness.kafka.jars import _COMPLETE, copy_dependencies, require_tool
 
 #: the spring-kafka release the driver is built against (its share container: 4.0+; ShareAckMode and
 #: ShareAcknowledgment.renew(): 4.1)
@@ -59,26 +57,13 @@ def spring_classpath(cache: Path, version: str = SPRING_KAFKA_VERSION) -> str:
 def _download(version: str, target: Path) -> None:
     mvn = require_tool("mvn", "install Apache Maven 3.8+ (e.g. apt-get install maven): the spring driver's jars "
                               "come from Maven Central")
-    tmp = Path(tempfile.mkdtemp(prefix=".mvn-", dir=target))
-    procs.REAPER.register_dir(tmp)  # removed even if we are killed mid-download
-    try:
-        pom = tmp / "pom.xml"
-        pom.write_text(render_pom(version))
-        out = tmp / "libs"
-        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime",
-               f"-DoutputDirectory={out}"]
-        (target.parent.parent / "kafka").mkdir(parents=True, exist_ok=True)  # (where the ~/.m2 lock lives)
-        proc = _run_mvn(cmd, target.parent.parent / "kafka", f"resolve spring-kafka {version}")
+
+    def check(proc: subprocess.CompletedProcess[str], out: Path) -> None:
         if proc.returncode != 0 or not list(out.glob("spring-kafka-*.jar")):
             errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line]
             first = errors[0].replace("[ERROR]", "").strip() if errors else "no spring-kafka jar"
             raise HarnessError(f"mvn could not resolve org.springframework.kafka:spring-kafka:{version} ({first}): "
                                "check network access to Maven Central")
-        final = target / "libs"
-        if final.exists():
-            shutil.rmtree(final)
-        os.rename(out, final)
-        (target / _COMPLETE).write_text(version + "\n")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        procs.REAPER.forget_dir(tmp)
+    lock_dir = target.parent.parent / "kafka"  # (where the ~/.m2 lock lives)
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    copy_dependencies(mvn, render_pom(version), target, lock_dir, f"resolve spring-kafka {version}", check)
