@@ -83,7 +83,7 @@ CLIENT_RULES: dict[str, Rule] = {
     "implicit-commit-async": Rule(
         "In implicit mode commitAsync accepts every record the last poll returned and commits it", JAVA_API,
         "If the consumer is using implicit acknowledgement, all the records returned by the latest call to "
-        "poll(Duration) are acknowledged."),
+        "poll(Duration) are acknowledged.", feature="implicit_batch_held"),
     "implicit-close-releases": Rule(
         "In implicit mode close() releases the last batch without acknowledging it: it goes to another consumer "
         "with the next delivery count", JAVA_API,

@@ -266,7 +266,8 @@ def test_the_spring_driver_starts_offline_applies_options_and_refuses_41():
     if shutil.which("mvn") is None or shutil.which("javac") is None:
         pytest.skip("needs Maven and a JDK to build the spring driver (scripts/install.sh installs them)")
     info = driver_info("spring")
-    assert info.jvm and not info.supports("commit_sync") and info.supports("ack:RENEW")
+    assert info.jvm and info.supports("commit_sync") and info.supports("ack:RENEW")
+    assert not info.supports("implicit_batch_held")  # (the container commits after each batch)
     start = probe(info, {"client.rack": "r1"}, resolve("4.4.0", cache_dir()))
     assert start["client"] == "spring-kafka" and start["kafka_clients_version"] == "4.4.0", start
     assert start["share_ack_mode"] == "MANUAL" and start["ignored_config"] == [], start

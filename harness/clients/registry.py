@@ -131,8 +131,8 @@ _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "co
 def builtin_drivers() -> dict[str, DriverInfo]:
     """The drivers that ship with the harness: confluent-kafka's ShareConsumer (librdkafka), the Java
     KafkaShareConsumer of the release under test (it adds RENEW and the acquire mode), franz-go, and Spring
-    for Apache Kafka's share listener container over that KafkaShareConsumer (no commit calls of its own: the
-    container commits after each batch; docs/design/spring-driver.md)."""
+    for Apache Kafka's share listener container over that KafkaShareConsumer (its commits: on the ShareConsumer the
+    container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
         "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting"), _confluent,
                                 autonomous=_confluent_autonomous),
@@ -140,7 +140,8 @@ def builtin_drivers() -> dict[str, DriverInfo]:
                                              "renew_hand_back"), _java, autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
         "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-                                        "callback", "acquire_mode", "rack_id"), _spring, autonomous=stepped(_spring),
+                                        "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id"), _spring,
+                             autonomous=stepped(_spring),
                              jvm=True),
     }
 

@@ -55,6 +55,7 @@ import org.springframework.kafka.support.ShareAcknowledgment;
 public class SpringShareDriver {
     static final ObjectMapper JSON = new ObjectMapper();
     static final long APPLY_TIMEOUT_MS = 10_000;  // how long an `ack` waits for the consumer thread to apply it
+    static final long COMMIT_SYNC = -2, COMMIT_ASYNC = -3;  // Gate.awaitPermit: commit instead of polling
 
     static synchronized void emit(String type, String f, ObjectNode value) {
         ObjectNode op = JSON.createObjectNode();
@@ -86,6 +87,9 @@ public class SpringShareDriver {
     static final class Gate {
         private long permitUntil;     // System.nanoTime() deadline of the harness's open `poll` command; 0: none
         private boolean nudged;       // acknowledgements were queued: go round the container loop once, no real poll
+        private int commitWanted;     // the harness's commit_sync (1) or commit_async (2), for the consumer thread
+        private boolean commitRan;    // the consumer thread ran it
+        private String commitError;   // what it raised
         private boolean closing;
         private String gone;          // set when the container closed its consumer (its thread ended): why
         private long idleCount;       // times the consumer thread entered the gated wait
@@ -103,6 +107,7 @@ public class SpringShareDriver {
             while (true) {
                 long now = System.nanoTime();
                 if (closing) { wait(10); return -1; }  // (no spin while stop() sets running=false)
+                if (commitWanted != 0) { int c = commitWanted; commitWanted = 0; return c == 1 ? COMMIT_SYNC : COMMIT_ASYNC; }
                 if (nudged) { nudged = false; return -1; }
                 if (permitUntil != 0 && now < permitUntil) return Math.max(50, Math.min((permitUntil - now) / 1_000_000, 500));
                 if (now >= end) return -1;
@@ -148,6 +153,24 @@ public class SpringShareDriver {
         synchronized String pollError() { return pollError; }
 
         synchronized void nudge() { nudged = true; notifyAll(); }
+
+        /** The harness's commit: the consumer thread calls commitSync/commitAsync on the container's ShareConsumer (the
+         *  one spring-kafka hands to an AcknowledgingShareConsumerAwareMessageListener) at its next turn; its error. */
+        synchronized String commit(boolean async) throws InterruptedException {
+            commitWanted = async ? 2 : 1;
+            commitRan = false;
+            commitError = null;
+            notifyAll();
+            long end = System.nanoTime() + 60_000_000_000L;
+            while (!commitRan) {
+                if (gone != null) { commitWanted = 0; return gone; }
+                if (System.nanoTime() >= end) { commitWanted = 0; return "the container's consumer thread did not commit within 60 s"; }
+                wait(20);
+            }
+            return commitError;
+        }
+
+        synchronized void committed(String error) { commitRan = true; commitError = error; notifyAll(); }
 
         synchronized Applied awaitApplied(ConsumerRecord<?, ?> r, AcknowledgeType type, long deadlineNanos) throws InterruptedException {
             while (true) {
@@ -240,6 +263,10 @@ public class SpringShareDriver {
 
         ConsumerRecords<byte[], byte[]> poll(Duration timeout) throws Exception {
             long ms = gate.awaitPermit(timeout.toMillis());
+            if (ms == COMMIT_SYNC || ms == COMMIT_ASYNC) {
+                gate.committed(commitNow(ms == COMMIT_ASYNC));
+                return ConsumerRecords.empty();
+            }
             if (ms < 0) return ConsumerRecords.empty();
             flushImplicit();
             ConsumerRecords<byte[], byte[]> batch;
@@ -304,6 +331,41 @@ public class SpringShareDriver {
                 v.put("error", errorText(e));
                 emit("info", "commit", v);
                 throw e;
+            }
+        }
+
+        /** The harness's commit_sync / commit_async, on the container's consumer thread: the error, or null. */
+        String commitNow(boolean async) {
+            flushImplicit();
+            if (async) {
+                ObjectNode v = obj();
+                v.put("async", true);  // no result here: the callback brings it
+                emit("invoke", "commit", v);
+                try {
+                    real.commitAsync();
+                    return null;
+                } catch (RuntimeException e) {
+                    return errorText(e);
+                }
+            }
+            emit("invoke", "commit", obj());
+            try {
+                Map<TopicIdPartition, Optional<KafkaException>> results = real.commitSync(Duration.ofSeconds(30));
+                ObjectNode v = obj();
+                ArrayNode rs = v.putArray("results");
+                for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
+                    ObjectNode o = rs.addObject();
+                    o.put("topic", e.getKey().topic());
+                    o.put("partition", e.getKey().partition());
+                    o.put("error", e.getValue().map(SpringShareDriver::errorText).orElse(null));
+                }
+                emit("ok", "commit", v);
+                return null;
+            } catch (KafkaException e) {
+                ObjectNode v = obj();
+                v.put("error", errorText(e));
+                emit("info", "commit", v);
+                return errorText(e);
             }
         }
 
@@ -466,11 +528,14 @@ public class SpringShareDriver {
                     reply.put("error", ack(command, handed, gate));
                     break;
                 case "commit_sync":
-                case "commit_async":
-                    // the container commits by itself after each batch (ContainerProperties.syncShareCommits);
-                    // an application has no commit call of its own: feature not declared
-                    reply.put("error", "not supported: spring-kafka's share container commits after each batch itself");
+                case "commit_async": {
+                    // ShareAcknowledgment: "The acknowledgment will be committed when: [...] commitSync() or commitAsync()
+                    // is explicitly called": on the ShareConsumer the container hands its listeners, on its consumer
+                    // thread (the container also commits after each batch by itself: ContainerProperties.syncShareCommits)
+                    String error = gate.commit(cmd.equals("commit_async"));
+                    if (error != null) reply.put("error", error);
                     break;
+                }
                 default:
                     reply.put("error", "unknown command " + cmd);
             }

@@ -75,7 +75,10 @@ def test_implicit_mode_next_poll_accepts_the_previous_batch(share_session):
         precondition(batch, f"a poll gave nothing after {sum(map(len, batches))} records")
         batches.append(batch)
     precondition(len(batches) >= 2, "fewer than two polls: no poll had a previous batch to accept")
-    c.commit_ok()  # accepts the last batch
+    if c.features is None or "implicit_batch_held" in c.features:
+        c.commit_ok()  # accepts the last batch
+    else:  # a framework that commits each batch its listener returned (spring-kafka): nothing left to carry
+        c.commit_sync()
     s.assert_settled_by_the_broker("the polls and the commit after the batches reported them accepted")
     # and the records' own view: a batch that was not really accepted comes back to another consumer once its
     # 5 s lock expires
