@@ -140,7 +140,8 @@ def builtin_drivers() -> dict[str, DriverInfo]:
                                              "renew_hand_back"), _java, autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
         "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-                                        "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id"), _spring,
+                                        "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id",
+                                        "renew_hand_back"), _spring,
                              autonomous=stepped(_spring),
                              jvm=True),
     }
