@@ -87,6 +87,7 @@ public class SpringShareDriver {
     static final class Gate {
         private long permitUntil;     // System.nanoTime() deadline of the harness's open `poll` command; 0: none
         private boolean nudged;       // acknowledgements were queued: go round the container loop once, no real poll
+        private boolean polling;      // the consumer thread is in a real poll (it may return records after the window)
         private int commitWanted;     // the harness's commit_sync (1) or commit_async (2), for the consumer thread
         private boolean commitRan;    // the consumer thread ran it
         private String commitError;   // what it raised
@@ -117,6 +118,8 @@ public class SpringShareDriver {
             }
         }
 
+        synchronized void polling(boolean in) { polling = in; notifyAll(); }
+
         synchronized void batch(int count) { delivered = count; permitUntil = 0; deliveredAtIdle = idleCount; notifyAll(); }
 
         /** A real poll raised `error`; true the first time in this window (the container polls again at once). */
@@ -144,7 +147,7 @@ public class SpringShareDriver {
             while (true) {
                 if (gone != null) { permitUntil = 0; pollError = gone; return delivered; }
                 if (deliveredAtIdle >= 0 && idleCount > deliveredAtIdle) return delivered;  // dispatched and committed
-                if (deliveredAtIdle < 0 && System.nanoTime() >= permitUntil) { permitUntil = 0; return 0; }
+                if (deliveredAtIdle < 0 && !polling && System.nanoTime() >= permitUntil) { permitUntil = 0; return 0; }
                 if (System.nanoTime() >= hardEnd) { permitUntil = 0; return delivered; }
                 wait(20);
             }
@@ -270,9 +273,11 @@ public class SpringShareDriver {
             if (ms < 0) return ConsumerRecords.empty();
             flushImplicit();
             ConsumerRecords<byte[], byte[]> batch;
+            gate.polling(true);  // a real poll that outlives the window still belongs to the harness's poll command
             try {
                 batch = real.poll(Duration.ofMillis(ms));
-            } catch (RuntimeException e) {  // e.g. IllegalStateException: unacknowledged records (MANUAL)
+            } catch (RuntimeException e) {
+                gate.polling(false);  // e.g. IllegalStateException: unacknowledged records (MANUAL)
                 if (gate.pollFailed(errorText(e))) {  // recorded as ShareDriver does, once per poll command
                     ObjectNode err = obj();
                     err.putNull("code");
@@ -296,6 +301,7 @@ public class SpringShareDriver {
                 emit("ok", "poll", v);
                 gate.batch(batch.count());
             }
+            gate.polling(false);
             return batch;
         }
 
