@@ -24,7 +24,7 @@ from harness.kafka.versions import KNOWN_VERSIONS, ReleaseLine, normalize_versio
 
 LOG4J_VERSION = "2.25.3"
 MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take
-_COMPLETE = ".complete"
+COMPLETE = ".complete"  #: the marker of a resolved jar directory (written last)
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,12 @@ def resolve(version: str, cache: Path, kafka_home: str | None = None) -> KafkaDi
     version = normalize_version(version)  # one cache directory per version, however it was typed
     release_line(version)  # unknown lines fail before any download
     target = cache / "kafka" / version
-    if (target / _COMPLETE).exists():
+    if (target / COMPLETE).exists():
         return KafkaDistribution(version, target / "libs", "maven")
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be resolving the same version
-        if not (target / _COMPLETE).exists():
+        if not (target / COMPLETE).exists():
             _download(version, target)
     return KafkaDistribution(version, target / "libs", "maven")
 
@@ -135,7 +135,7 @@ def copy_dependencies(mvn: str, pom_text: str, target: Path, lock_dir: Path, wha
         if final.exists():
             shutil.rmtree(final)
         os.rename(out, final)
-        (target / _COMPLETE).write_text(target.name + "\n")
+        (target / COMPLETE).write_text(target.name + "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         procs.REAPER.forget_dir(tmp)

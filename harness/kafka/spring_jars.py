@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.kafka.jars import _COMPLETE, copy_dependencies, require_tool
+from harness.kafka.jars import COMPLETE, copy_dependencies, require_tool
 
 #: the spring-kafka release the driver is built against (its share container: 4.0+; ShareAckMode and
 #: ShareAcknowledgment.renew(): 4.1)
@@ -40,12 +40,12 @@ def render_pom(version: str) -> str:
 def spring_libs(cache: Path, version: str = SPRING_KAFKA_VERSION) -> Path:
     """The directory of spring-kafka `version`'s runtime jars (without kafka-clients), resolved on first use."""
     target = cache / "spring-kafka" / version
-    if (target / _COMPLETE).exists():
+    if (target / COMPLETE).exists():
         return target / "libs"
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be resolving it
-        if not (target / _COMPLETE).exists():
+        if not (target / COMPLETE).exists():
             _download(version, target)
     return target / "libs"
 
