@@ -91,6 +91,7 @@ CONFORMANCE_SMOKE = tuple(f"suites/conformance/test_acknowledgement.py::{name}" 
     "test_acknowledging_after_the_lock_expired_fails", "test_close_releases_acquired_records"))
 
 
+@pytest.mark.nightly  # ~1 min; CI checks a workload on the compose cluster (above) and the conformance suite locally
 def test_conformance_smoke_passes_on_the_compose_cluster(compose_cluster, ksh_spec, tmp_path):
     bootstrap, _, _ = compose_cluster
     root = COMPOSE.parent.parent

@@ -9,6 +9,7 @@ from ksh_fixtures.chaos import assert_chaos_verdict
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
 
+@pytest.mark.nightly  # 1.5-2.5 min; CI reads durable state back after restarts in the bounce and coordinator scenarios
 def test_cold_restart_recovers_durable_state(chaos_run):
     outcome = chaos_run("mix", fault="cold-restart")
     assert_chaos_verdict(outcome, "cold-restart")

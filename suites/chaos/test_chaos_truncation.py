@@ -11,7 +11,7 @@ from ksh_fixtures.chaos import assert_chaos_verdict
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
 
-@pytest.mark.parametrize("fault", ["truncate", "truncate-unclean"])
+@pytest.mark.parametrize("fault", ["truncate", pytest.param("truncate-unclean", marks=pytest.mark.nightly)])
 def test_truncation(chaos_run, fault):
     outcome = chaos_run("accept-explicit", fault=fault)
     assert_chaos_verdict(outcome, fault)
