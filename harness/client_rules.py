@@ -94,6 +94,24 @@ CLIENT_RULES: dict[str, Rule] = {
         "(IllegalStateException) and hands out nothing", JAVA_API,
         "If the application calls poll(Duration) without having acknowledged all records, an "
         "IllegalStateException is thrown.", feature="ack_mode_setting"),
+    "ack-after-commit-refused": Rule(
+        "An acknowledgement of a record whose acknowledgement was already committed is refused, and nothing is "
+        "sent: the record is never delivered again", JAVA_API,
+        "@throws IllegalStateException if the record is not waiting to be acknowledged, or the consumer is not "
+        "using explicit acknowledgement"),
+    "renew-implicit-refused": Rule(
+        "An implicit-mode consumer refuses RENEW (nothing is sent) and its next poll accepts the whole batch",
+        "KafkaShareConsumer Javadoc (kafka-clients 4.3.1), renewal; KIP-1222",
+        "The application must be using explicit acknowledgement. [KIP-1222:] In implicit mode, the "
+        "acknowledgement type is fixed to ACCEPT.", feature="ack_mode_setting"),
+    "renew-callback": Rule(
+        "A RENEW committed with commitAsync is reported by the acknowledgement commit callback, without error",
+        JAVA_API, "An acknowledgement commit callback can be used to observe the completion of the "
+        "acknowledgements."),
+    "joins-on-poll": Rule(
+        "A subscribed consumer is a member of the group once it polls (within 10 s), and stays one while it polls",
+        JAVA_API, "After subscribing to a set of topics, the consumer will automatically join the group when "
+        "poll(Duration) is invoked."),
     "ack-order": Rule(
         "Acknowledgements are made in the order the records were returned", KIP932,
         "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "
