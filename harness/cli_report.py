@@ -41,7 +41,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             facts.update({run_dir_of(t): run_facts(t) for t in targets})
     checks, engine = check_histories(paths, args.engine, args.spark_master, args.spark_threshold, vet=vet)
     if args.nightly is not None:
-        from harness.spark.nightly import append, row_for, run_dir_of
+        from harness.spark.nightly import append, row_for
         append(table, [row_for(c, engine, facts.get(run_dir_of(c.path))) for c in checks])
     valid = compose([r for c in checks for r in c.results])  # no history at all: unknown
     if args.json:

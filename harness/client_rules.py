@@ -112,6 +112,15 @@ CLIENT_RULES: dict[str, Rule] = {
         "A subscribed consumer is a member of the group once it polls (within 10 s), and stays one while it polls",
         JAVA_API, "After subscribing to a set of topics, the consumer will automatically join the group when "
         "poll(Duration) is invoked."),
+    "empty-commit-noop": Rule(
+        "A commit with nothing acknowledged since the last does nothing: commitSync returns no result, commitAsync "
+        "brings no callback", KIP932,
+        "The call to KafkaShareConsumer.commitAsync() just does nothing because the batch was empty."),
+    "stays-in-group": Rule(
+        "A consumer that keeps polling stays the same member of the group past its session timeout and receives "
+        "every record produced meanwhile", JAVA_API,
+        "As long as you continue to call poll, the consumer will stay in the group and continue to receive records "
+        "from the partitions it was assigned."),
     "ack-order": Rule(
         "Acknowledgements are made in the order the records were returned", KIP932,
         "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "

@@ -490,7 +490,7 @@ def test_ack_from_a_consumer_that_lost_the_record():
 def test_redelivered_after_ack(ack):
     h = H()
     h.produce("a", 0, 0)
-    commit = h.consume("consumer-0", [("a", 0, 0, 1)], ack=ack)
+    h.consume("consumer-0", [("a", 0, 0, 1)], ack=ack)
     h.t += 5000 * MS
     poll = h.poll("consumer-1", [("a", 0, 0, 2)])
     r = no_redelivery.check(h.ops)

@@ -27,7 +27,7 @@ from harness.history.schema import Op
 from harness.spark.engine import check_files, check_histories
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_unit_checkers import T, base  # noqa: E402
+from test_unit_checkers import base  # noqa: E402
 from test_unit_hostile_history import Expired, deadline  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,6 @@ checker modules read it; `place` reports a phantom delivery to no-loss.
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from typing import Callable
 

@@ -30,6 +30,10 @@ from harness.faults.process import DISRUPTS
 from harness.faults.recovery import partition_metadata, restore_preferred_leaders, wait_in_sync
 
 
+#: How long a failed disk may take to be noticed and its partitions' leadership moved (an effect's bound).
+DETECT_S = 120.0
+
+
 @dataclass(frozen=True)
 class DiskFailure:
     """Fail the disk holding one partition's replica on its leader; the broker stays up."""
@@ -88,8 +92,12 @@ class DiskFailure:
             meta = partition_metadata(ctx, topic, index)
             return meta if meta is not None and meta.leader not in (node, -1) and node in meta.offline else None
 
-        after = wait_effect(taken_over, ctx.timeout, f"{topic}-{index} to be led by another broker with n{node} "
-                                                     f"listed offline (its disk {disk.name} failed)")
+        # the broker notices the failure at its next write or checkpoint in that directory, then the controller
+        # moves the leadership: seconds on an idle host, past a minute once in CI with Spark taking both cores
+        # (14-51 s for the whole fault and heal over ten clean-clone runs, then one 60 s timeout)
+        after = wait_effect(taken_over, max(ctx.timeout, DETECT_S),
+                            f"{topic}-{index} to be led by another broker with n{node} listed offline (its disk "
+                            f"{disk.name} failed)")
         if not cluster.node_alive(node):
             raise NotApplied(f"n{node} exited after its disk {disk.name} failed: a crash, not a disk failure "
                              "it survives")

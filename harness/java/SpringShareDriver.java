@@ -322,15 +322,7 @@ public class SpringShareDriver {
             try {
                 @SuppressWarnings("unchecked")
                 Map<TopicIdPartition, Optional<KafkaException>> results = (Map<TopicIdPartition, Optional<KafkaException>>) call(m, args);
-                ObjectNode v = obj();
-                ArrayNode rs = v.putArray("results");
-                for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
-                    ObjectNode o = rs.addObject();
-                    o.put("topic", e.getKey().topic());
-                    o.put("partition", e.getKey().partition());
-                    o.put("error", e.getValue().map(SpringShareDriver::errorText).orElse(null));
-                }
-                emit("ok", "commit", v);
+                emitResults(results);
                 return results;
             } catch (KafkaException e) {
                 ObjectNode v = obj();
@@ -338,6 +330,19 @@ public class SpringShareDriver {
                 emit("info", "commit", v);
                 throw e;
             }
+        }
+
+        /** A commitSync's per-partition results, as the `commit` ok operation (docs/driver.md). */
+        void emitResults(Map<TopicIdPartition, Optional<KafkaException>> results) {
+            ObjectNode v = obj();
+            ArrayNode rs = v.putArray("results");
+            for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
+                ObjectNode o = rs.addObject();
+                o.put("topic", e.getKey().topic());
+                o.put("partition", e.getKey().partition());
+                o.put("error", e.getValue().map(SpringShareDriver::errorText).orElse(null));
+            }
+            emit("ok", "commit", v);
         }
 
         /** The harness's commit_sync / commit_async, on the container's consumer thread: the error, or null. */
@@ -357,15 +362,7 @@ public class SpringShareDriver {
             emit("invoke", "commit", obj());
             try {
                 Map<TopicIdPartition, Optional<KafkaException>> results = real.commitSync(Duration.ofSeconds(30));
-                ObjectNode v = obj();
-                ArrayNode rs = v.putArray("results");
-                for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
-                    ObjectNode o = rs.addObject();
-                    o.put("topic", e.getKey().topic());
-                    o.put("partition", e.getKey().partition());
-                    o.put("error", e.getValue().map(SpringShareDriver::errorText).orElse(null));
-                }
-                emit("ok", "commit", v);
+                emitResults(results);
                 return null;
             } catch (KafkaException e) {
                 ObjectNode v = obj();

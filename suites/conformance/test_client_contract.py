@@ -129,3 +129,68 @@ def test_a_consumer_joins_the_group_when_it_polls(share_session):
     assert c.ack(got, "ACCEPT") is None
     c.commit_ok()
     s.assert_conforms()
+
+
+@pytest.mark.rule("empty-commit-noop")
+def test_a_commit_with_nothing_to_commit_does_nothing(share_session):
+    """Rows C9 (KIP-932's explicit example: "The call to KafkaShareConsumer.commitAsync() just does nothing because
+    the batch was empty.") and C4 ("@return A map of the results for each topic-partition for which delivery was
+    acknowledged"), gap G14: with every acknowledgement committed, commitSync returns no result and commitAsync
+    brings no callback over 3 s of polling."""
+    import time
+    s = share_session(topic_partitions=1)
+    s.require("commit_sync", "commit_async", "callback")
+    s.produce(1)
+    c = s.consumer()
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    until = time.monotonic() + 3.0  # a callback of that commit, if the library makes one, comes while it polls
+    while time.monotonic() < until:
+        assert c.poll(0.5) == [], "a record came back after its committed ACCEPT"
+    before = len(_callbacks(s, c))
+    results = c.commit_sync()
+    assert results == [], f"commitSync with nothing acknowledged since the last commit returned results: {results}"
+    c.commit_async()
+    until = time.monotonic() + 3.0
+    while time.monotonic() < until:
+        c.poll(0.5)
+    after = _callbacks(s, c)[before:]
+    assert after == [], f"commitAsync with nothing to commit brought callbacks: {after}"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("stays-in-group")
+def test_a_polling_consumer_stays_in_the_group(share_session):
+    """Row K10 ("As long as you continue to call poll, the consumer will stay in the group and continue to receive
+    records from the partitions it was assigned."), gap G17: a consumer that polls about once a second stays the
+    same member (one member id in every description) for twice the group's session timeout, and receives every
+    record produced meanwhile."""
+    import time
+    s = share_session(topic_partitions=1)
+    c = s.consumer()
+    try:
+        wait_until(lambda: c.poll(0.5) == [] and len(_members(s)) == 1, timeout=30,
+                   what="the consumer to be a member of the group")
+    except WaitTimeout:
+        raise AssertionError(f"the consumer polled for 30 s but was not a member of the group: {_members(s)}") from None
+    first = _members(s)[0]["member"]
+    span = 2 * s.limits.get("session_timeout_ms", 45000) / 1000
+    until, produced, received, seen = time.monotonic() + span, 0, [], {first}
+    while time.monotonic() < until:
+        s.produce(1)
+        produced += 1
+        batch = c.poll(1.0)
+        if batch:
+            assert c.ack(batch, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+            received.extend(batch)
+        seen.update(m["member"] for m in _members(s))
+    assert seen == {first}, (f"the consumer polled all along, yet the group's members over {span:.0f} s were "
+                             f"{sorted(seen)} (it joined as {first})")
+    received += c.poll_until(produced - len(received), timeout=30, ack="ACCEPT")
+    assert sorted(r.offset for r in received) == list(range(produced)), \
+        f"the polling member received {len(received)} of the {produced} records produced meanwhile"
+    c.commit_sync()  # (the last ACCEPTs may have gone with a poll already: no result is then due)
+    s.assert_settled_by_the_broker("every record was ACCEPTed and the acknowledgements committed")
+    s.assert_conforms()
