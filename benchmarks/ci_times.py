@@ -10,7 +10,11 @@ clone, installation included). With
 between CI and nightly shows what it saved and what it cost. With `--tests WORDS`, a per-test table of the
 files whose path holds one of the comma-separated words (issue 53: the chaos and certification files),
 each test's seconds (JUnit's `time`: its setup, call and teardown together; the file's first test carries
-its session cluster's start; pytest's `--durations` shows the phases apart).
+its session cluster's start; pytest's `--durations` shows the phases apart) and where they went: `cluster`
+(starting, stopping, restarting Kafka nodes), `client` (driver commands: Kafka serving the client), `workload` (a run's producer and consumers at work, its
+faults on schedule), `wait` (our
+waits on a condition), `check` (checkers, durable-state read-back), `rest` (pytest, process starts, our code,
+idle), from the JUnit properties the plugin records (harness/timing.py; a certification's child counted in).
 """
 
 from __future__ import annotations
@@ -37,14 +41,30 @@ def per_file(path: Path) -> dict[str, tuple[float, int]]:
     return {k: (v[0], v[1]) for k, v in totals.items()}
 
 
-def per_test(path: Path, words: list[str]) -> list[tuple[str, float]]:
-    """(test id, seconds) of each test in a file whose module path holds one of `words`, slowest first."""
+#: where a test's seconds went (harness/timing.py's kinds, recorded as JUnit properties `time_<kind>`)
+KINDS = ("cluster", "client", "workload", "wait", "check")
+
+
+def per_test(path: Path, words: list[str]) -> list[tuple[str, float, dict[str, float]]]:
+    """(test id, seconds, seconds per kind) of each test in a file whose module path holds one of `words`,
+    slowest first; the kinds are empty for a test that recorded none."""
     rows = []
     for case in ET.parse(path).getroot().iter("testcase"):
         module = case.get("classname", "?")
         if any(w in module for w in words):
-            rows.append((f"{module}::{case.get('name', '?')}", float(case.get("time", 0) or 0)))
+            kinds = {p.get("name", "")[len("time_"):]: float(p.get("value") or 0) for p in case.iter("property")
+                     if p.get("name", "").startswith("time_")}
+            rows.append((f"{module}::{case.get('name', '?')}", float(case.get("time", 0) or 0), kinds))
     return sorted(rows, key=lambda r: -r[1])
+
+
+def kinds_line(seconds: float, kinds: dict[str, float]) -> str:
+    """The columns of the per-test table: each kind's seconds and the rest (pytest, process starts, our code,
+    idle); '-' where the test recorded no kinds."""
+    if not kinds:
+        return "".join(f" {'-':>7}" for _ in KINDS) + f" {'-':>7}"
+    rest = max(0.0, seconds - sum(kinds.get(k, 0.0) for k in KINDS))
+    return "".join(f" {kinds.get(k, 0.0):7.1f}" for k in KINDS) + f" {rest:7.1f}"
 
 
 def wall_time(path: Path) -> float | None:
@@ -80,9 +100,17 @@ def main() -> int:
           f"of pytest; goal {GOAL_S / 60:.0f} min for the whole CI: ratio {wall / GOAL_S:.2f}")
     if args.tests:
         rows_t = per_test(args.junit, [w for w in args.tests.split(",") if w])
-        print(f"\nper test ({args.tests}): {len(rows_t)} tests, {sum(t for _, t in rows_t) / 60:.1f} min")
-        for name, seconds in rows_t:
-            print(f"{seconds:8.1f} s  {name}")
+        print(f"\nper test ({args.tests}): {len(rows_t)} tests, {sum(r[1] for r in rows_t) / 60:.1f} min")
+        print(f"{'seconds':>10}" + "".join(f" {k:>7}" for k in (*KINDS, "rest")) + "  test")
+        for name, seconds, kinds in rows_t:
+            print(f"{seconds:8.1f} s" + kinds_line(seconds, kinds) + f"  {name}")
+        recorded = [r for r in rows_t if r[2]]
+        if recorded:  # the whole table's split: Kafka's work (cluster, client), our waits, our checking, the rest
+            total = sum(r[1] for r in recorded)
+            sums = {k: sum(r[2].get(k, 0.0) for r in recorded) for k in KINDS}
+            print(f"{total:8.1f} s" + kinds_line(total, sums) + f"  all {len(recorded)} tests that recorded "
+                  "kinds; " + ", ".join(f"{k} {100 * s / total:.0f}%" for k, s in sums.items() if total)
+                  + f", rest {100 * max(0.0, total - sum(sums.values())) / total:.0f}%")
     if before:
         was = sum(s for s, _ in before.values())
         was_wall = wall_time(args.baseline) or was

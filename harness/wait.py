@@ -11,6 +11,7 @@ import time
 from typing import Callable, TypeVar
 
 from harness.errors import Inconclusive, raise_if_interrupted
+from harness.timing import spent
 
 T = TypeVar("T")
 
@@ -35,6 +36,11 @@ def wait_until(
     string aborts at once (e.g. "broker 2 exited with code 1"). Must not sleep
     past the deadline and must never return a falsy value as success.
     """
+    with spent("wait", unless_in=("cluster",)):  # a node's readiness is Kafka's starting work
+        return _wait_until(condition, timeout, what, interval, fatal, diagnostics)
+
+
+def _wait_until(condition, timeout: float, what: str, interval: float, fatal, diagnostics):
     deadline = time.monotonic() + timeout
     last_error: BaseException | None = None
     while True:

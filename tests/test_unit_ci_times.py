@@ -11,7 +11,9 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ci_times.py"
 XML = """<?xml version="1.0"?><testsuites><testsuite>
 <testcase classname="tests.test_a" name="t1" time="10.5"/>
 <testcase classname="tests.test_a" name="t2" time="4.5"/>
-<testcase classname="suites.chaos.test_b" name="t3" time="60"/>
+<testcase classname="suites.chaos.test_b" name="t3" time="60"><properties>
+<property name="time_cluster" value="20"/><property name="time_client" value="10"/>
+<property name="time_wait" value="15"/><property name="time_check" value="5"/></properties></testcase>
 </testsuite></testsuites>"""
 
 
@@ -42,7 +44,20 @@ def test_a_per_test_table_of_the_files_named(tmp_path):
     out = subprocess.run([sys.executable, str(SCRIPT), str(now), "--tests", "chaos"], capture_output=True,
                          text=True, check=True).stdout.splitlines()
     at = next(i for i, line in enumerate(out) if line.startswith("per test (chaos): 1 tests"))
-    assert "60.0 s" in out[at + 1] and "suites.chaos.test_b::t3" in out[at + 1] and len(out) == at + 2
+    assert out[at + 1].split() == ["seconds", "cluster", "client", "workload", "wait", "check", "rest",
+                                "test"]
+    assert out[at + 2].split() == ["60.0", "s", "20.0", "10.0", "0.0", "15.0", "5.0", "10.0",
+                                "suites.chaos.test_b::t3"]
+    assert "cluster 33%, client 17%, workload 0%, wait 25%, check 8%, rest 17%" in out[at + 3] and len(out) == at + 4
+
+
+def test_a_test_without_kinds_shows_dashes(tmp_path):
+    now = tmp_path / "now.xml"
+    now.write_text(XML)
+    out = subprocess.run([sys.executable, str(SCRIPT), str(now), "--tests", "test_a"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    at = next(i for i, line in enumerate(out) if line.startswith("per test (test_a): 2 tests"))
+    assert out[at + 2].split()[:8] == ["10.5", "s", "-", "-", "-", "-", "-", "-"] and len(out) == at + 4
 
 
 def test_a_missing_xml_is_one_line_naming_the_fix(tmp_path):

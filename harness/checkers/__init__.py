@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 from harness.history.schema import Op
+from harness.timing import spent
 
 Validity = Literal[True, False, "unknown"]
 
@@ -53,7 +54,8 @@ Checker = Callable[[Sequence[Op]], Result]
 def check_safe(name: str, checker: Checker, history: Sequence[Op]) -> Result:
     """Run `checker`; an exception becomes valid="unknown" with the error as reason."""
     try:
-        result = checker(history)
+        with spent("check"):
+            result = checker(history)
     except Exception as exc:  # fail closed
         return Result(name, "unknown", reason=crash_reason(exc))
     if not (result.valid is True or result.valid is False or result.valid == "unknown"):

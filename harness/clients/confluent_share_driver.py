@@ -64,14 +64,16 @@ def _on_commit(offsets: dict, exc: Any) -> None:
     emit("ok", "callback", {"partitions": parts, "error": _error_text(exc)})
 
 
-def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any]) -> ShareConsumer:
-    """The consumer of `config`, subscribed, its commit callback set; prints `start`."""
+def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any], subscribe: bool = True) -> ShareConsumer:
+    """The consumer of `config`, subscribed (unless `subscribe` is false), its commit callback set; prints
+    `start`."""
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
              **config.get("client_config", {})}
     consumer = ShareConsumer(props)
     consumer.set_acknowledgement_commit_callback(_on_commit)
-    consumer.subscribe(config["topics"])
+    if subscribe:
+        consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
                          "librdkafka": confluent_kafka.libversion()[0], "contract": 1,
                          "ignored_config": [],  # librdkafka refuses a property it does not know: none is ignored

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.clients.contract import CONTRACT_VERSION
 from harness.history.store import HistoryWriter
+from harness.timing import timed
 from harness.procs import ManagedProcess, python_env, spawn
 
 
@@ -172,6 +173,7 @@ class StepDriver(ConsumerDriver):
         with self._lock:
             self._ops.append(op)
 
+    @timed("client")
     def command(self, cmd: dict[str, Any], timeout: float = 60.0) -> tuple[dict[str, Any], list]:
         import time
 

@@ -31,6 +31,7 @@ from harness.kafka import cds
 from harness.kafka.jars import KafkaDistribution
 from harness.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
+from harness.timing import timed
 
 
 def default_image(version: str) -> str:
@@ -106,6 +107,7 @@ class DockerCluster(LocalCluster):
         return _run_container(self._client, self.image, cmd, [str(node.home), *self._archive_mounts()],
                               f"formatting storage of node {node.node_id} in {self.image}")
 
+    @timed("cluster")
     def close(self) -> None:
         try:
             super().close()

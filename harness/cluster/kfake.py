@@ -39,6 +39,7 @@ from harness.errors import HarnessError
 from harness.gobuild import GO_SOURCES, build_go
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
 from harness.procs import ManagedProcess, spawn
+from harness.timing import timed
 
 #: The Go module of the launcher.
 SOURCE = GO_SOURCES / "kfakelauncher"
@@ -134,6 +135,7 @@ class KfakeCluster:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
+    @timed("cluster")
     def start(self) -> None:
         """Build (or find) the launcher, start it on fresh loopback ports, wait for its ready line, then
         until a share group consumes a record (`harness.cluster.readiness`). A start that fails (or is
@@ -170,6 +172,7 @@ class KfakeCluster:
         wait_share_consumable(self.bootstrap_servers, self._inspector, timeout=self.timeout,
                               replication_factor=min(3, self.brokers), fatal=self._died)
 
+    @timed("cluster")
     def close(self) -> None:
         """Drop the Admin client (a client left reconnecting to a stopped cluster is what aborted workers on
         Kafka), close the launcher's stdin (it closes kfake and exits), stop it if it does not, close its

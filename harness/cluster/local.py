@@ -38,6 +38,7 @@ from harness.paths import cache_dir
 from harness.ports import allocate, release
 from harness.procs import REAPER
 from harness.proxy.links import LinkMap
+from harness.timing import timed
 from harness.wait import wait_until
 
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ class LocalCluster:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    @timed("cluster")
     def start(self, steps: Callable[[str], None] | None = None) -> None:
         """Bring the cluster up; on any failure, release everything and re-raise. `steps` (if given) is
         called with each step's name as it completes (`benchmarks/cluster_start.py`'s breakdown)."""
@@ -170,6 +172,7 @@ class LocalCluster:
         return lambda group, topic, token, timeout: share_probe(self.distribution, cache_dir(), self.bootstrap_servers,
                                                                 group, topic, token, timeout)
 
+    @timed("cluster")
     def close(self) -> None:
         """Stop every node and Toxiproxy, delete data dirs, release the ports. Safe to call twice."""
         # The inspector's AdminClient goes first, while the brokers still answer: one left alive keeps
@@ -205,6 +208,7 @@ class LocalCluster:
         return copied
 
     # ---- Killable / Pausable ---------------------------------------------
+    @timed("cluster")
     def start_node(self, node_id: int, wait: bool = True) -> None:
         node = self._nodes[node_id]
         if not node.alive():
@@ -226,12 +230,15 @@ class LocalCluster:
                    what=f"brokers {want} to register", interval=0.2,
                    fatal=self._dead_node, diagnostics=self._log_tails)
 
+    @timed("cluster")
     def stop_node(self, node_id: int) -> None:
         self._nodes[node_id].stop(timeout=30)
 
+    @timed("cluster")
     def kill_node(self, node_id: int) -> None:
         self._nodes[node_id].kill()
 
+    @timed("cluster")
     def restart_node(self, node_id: int) -> None:
         self.stop_node(node_id)
         self.start_node(node_id)

@@ -32,6 +32,7 @@ from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
 from harness.spec import RunSpec
+from harness.timing import timed
 from harness.wait import wait_until
 
 if TYPE_CHECKING:
@@ -197,6 +198,7 @@ class RunContext:
         return resolve(self.version, cache_dir(), self.spec.kafka_home)
 
     # -- after the consumers ------------------------------------------------------------------
+    @timed("check")
     def read_durable_state(self) -> None:
         """After the consumers closed: the group's start offsets (Admin API) and its state decoded from
         `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
@@ -273,6 +275,7 @@ class RunContext:
         self.close()
 
     # -- the verdict --------------------------------------------------------------------------
+    @timed("check")
     def check(self) -> tuple[tuple[Result, ...], str]:
         """Every checker on the history (also stored as history.parquet): (results, engine used)."""
         from harness.history.events import EventTable

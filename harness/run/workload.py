@@ -22,6 +22,7 @@ from harness.report.rundir import write_json
 from harness.run.context import RunContext
 from harness.run.drain import all_settled
 from harness.spec import RunSpec
+from harness.timing import spent, timed
 from harness.wait import WaitTimeout, wait_until
 
 
@@ -45,6 +46,7 @@ def start_consumers(ctx: RunContext) -> DriverPool:
     return pool
 
 
+@timed("workload")
 def produce(ctx: RunContext, spec: RunSpec | None = None) -> None:
     """Produce at `produce_rate` on a fixed schedule; partitions are drawn from the seed. A producer that
     hits a fatal error (after an unclean election) is flushed as far as it can be and replaced."""
@@ -101,7 +103,8 @@ def produce_under_faults(ctx: RunContext, pool: DriverPool) -> list:
     nemesis = Nemesis(fault_ctx)
     producer.start()
     try:
-        nemesis.run(schedule)
+        with spent("workload"):
+            nemesis.run(schedule)
     finally:
         nemesis.heal_all()
         producer.join()

@@ -62,6 +62,10 @@ def spark_session(master: str | None = None, memory: str | None = None):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # test traffic stays on loopback
     logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)  # errors reach the user as one line
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    # The embedded engine's JVM compiles with C1 only: its jobs are seconds long, too short for C2's compiling to
+    # repay (tests/test_spark_engine.py's layout comparison: 30 s instead of 40 on an idle host); a cluster's
+    # driver, fed the histories one machine could not check, keeps the JVM's default.
+    jit = "-XX:TieredStopAtLevel=1 " if master.startswith("local") else ""
     builder = (SparkSession.builder.master(master).appName("share-harness-check")
                .config("spark.driver.memory", memory)
                .config("spark.ui.enabled", "false")
@@ -71,7 +75,7 @@ def spark_session(master: str | None = None, memory: str | None = None):
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}"))
+               .config("spark.driver.extraJavaOptions", f"{jit}-Dlog4j2.configurationFile={log_config}"))
     if master.startswith("local"):
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
     with interruptible() as interrupted:  # Ctrl-C while the JVM starts: it starts, then it is stopped

@@ -89,9 +89,7 @@ def test_an_implicit_mode_consumer_refuses_explicit_acknowledgements(share_sessi
     batch = c.poll(10.0)
     assert batch, "no record delivered"
     last = batch[-1]  # of the batch just returned: still in flight
-    reply, _ = c.driver.command({"cmd": "ack", "records": [
-        {"topic": last.topic, "partition": last.partition, "offset": last.offset, "type": "RELEASE"}]})
-    error = reply.get("error") or ""
+    error = c.ack([last], "RELEASE") or ""
     assert "IllegalState" in error or "implicit" in error.lower(), \
         f"an implicit-mode consumer took an explicit RELEASE (its reply: {error or 'no error'})"
     rest = c.poll_until(5 - len(batch), timeout=30)  # each poll accepts the batch before it, the refused record too

@@ -54,9 +54,7 @@ def test_an_implicit_mode_consumer_refuses_renew(share_session):
     c = s.consumer(mode="implicit")
     batch = c.poll(10.0)
     precondition(bool(batch), "no record delivered")
-    reply, _ = c.driver.command({"cmd": "ack", "records": [
-        {"topic": batch[-1].topic, "partition": batch[-1].partition, "offset": batch[-1].offset, "type": "RENEW"}]})
-    error = reply.get("error") or ""
+    error = c.ack([batch[-1]], "RENEW") or ""
     assert error, "an implicit-mode consumer took a RENEW (no error)"
     rest = c.poll_until(3 - len(batch), timeout=30)  # each poll accepts the batch before it
     c.commit_sync()

@@ -1,5 +1,5 @@
 """Faulty driver: close() reports success but does nothing: no final acknowledgement, no leave; the client
-stays connected (and heartbeating) and the process exits 15 s later (past every rule's window after close: at most 10 s), when the broker finally drops its share
+stays connected (and heartbeating) and the process exits 11 s later (past every rule's window after close: at most 10 s), when the broker finally drops its share
 session. Certification must fail rules `close-releases` and `close-leaves`, which measure from close()'s return."""
 
 import sys
@@ -31,5 +31,5 @@ def subscribed(*args, **kwargs):
 
 d._subscribed = subscribed
 rc = d.main(sys.argv)
-time.sleep(15)  # still connected: the broker keeps the records acquired until the process goes
+time.sleep(11)  # still connected: the broker keeps the records acquired until the process goes
 sys.exit(rc)

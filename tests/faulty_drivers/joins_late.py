@@ -5,8 +5,6 @@ joins). Certification must fail rule `joins-on-poll` (a member once it polls, wi
 import sys
 import time
 
-import confluent_kafka
-
 from harness.clients import confluent_share_driver as d
 
 
@@ -30,14 +28,11 @@ class _Deferred:
         return self._consumer.poll(timeout)
 
 
+_unsubscribed = d._subscribed
+
+
 def subscribed(config, explicit, start):
-    props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
-             "share.acknowledgement.mode": "explicit" if explicit else "implicit", **config.get("client_config", {})}
-    consumer = d.ShareConsumer(props)
-    consumer.set_acknowledgement_commit_callback(d._on_commit)
-    d.emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                           "librdkafka": confluent_kafka.libversion()[0], "contract": 1, "ignored_config": [], **start})
-    return _Deferred(consumer, config["topics"])
+    return _Deferred(_unsubscribed(config, explicit, start, subscribe=False), config["topics"])
 
 
 d._subscribed = subscribed
