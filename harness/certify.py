@@ -35,7 +35,10 @@ from harness.errors import HarnessError
 RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive (its set-up did not hold)",
                 "error": "error (not the client's: see the log)",
                 "not-supported": "not supported", "not-applicable": "not applicable",
-                "known-deviation": "known deviation of the release", "not-run": "not run"}
+                "known-deviation": "known deviation of the release", "not-run": "not run",
+                "older-contract": "not run: the driver speaks an older contract"}
+#: The verdict's words when every rule run passed but some were not run (the driver's contract is older)
+OLDER_CONTRACT_VERDICT = "CERTIFIED ON AN OLDER CONTRACT"
 
 
 def repo_root() -> Path:
@@ -68,6 +71,8 @@ def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     skipped = [r for r in rows if r["result"] == "skipped"]
     if skipped and len(skipped) == len(rows):
         reason = skipped[0]["reason"]
+        if reason.startswith("older contract"):
+            return "older-contract", reason, runs
         return ("not-supported" if reason.startswith("not supported") else "not-applicable"), reason, runs
     if not any(r["result"] == "pass" for r in rows):  # a result this table does not know: not a pass
         return "error", "; ".join(f"{r['test'].split('::')[-1]}: {r['result']}" for r in rows), runs
@@ -150,6 +155,8 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
         verdict = "INCONCLUSIVE"  # a rule's set-up did not hold: never CERTIFIED
     elif not counts["pass"]:
         verdict = "UNKNOWN"
+    elif counts["older-contract"]:  # never a plain CERTIFIED on fewer rules: the verdict says how many were not run
+        verdict = f"{OLDER_CONTRACT_VERDICT} ({counts['older-contract']} NOT RUN)"
     else:
         verdict = "CERTIFIED"
     from harness.clients.options import label
@@ -201,7 +208,9 @@ def render_certificate(cert: dict[str, Any]) -> str:
              "Results: pass; FAIL (the behaviour was exercised and broke the rule's sentence); inconclusive (the "
              "test's set-up did not hold: the behaviour was not exercised, never CERTIFIED); not supported (the "
              "rule is a client-API contract the driver does not declare, or needs a feature it lacks); not "
-             "applicable (the cluster or release has not the feature).", "",
+             "applicable (the cluster or release has not the feature); not run: the driver speaks an older "
+             "contract (the rule needs a command its contract version lacks: docs/driver.md; the verdict then "
+             "says how many rules were not run, never a plain CERTIFIED).", "",
              "| Rule | Rests on | Result | Evidence |", "|---|---|---|---|"]
     for r in cert["rules"]:
         evidence = r["evidence"].replace("|", "\\|").replace("\n", " ")[:400]
@@ -256,7 +265,8 @@ def write_comparison(root: Path) -> Path:
             cert = json.loads(path.read_text())
         except ValueError:
             continue
-        if not cert.get("complete") or cert.get("verdict") not in ("CERTIFIED", "NOT CERTIFIED"):
+        if not cert.get("complete") or not (cert.get("verdict") in ("CERTIFIED", "NOT CERTIFIED") or
+                                            str(cert.get("verdict")).startswith(OLDER_CONTRACT_VERDICT)):
             continue
         cert["_path"] = path.parent.name
         # sorted by time: the newest wins

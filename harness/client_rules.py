@@ -121,6 +121,10 @@ CLIENT_RULES: dict[str, Rule] = {
         "every record produced meanwhile", JAVA_API,
         "As long as you continue to call poll, the consumer will stay in the group and continue to receive records "
         "from the partitions it was assigned."),
+    "unsubscribe-stops": Rule(
+        "After unsubscribe() returned, the consumer is given no record of the topics it was subscribed to; another "
+        "member of the group receives them", JAVA_API,
+        "Unsubscribe from topics currently subscribed with subscribe(Collection).", feature="unsubscribe"),
     "ack-order": Rule(
         "Acknowledgements are made in the order the records were returned", KIP932,
         "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "

@@ -34,7 +34,9 @@ def test_builtin_drivers_declare_known_features():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"contract": 2}, "declares contract 2; this harness speaks contract 1"),
+    ({"contract": 3}, "declares contract 3; this harness speaks contracts 1, 2"),
+    ({"contract": 1, "features": ["ack:ACCEPT", "unsubscribe"]},
+     "features unsubscribe need contract 2; the manifest declares contract 1"),
     ({"command": []}, "`command` must be a non-empty list"),
     ({"name": ""}, "`name` must be a non-empty string"),
     ({"features": ["ack:MAYBE"]}, "unknown features ack:MAYBE"),
@@ -401,3 +403,26 @@ def test_a_broker_cross_check_that_cannot_read_the_group_is_inconclusive_not_a_f
                                                      within_s=0)
     assert not isinstance(caught.value, Inconclusive) and "had not settled" in str(caught.value)
     AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: {}), "reported", within_s=0)
+
+
+def test_a_contract_1_driver_is_taken_and_runs_the_rules_its_contract_serves(tmp_path):
+    """Driver contract 2 added `unsubscribe` (issue 49); a contract-1 driver is still run: on a rule needing the
+    newer command it is "not run: older contract", never "not supported" and never a failure."""
+    info = load_manifest(_manifest(tmp_path, contract=1))
+    assert info.contract == 1 and info.older_contract("ack:ACCEPT") is None
+    why = info.older_contract("unsubscribe")
+    assert why.startswith("older contract: the driver speaks contract 1; unsubscribe came with contract 2")
+    assert builtin_drivers()["confluent"].older_contract("unsubscribe") is None
+
+
+def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_certified():
+    from harness.certify import build_certificate
+    why = "older contract: the driver speaks contract 1; unsubscribe came with contract 2 (...)"
+    rows = [{"rule": "ack-accept", "test": "t::a", "result": "pass", "reason": "", "run_dir": None},
+            {"rule": "unsubscribe-stops", "test": "t::u", "result": "skipped", "reason": why, "run_dir": None}]
+    cert = build_certificate({"kafka_version": "4.4.0", "tests": rows}, "x", 1, ["ack-accept", "unsubscribe-stops"],
+                             "share-harness certify", 0)
+    results = {r["rule"]: r["result"] for r in cert["rules"]}
+    assert results == {"ack-accept": "pass", "unsubscribe-stops": "older-contract"}
+    assert cert["verdict"] == "CERTIFIED ON AN OLDER CONTRACT (1 NOT RUN)"
+    assert cert["counts"]["older-contract"] == 1

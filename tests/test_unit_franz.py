@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from harness.clients.contract import CONTRACT_VERSION
 from harness.clients.franz import FRANZ_FEATURES, SOURCE, build_franz_driver, franz_version
 from harness.gobuild import first_error_line as _first_error_line
 from harness.errors import HarnessError
@@ -47,7 +48,7 @@ def test_without_a_broker_it_starts_and_closes_cleanly(binary):
     ops = [json.loads(line) for line in proc.stdout.splitlines()]
     start = ops[0]
     assert (start["type"], start["f"]) == ("ok", "start")
-    assert start["value"]["contract"] == 1 and start["value"]["client"] == "franz-go"
+    assert start["value"]["contract"] == CONTRACT_VERSION and start["value"]["client"] == "franz-go"
     assert start["value"]["client_version"] == franz_version()
     assert tuple(start["value"]["features"]) == FRANZ_FEATURES
     assert start["value"]["ignored_config"] == ["no.such.property"]

@@ -38,6 +38,7 @@ import confluent_kafka
 from confluent_kafka import AcknowledgeType, KafkaException, ShareConsumer
 
 from harness.clients.behaviours import BEHAVIOURS, ack_type, commits_async, explicit as is_explicit, holds
+from harness.clients.contract import CONTRACT_VERSION
 
 _ACK = {"ACCEPT": AcknowledgeType.ACCEPT, "RELEASE": AcknowledgeType.RELEASE, "REJECT": AcknowledgeType.REJECT}
 _out_lock = threading.Lock()
@@ -75,7 +76,7 @@ def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any], s
     if subscribe:
         consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
-                         "librdkafka": confluent_kafka.libversion()[0], "contract": 1,
+                         "librdkafka": confluent_kafka.libversion()[0], "contract": CONTRACT_VERSION,
                          "ignored_config": [],  # librdkafka refuses a property it does not know: none is ignored
                          **start})
     return consumer
@@ -213,6 +214,9 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
         return {}
     if cmd == "commit_async":
         commit_async(consumer)
+        return {}
+    if cmd == "unsubscribe":  # contract 2
+        consumer.unsubscribe()
         return {}
     return {"error": f"unknown command {cmd!r}"}
 

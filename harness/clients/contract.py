@@ -4,6 +4,31 @@ importing each other."""
 
 from __future__ import annotations
 
-#: The driver contract this harness speaks (docs/driver.md). A driver that prints another
-#: `contract` in its `start` event is refused with a message naming both.
-CONTRACT_VERSION = 1
+#: The newest driver contract this harness speaks (docs/driver.md). A driver that prints a `contract` not in
+#: `CONTRACT_VERSIONS` in its `start` event is refused with a message naming both.
+CONTRACT_VERSION = 2
+#: Every contract version the harness still runs: a driver of an older one is run on the rules its version
+#: serves; a rule that needs a newer one is "not run (older contract)", never passed and never failed.
+CONTRACT_VERSIONS = (1, 2)
+#: What each version added, for the messages and docs/driver.md (a feature word needing a newer contract
+#: than the driver's is refused in its manifest: FEATURE_SINCE).
+CONTRACT_ADDED = {1: "start, poll, ack, commit_sync, commit_async, close",
+                  2: "the `unsubscribe` command (feature `unsubscribe`)"}
+#: feature -> the contract version that brought it (features not named here: version 1)
+FEATURE_SINCE = {"unsubscribe": 2}
+
+
+def speaks(value: object) -> bool:
+    """Whether `value` (a manifest's or a start event's `contract`) names a contract this harness speaks: an int
+    of `CONTRACT_VERSIONS`, not a bool (`True == 1` in Python) nor a float or a string that looks like one."""
+    return isinstance(value, int) and not isinstance(value, bool) and value in CONTRACT_VERSIONS
+
+
+def older_contract(feature: str, contract: int) -> str | None:
+    """Why a driver speaking `contract` cannot serve `feature` (a skip reason certification reads as "not run:
+    older contract"), or None if its contract has the feature."""
+    since = FEATURE_SINCE.get(feature, 1)
+    if contract >= since:
+        return None
+    return (f"older contract: the driver speaks contract {contract}; {feature} came with contract {since} "
+            f"({CONTRACT_ADDED[since]})")

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.clients.contract import CONTRACT_VERSION
+from harness.clients.contract import CONTRACT_VERSIONS, speaks
 from harness.history.store import HistoryWriter
 from harness.timing import timed
 from harness.procs import ManagedProcess, python_env, spawn
@@ -72,11 +72,12 @@ class ConsumerDriver:
         self.closed.set()
 
     def _check_contract(self, value: Any) -> None:
-        """The `start` event must name the contract this harness speaks; else the driver is refused."""
+        """The `start` event must name a contract this harness speaks; else the driver is refused."""
         got = value.get("contract") if isinstance(value, dict) else None
-        if isinstance(got, bool) or not isinstance(got, int) or got != CONTRACT_VERSION:  # True == 1 in Python
+        if not speaks(got):
             self.contract_error = (f"driver {self.name} speaks contract {got!r} (its start event's `contract`); "
-                                   f"this harness speaks contract {CONTRACT_VERSION}: see docs/driver.md")
+                                   f"this harness speaks contracts {', '.join(map(str, CONTRACT_VERSIONS))}: "
+                                   "see docs/driver.md")
 
     def _on_step(self, value: Any) -> bool:
         """A command's end marker (step mode): not history. Plain drivers print none."""

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.clients.contract import CONTRACT_VERSION  # (also imported from here)
+from harness.clients.contract import (CONTRACT_VERSION, CONTRACT_VERSIONS, FEATURE_SINCE,  # (also imported from here)
+                                      older_contract, speaks)
 from harness.clients.stepped import stepped
 from harness.errors import HarnessError
 
@@ -39,10 +40,12 @@ from harness.errors import HarnessError
 #: (a `share.acknowledgement.mode` setting whose implicit mode refuses acknowledge()), `renew_hand_back`
 #: (a renewed record is returned again by the next poll) and `implicit_batch_held` (in implicit mode the last
 #: batch stays unacknowledged until the application's next poll, commit or close: not so in a framework that
-#: commits after each batch its listener returned, as spring-kafka's container does).
+#: commits after each batch its listener returned, as spring-kafka's container does). Contract 2 adds
+#: `unsubscribe` (the `unsubscribe` command calls the library's unsubscribe(); the franz-go and spring drivers
+#: do not implement it).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
-            "renew_hand_back", "implicit_batch_held")
+            "renew_hand_back", "implicit_batch_held", "unsubscribe")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,12 @@ class DriverInfo:
     argv: tuple[str, ...] = ()
     #: it runs on the release under test's jars (its kafka-clients): `make` needs the distribution
     jvm: bool = False
+    #: the driver contract it speaks (harness.clients.contract): a rule needing a newer one is not run
+    contract: int = CONTRACT_VERSION
+
+    def older_contract(self, feature: str) -> str | None:
+        """Why this driver's contract cannot serve `feature` (a skip reason), or None."""
+        return older_contract(feature, self.contract)
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
@@ -134,10 +143,10 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     for Apache Kafka's share listener container over that KafkaShareConsumer (its commits: on the ShareConsumer the
     container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting"), _confluent,
+        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe"), _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back"), _java, autonomous=stepped(_java), jvm=True),
+                                             "renew_hand_back", "unsubscribe"), _java, autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
         "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
                                         "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id",
@@ -200,13 +209,18 @@ def load_manifest(path: Path) -> DriverInfo:
         raise HarnessError(f"driver manifest {path}: `name` must be a non-empty string")
     if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
         raise HarnessError(f"driver manifest {path}: `command` must be a non-empty list of strings")
-    if not speaks_contract(data.get("contract")):
-        raise HarnessError(f"driver manifest {path} declares contract {data.get('contract')!r}; this harness "
-                           f"speaks contract {CONTRACT_VERSION} (docs/driver.md)")
+    contract = data.get("contract")
+    if not speaks_contract(contract):
+        raise HarnessError(f"driver manifest {path} declares contract {contract!r}; this harness speaks contracts "
+                           f"{', '.join(map(str, CONTRACT_VERSIONS))} (docs/driver.md)")
     unknown = [f for f in features if f not in FEATURES] if isinstance(features, list) else ["(not a list)"]
     if unknown:
         raise HarnessError(f"driver manifest {path}: unknown features {', '.join(map(str, unknown))}; "
                            f"valid: {', '.join(FEATURES)}")
+    newer = [f for f in features if older_contract(f, contract)]
+    if newer:  # a word the driver's contract does not have: it could not be sent the command
+        raise HarnessError(f"driver manifest {path}: features {', '.join(newer)} need contract "
+                           f"{max(FEATURE_SINCE[f] for f in newer)}; the manifest declares contract {contract}")
     options = data.get("client_options", {})
     try:
         from harness.clients.options import check_options
@@ -225,13 +239,12 @@ def load_manifest(path: Path) -> DriverInfo:
         from harness.clients.driver import ExternalDriver  # a driver without the behaviour exits 2 (its log says)
         return ExternalDriver(driver_name, config, history, log_dir, argv, cwd=base)
     return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous, options=dict(options),
-                      argv=tuple(argv))
+                      argv=tuple(argv), contract=contract)
 
 
 def speaks_contract(value: Any) -> bool:
-    """Whether `value` (a manifest's or a start event's `contract`) names this harness's contract: the int,
-    not a bool (`True == 1` in Python) nor a float or a string that looks like it."""
-    return isinstance(value, int) and not isinstance(value, bool) and value == CONTRACT_VERSION
+    """Whether `value` (a manifest's or a start event's `contract`) names a contract this harness speaks."""
+    return speaks(value)
 
 
 def driver_info(client: str) -> DriverInfo:

@@ -109,6 +109,12 @@ class StepConsumer:
             {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": type_} for r in records]})
         return reply.get("error")
 
+    def unsubscribe(self) -> str | None:
+        """unsubscribe() (driver contract 2); the client's error if it refused, else None."""
+        self._require("unsubscribe")
+        reply, _ = self._do({"cmd": "unsubscribe"})
+        return reply.get("error")
+
     def commit_sync(self) -> list[dict[str, Any]]:
         """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
         self._require("commit_sync")

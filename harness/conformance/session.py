@@ -118,10 +118,14 @@ class ShareSession(LogOperations, AdminOperations):
         return driver_info(self.client)
 
     def require(self, *features: str) -> None:
-        """Skip the test as "not supported by <client>" unless the driver declares every one of `features`."""
+        """Skip the test as "not supported by <client>" unless the driver declares every one of `features`
+        ("older contract: ..." if the driver's contract predates one of them: not run)."""
+        import pytest
+        older = [why for f in features if (why := self.driver.older_contract(f))]
+        if older:
+            pytest.skip(older[0])
         missing = [f for f in features if not self.driver.supports(f)]
         if missing:
-            import pytest
             pytest.skip(f"not supported by the {self.driver.name} driver: {', '.join(missing)}")
 
     def assert_conforms(self, without: tuple[str, ...] = ()) -> None:

@@ -90,7 +90,7 @@ public class ShareDriver {
         start.put("client_version", config.path("client_version").asText("unknown"));  // the jar's release
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : "implicit");
-        start.put("contract", 1);  // docs/driver.md
+        start.put("contract", 2);  // docs/driver.md
         start.set("ignored_config", ignored);
         emit("ok", "start", start);
 
@@ -190,6 +190,9 @@ public class ShareDriver {
                         consumer.commitAsync();
                         break;
                     }
+                    case "unsubscribe":  // contract 2
+                        consumer.unsubscribe();
+                        break;
                     default:
                         reply.put("error", "unknown command " + cmd);
                 }

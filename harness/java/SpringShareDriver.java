@@ -492,7 +492,7 @@ public class SpringShareDriver {
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : "implicit");
         start.put("share_ack_mode", mode.name());
-        start.put("contract", 1);
+        start.put("contract", 2);  // docs/driver.md; `unsubscribe` not implemented here (the feature is not declared)
         start.set("ignored_config", ignored);
         emit("ok", "start", start);
 

@@ -19,7 +19,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 .word { padding: 0.1em 0.5em; border-radius: 4px; color: white; white-space: nowrap; }
 .PASS, .CERTIFIED { background: #2a7d2a; } .FAIL, .NOT-CERTIFIED { background: #c62828; }
 .UNKNOWN, .INCONCLUSIVE, .inconclusive, .NONE, .error { background: #8a6d00; } .KNOWN-BUG, .KNOWN-DEVIATION { background: #6a1b9a; }
-.NOT-SUPPORTED, .SKIPPED, .NOT-RUN, .not-supported, .not-applicable, .not-run { background: #757575; }
+.NOT-SUPPORTED, .SKIPPED, .NOT-RUN, .not-supported, .not-applicable, .not-run, .older-contract { background: #757575; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 0.3em 0.6em;
 vertical-align: top; text-align: left; font-size: 0.92em; } th { background: #f3f3f3; }
 code, pre { background: #f6f6f6; padding: 0.1em 0.3em; } pre { padding: 0.6em; overflow-x: auto; }

@@ -21,6 +21,23 @@ def _members(s) -> list:
     return s.describe().get("members") or []
 
 
+def _one_record(s):
+    """A consumer given the one record produced to the session's topic: (consumer, [record])."""
+    s.produce(1)
+    c = s.consumer()
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    return c, got
+
+
+def _one_committed(s):
+    """A consumer whose one record it was given is ACCEPTed and committed: (consumer, [record])."""
+    c, got = _one_record(s)
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    return c, got
+
+
 @pytest.mark.rule("ack-after-commit-refused")
 def test_an_acknowledgement_once_committed_cannot_be_changed(share_session):
     """Row A6 ("@throws IllegalStateException if the record is not waiting to be acknowledged"), gap G5: a record
@@ -29,12 +46,7 @@ def test_an_acknowledgement_once_committed_cannot_be_changed(share_session):
     client replaces the pending one, which the Javadoc neither allows nor forbids; docs/client-contract.md G5.)"""
     s = share_session(topic_partitions=1, lock_duration_ms=60000)
     s.require("ack:RELEASE", "commit_sync")
-    s.produce(1)
-    c = s.consumer()
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the first ACCEPT: {c.last_error}"
-    c.commit_ok()
+    c, got = _one_committed(s)
     error = c.ack(got, "RELEASE")
     assert error, "the client took a RELEASE of a record whose ACCEPT it had already committed (no error)"
     c.commit_sync()
@@ -71,10 +83,7 @@ def test_the_callback_reports_a_renew(share_session):
     callback, naming the renewed offset, without error."""
     s = share_session(topic_partitions=1, lock_duration_ms=30000)
     s.require("ack:RENEW", "commit_async", "callback")
-    s.produce(1)
-    c = s.consumer()
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    c, got = _one_record(s)
     assert c.ack(got, "RENEW") is None, f"the client refused the RENEW (rule ack-renew): {c.last_error}"
     c.commit_async()
     hand_back = s.driver.supports("renew_hand_back")
@@ -138,12 +147,7 @@ def test_a_commit_with_nothing_to_commit_does_nothing(share_session):
     import time
     s = share_session(topic_partitions=1)
     s.require("commit_sync", "commit_async", "callback")
-    s.produce(1)
-    c = s.consumer()
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    c.commit_ok()
+    c, got = _one_committed(s)
     until = time.monotonic() + 3.0  # a callback of that commit, if the library makes one, comes while it polls
     while time.monotonic() < until:
         assert c.poll(0.5) == [], "a record came back after its committed ACCEPT"
@@ -191,4 +195,31 @@ def test_a_polling_consumer_stays_in_the_group(share_session):
         f"the polling member received {len(received)} of the {produced} records produced meanwhile"
     c.commit_sync()  # (the last ACCEPTs may have gone with a poll already: no result is then due)
     s.assert_settled_by_the_broker("every record was ACCEPTed and the acknowledgements committed")
+    s.assert_conforms()
+
+
+@pytest.mark.rule("unsubscribe-stops")
+def test_an_unsubscribed_consumer_is_given_no_more_records(share_session):
+    """Row S7 ("Unsubscribe from topics currently subscribed with subscribe(Collection)."), gap G35 (driver contract
+    2): once unsubscribe() returned, the consumer's polls give it no record produced after, and another member of
+    the group receives them all. (What its polls raise is not asserted: row P2's rule, gap G20.)"""
+    s = share_session(topic_partitions=1)
+    s.require("unsubscribe")
+    c, got = _one_committed(s)
+    error = c.unsubscribe()
+    assert error is None, f"the client refused unsubscribe(): {error}"
+    other = s.consumer()
+    s.produce(5)
+    after: list = []
+    for _ in range(3):  # the unsubscribed consumer polls first: a client still subscribed is given records here
+        batch = c.poll(2.0)
+        if batch:
+            after.extend(batch)
+            c.ack(batch, "ACCEPT")  # settled, so the history's check is about the rule, not a record left behind
+            c.commit_sync()
+    assert not after, (f"the consumer was given {len(after)} record(s) produced after unsubscribe() returned "
+                       f"(offsets {sorted(r.offset for r in after)})")
+    rest = other.poll_until(5, timeout=60, ack="ACCEPT")
+    other.commit_ok()
+    assert sorted(r.offset for r in rest) == [1, 2, 3, 4, 5], f"the other member was given {rest}"
     s.assert_conforms()

@@ -57,7 +57,7 @@ import (
 // build information of the binary names it.
 var version = ""
 
-const contract = 1
+const contract = 2 // docs/driver.md; `unsubscribe` not implemented here (the feature is not declared)
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
