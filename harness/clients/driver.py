@@ -19,8 +19,8 @@ from typing import Any
 
 from harness.clients.contract import CONTRACT_VERSIONS, speaks
 from harness.history.store import HistoryWriter
-from harness.timing import timed
 from harness.procs import ManagedProcess, python_env, spawn
+from harness.timing import timed
 
 
 class ConsumerDriver:

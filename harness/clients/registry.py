@@ -210,7 +210,7 @@ def load_manifest(path: Path) -> DriverInfo:
     if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
         raise HarnessError(f"driver manifest {path}: `command` must be a non-empty list of strings")
     contract = data.get("contract")
-    if not speaks_contract(contract):
+    if not speaks(contract):
         raise HarnessError(f"driver manifest {path} declares contract {contract!r}; this harness speaks contracts "
                            f"{', '.join(map(str, CONTRACT_VERSIONS))} (docs/driver.md)")
     unknown = [f for f in features if f not in FEATURES] if isinstance(features, list) else ["(not a list)"]
@@ -240,11 +240,6 @@ def load_manifest(path: Path) -> DriverInfo:
         return ExternalDriver(driver_name, config, history, log_dir, argv, cwd=base)
     return DriverInfo(name, tuple(features), make, source=str(path), autonomous=autonomous, options=dict(options),
                       argv=tuple(argv), contract=contract)
-
-
-def speaks_contract(value: Any) -> bool:
-    """Whether `value` (a manifest's or a start event's `contract`) names a contract this harness speaks."""
-    return speaks(value)
 
 
 def driver_info(client: str) -> DriverInfo:

@@ -41,9 +41,9 @@ class LocalNode:
 
     def java_command(self, heap_mb: int, classpath: str, jvm_flags: Sequence[str] = ()) -> list[str]:
         # C1 only (-XX:TieredStopAtLevel=1): a test cluster serves a few thousand records, never long enough for
-        # C2's code to repay its compiling. Measured on a 3-node cluster (benchmarks/broker_cpu.py): the start
-        # takes 12 s of CPU instead of 21 and 8 s instead of 13 of wall time, and an idle minute 10 s of CPU
-        # instead of 18; CI runs two such clusters on two cores.
+        # C2's code to repay its compiling. Measured on a 3-node cluster (benchmarks/broker_cpu.py, one run of
+        # both): the start takes 12.6 s of CPU instead of 20.3 and 10.4 s of wall time instead of 12.1, an idle
+        # minute 12.3 s of CPU instead of 18.0; CI runs two such clusters on two cores.
         return ["java", *jvm_flags, f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:TieredStopAtLevel=1", "-XX:+UseG1GC",
                 "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}", f"-Dkafka.logs.dir={self.logs}",

@@ -147,7 +147,7 @@ def test_a_commit_with_nothing_to_commit_does_nothing(share_session):
     import time
     s = share_session(topic_partitions=1)
     s.require("commit_sync", "commit_async", "callback")
-    c, got = _one_committed(s)
+    c, _ = _one_committed(s)
     until = time.monotonic() + 3.0  # a callback of that commit, if the library makes one, comes while it polls
     while time.monotonic() < until:
         assert c.poll(0.5) == [], "a record came back after its committed ACCEPT"
@@ -205,7 +205,7 @@ def test_an_unsubscribed_consumer_is_given_no_more_records(share_session):
     the group receives them all. (What its polls raise is not asserted: row P2's rule, gap G20.)"""
     s = share_session(topic_partitions=1)
     s.require("unsubscribe")
-    c, got = _one_committed(s)
+    c, _ = _one_committed(s)
     error = c.unsubscribe()
     assert error is None, f"the client refused unsubscribe(): {error}"
     other = s.consumer()
