@@ -5,7 +5,7 @@ tests/test_certify_real_more.py, so that two CI workers share them.)"""
 
 import pytest
 
-from faulty_drivers import HERE, faulty_drivers
+from faulty_drivers import HERE, faulty_params
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster]
 HALF = 0
@@ -31,6 +31,6 @@ def certify_faulty(kafka_cluster, ksh_spec, tmp_path, name, manifest):
     assert f"| FAIL | {first['evidence'][:40]}" in (out / "certificate.md").read_text()
 
 
-@pytest.mark.parametrize("name, manifest", faulty_drivers(HALF), ids=[n for n, _ in faulty_drivers(HALF)])
+@pytest.mark.parametrize("name, manifest", faulty_params(HALF))
 def test_certifying_a_faulty_driver_fails_the_rules_it_breaks(kafka_cluster, ksh_spec, tmp_path, name, manifest):
     certify_faulty(kafka_cluster, ksh_spec, tmp_path, name, manifest)

@@ -2,13 +2,13 @@
 
 import pytest
 
-from faulty_drivers import faulty_drivers
+from faulty_drivers import faulty_params
 from test_certify_real import certify_faulty
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster]
 HALF = 1
 
 
-@pytest.mark.parametrize("name, manifest", faulty_drivers(HALF), ids=[n for n, _ in faulty_drivers(HALF)])
+@pytest.mark.parametrize("name, manifest", faulty_params(HALF))
 def test_certifying_a_faulty_driver_fails_the_rules_it_breaks(kafka_cluster, ksh_spec, tmp_path, name, manifest):
     certify_faulty(kafka_cluster, ksh_spec, tmp_path, name, manifest)

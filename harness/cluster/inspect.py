@@ -63,13 +63,27 @@ class ClusterInspector:
 
     def __init__(self, bootstrap_servers: str, timeout: float = 10.0) -> None:
         self.timeout = timeout
-        self.admin = AdminClient({"bootstrap.servers": bootstrap_servers,
-                                  "socket.timeout.ms": int(timeout * 1000), **client_logging()})
+        self._bootstrap = bootstrap_servers
+        self.admin = self._new_admin()
         self._topic_ids: dict[str, str] = {}
 
+    def _new_admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": self._bootstrap,
+                            "socket.timeout.ms": int(self.timeout * 1000), **client_logging()})
+
     def broker_ids(self) -> list[int]:
-        """Brokers currently registered (and fenced-out ones excluded) as the cluster reports."""
-        desc = self.admin.describe_cluster(request_timeout=self.timeout).result()
+        """Brokers currently registered (and fenced-out ones excluded) as the cluster reports.
+
+        librdkafka sends DescribeCluster to the controller id a broker once reported (in KRaft, any live
+        broker); when that node was paused or killed the call times out until a metadata refresh, which
+        has taken longer than two minutes after a SIGCONT. A failed call therefore replaces the client:
+        the next one bootstraps again and asks a broker that answers now.
+        """
+        try:
+            desc = self.admin.describe_cluster(request_timeout=self.timeout).result()
+        except KafkaException:
+            self.admin = self._new_admin()
+            raise
         return sorted(node.id for node in desc.nodes)
 
     def partitions(self, topic: str) -> list[PartitionState]:
