@@ -1,7 +1,6 @@
 """Where CI's time goes: per test file, from the JUnit XML `.ci/run` writes (reports/ci/junit.xml).
 
     python benchmarks/ci_times.py [reports/ci/junit.xml] [--baseline OTHER.xml] [--top 25] [--tests chaos,certify]
-    python benchmarks/ci_times.py reports/ci/junit.xml --write-order tests/ci_order.json
 
 Prints each test file's total seconds and test count, slowest first, the whole run's total, the
 session's wall time (pytest's own, the `testsuite` element's `time`: with pytest-xdist workers the
@@ -16,8 +15,6 @@ its session cluster's start; pytest's `--durations` shows the phases apart) and 
 faults on schedule), `wait` (our
 waits on a condition), `check` (checkers, durable-state read-back), `rest` (pytest, process starts, our code,
 idle), from the JUnit properties the plugin records (harness/timing.py; a certification's child counted in).
-With `--write-order FILE`, each file's seconds as JSON: the order in which CI hands files to its workers, longest
-first (tests/conftest.py; a file it does not name goes by its kind), so that no long file starts last.
 """
 
 from __future__ import annotations
@@ -82,18 +79,12 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, default=None)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--tests", default="", help="comma-separated words: a per-test table of those files")
-    parser.add_argument("--write-order", type=Path, default=None,
-                        help="write each file's seconds as JSON (tests/ci_order.json: CI's longest-first order)")
     args = parser.parse_args()
     if not args.junit.is_file():
         print(f"ci_times: {args.junit} not found: run .ci/run first (it writes reports/ci/junit.xml)",
               file=sys.stderr)
         return 2
     now = per_file(args.junit)
-    if args.write_order:
-        import json
-        args.write_order.write_text(json.dumps({k: round(v[0]) for k, v in sorted(now.items())}, indent=0) + "\n")
-        print(f"ci_times: {len(now)} files' seconds written to {args.write_order}")
     before = per_file(args.baseline) if args.baseline else {}
     rows = sorted(set(now) | set(before), key=lambda k: -now.get(k, (0, 0))[0])
     for name in rows[:args.top]:

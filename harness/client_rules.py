@@ -156,6 +156,10 @@ CLIENT_RULES: dict[str, Rule] = {
         "If the application uses KafkaShareConsumer.commitAsync() or KafkaShareConsumer.poll(Duration) to commit "
         "its acknowledgements, the results of the acknowledgements are only delivered if there is an acknowledge "
         "commit callback registered."),
+    "poll-swallows-commit-failure": Rule(
+        "A poll that commits acknowledgements the broker refuses throws nothing (implicit and explicit mode); the "
+        "refusal reaches the acknowledgement commit callback", JAVA_API,
+        "In this case, no exception is thrown by a failure to commit the acknowledgements.", feature="callback"),
     "delivery-count": Rule(
         "The delivery count is exposed: 1, 2, ... per acquisition, up to the limit", KIP932,
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1. "

@@ -315,22 +315,3 @@ def test_ctrl_c_stops_the_session_even_when_a_library_wrapped_the_interrupt(pyte
     result = pytester.runpytest_subprocess(*FAST, "--ksh-allow-empty", timeout=60)
     assert result.ret == pytest.ExitCode.INTERRUPTED, (result.ret, result.stdout.str()[-2000:])
     assert not (pytester.path / "ran").exists(), "the session went on after Ctrl-C"
-
-
-def test_files_go_to_the_workers_longest_first_each_keeping_its_tests_order():
-    """tests/ci_order.py: files by their recorded seconds, longest first; a file the table does not name by its kind
-    (real among the long ones, pure among the short); the tests of a file in their order; ties in collection order."""
-    from ci_order import NEW_REAL_S, longest_first
-
-    class Item:
-        def __init__(self, nodeid, real=False):
-            self.nodeid, self.real = nodeid, real
-
-        def get_closest_marker(self, name):
-            return name == "real" and self.real or None
-
-    items = [Item("a.py::t1"), Item("a.py::t2"), Item("b.py::t1"), Item("c.py::t1", real=True), Item("b.py::t2"),
-             Item("d.py::t1"), Item("e.py::t1")]
-    seconds = {"a.py": 5, "b.py": NEW_REAL_S + 1, "d.py": 5}
-    assert [i.nodeid for i in longest_first(items, seconds)] == [
-        "b.py::t1", "b.py::t2", "c.py::t1", "a.py::t1", "a.py::t2", "d.py::t1", "e.py::t1"]

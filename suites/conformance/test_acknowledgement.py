@@ -133,11 +133,11 @@ def test_commit_async_reports_through_the_callback(share_session):
     s.assert_conforms()
 
 
-def _expired_and_taken(s):
-    """A record held past its 2 s lock by `late` and now held by `other` (with a higher count): (late, its
-    copy, other, other's copy). Inconclusive if the record did not move."""
+def _expired_and_taken(s, mode: str = "explicit"):
+    """A record held past its 2 s lock by `late` (a `mode` consumer) and now held by `other` (with a higher
+    count): (late, its copy, other, other's copy). Inconclusive if the record did not move."""
     s.produce(1)
-    late = s.consumer()
+    late = s.consumer(mode=mode)
     mine = late.poll_until(1)
     precondition(len(mine) == 1, f"the first consumer was not given the record: {mine}")
     [mine] = mine
@@ -190,6 +190,44 @@ def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(sha
                              f"{[(r.offset, r.delivery_count) for r in handed]}, stale copies of a record another "
                              f"consumer held with count {theirs.delivery_count} (rule no-stale-records judges that, "
                              f"not this one)")
+    _new_holder_accepts(other, theirs)
+    s.assert_conforms()
+
+
+@pytest.mark.rule("poll-swallows-commit-failure")
+@pytest.mark.parametrize("mode", ["explicit", "implicit"])
+def test_a_poll_that_commits_a_refused_acknowledgement_raises_nothing(share_session, mode):
+    """Rows M4 and M11 (KafkaShareConsumer Javadoc, both modes: "Calling poll(Duration) ... commits the
+    acknowledgements to Kafka asynchronously. In this case, no exception is thrown by a failure to commit the
+    acknowledgements."), gap G10: the consumer's ACCEPT of a record whose lock expired (another consumer holds it)
+    goes with its next poll; the broker refuses it (the callback says INVALID_RECORD_STATE) and no poll raised."""
+    from harness.wait import WaitTimeout, wait_until
+    s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    s.require("callback")  # the refusal must be seen to have happened, or nothing failed to be thrown
+    late, mine, other, theirs = _expired_and_taken(s, mode)
+    if mode == "explicit":
+        refused = late.ack([mine], "ACCEPT")
+        precondition(refused is None, f"the client refused the ACCEPT itself ({refused}): nothing reached the broker")
+    raised, handed = [], []  # (in implicit mode the next poll accepts the batch before: the record held past its lock)
+
+    def refusal_reported() -> bool:
+        handed.extend(late.poll(0.5))
+        if late.last_error is not None:
+            raised.append(late.last_error)
+        return bool(raised) or any(error_is(op.value["error"] or "", "INVALID_RECORD_STATE")
+                                   for op in s.ops(late.name, "callback"))
+    try:
+        wait_until(refusal_reported, timeout=30, interval=0.0, what="the refused ACCEPT's callback")
+    except WaitTimeout:
+        precondition(False, f"no callback reported the ACCEPT of offset {mine.offset} refused within 30 s (rule "
+                            f"commit-async-callback judges that): no failure to commit was seen")
+    errors = [f"{op.value.get('code')} {op.value.get('message')}" for op in s.ops(late.name, "error")]
+    assert not raised and not any(error_is(e, "INVALID_RECORD_STATE") for e in errors), \
+        (f"a {mode}-mode poll that committed an ACCEPT the broker refused (offset {mine.offset}: its lock had expired "
+         f"and another consumer held it) threw: {raised or errors}")
+    precondition(all(r.delivery_count <= theirs.delivery_count for r in handed),
+                 f"the consumer acquired the record again {[(r.offset, r.delivery_count) for r in handed]} past the "
+                 f"new holder's 2 s lock: its ACCEPT may rightly have been taken")
     _new_holder_accepts(other, theirs)
     s.assert_conforms()
 
