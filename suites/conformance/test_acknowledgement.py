@@ -228,6 +228,10 @@ def test_a_poll_that_commits_a_refused_acknowledgement_raises_nothing(share_sess
     precondition(all(r.delivery_count <= theirs.delivery_count for r in handed),
                  f"the consumer acquired the record again {[(r.offset, r.delivery_count) for r in handed]} past the "
                  f"new holder's 2 s lock: its ACCEPT may rightly have been taken")
+    precondition(not handed, f"while it polled the consumer was handed (offset, count) "
+                             f"{[(r.offset, r.delivery_count) for r in handed]}, stale copies of a record another "
+                             f"consumer held with count {theirs.delivery_count} (rule no-stale-records judges that, "
+                             f"not this one)")
     _new_holder_accepts(other, theirs)
     s.assert_conforms()
 
