@@ -160,6 +160,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "A poll that commits acknowledgements the broker refuses throws nothing (implicit and explicit mode); the "
         "refusal reaches the acknowledgement commit callback", JAVA_API,
         "In this case, no exception is thrown by a failure to commit the acknowledgements.", feature="callback"),
+    "close-continues-after-failure": Rule(
+        "close() whose commit of pending acknowledgements fails still leaves the group; an error it reports is that "
+        "first failure", JAVA_API,
+        "This close operation will attempt all shutdown steps even if one of them fails. It logs all encountered "
+        "errors, continues to execute the next steps, and finally throws the first error found."),
     "delivery-count": Rule(
         "The delivery count is exposed: 1, 2, ... per acquisition, up to the limit", KIP932,
         "Every time that a record is acquired by a consumer in a share group, its delivery count increments by 1. "

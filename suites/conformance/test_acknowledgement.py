@@ -236,6 +236,49 @@ def test_a_poll_that_commits_a_refused_acknowledgement_raises_nothing(share_sess
     s.assert_conforms()
 
 
+@pytest.mark.rule("close-continues-after-failure")
+def test_a_close_whose_commit_fails_still_leaves_the_group(share_session):
+    """Rows Z4, Z5, Z16 (KafkaShareConsumer Javadoc, close(): "This close operation will attempt all shutdown steps
+    even if one of them fails. It logs all encountered errors, continues to execute the next steps, and finally
+    throws the first error found."), gap G15: close() with an ACCEPT pending that the broker refuses (the record's
+    lock expired and another consumer holds it) still leaves the group within the time close rules allow; if close
+    reports an error, it is that first failure."""
+    from harness.wait import WaitTimeout, wait_until
+    s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    late, mine, other, theirs = _expired_and_taken(s)
+    taken = time.monotonic()
+    refused = late.ack([mine], "ACCEPT")
+    precondition(refused is None, f"the client refused the ACCEPT itself ({refused}): nothing reached the broker")
+    late.close(wait_exit=False)  # measured from close()'s return, the process still running
+    closed = time.monotonic()
+    precondition(closed - taken < 1.5, "close() returned so late that the new holder's 2 s lock may have expired (the "
+                                       "record free again: the pending ACCEPT need not fail)")
+    _new_holder_accepts(other, theirs)
+    within = s.after_close_s
+
+    def late_gone() -> bool:
+        members = s.describe().get("members")
+        return members is not None and len(members) == 1
+    try:
+        wait_until(late_gone, timeout=max(1.0, within - (time.monotonic() - closed)), interval=0.5,
+                   what="the closed member to leave")
+    except WaitTimeout:
+        after = s.describe()
+        precondition("members" in after, f"the group's description could not be read: {after}")
+        raise AssertionError(f"close() with an ACCEPT pending that the broker refused returned, but the member was "
+                             f"still in the group {within:.0f} s later (its process still running): "
+                             f"{after['members']}") from None
+    reported = [op.value.get("error") for op in s.ops(late.name, "close") if op.type == "info"]
+    failed = any(error_is(op.value["error"] or "", "INVALID_RECORD_STATE") for op in s.ops(late.name, "callback"))
+    precondition(failed or any(e and error_is(e, "INVALID_RECORD_STATE") for e in reported),
+                 "neither a callback nor close() reported the pending ACCEPT refused: no shutdown step was seen to "
+                 "fail (a driver without the callback cannot show it)")
+    assert all(e is None or error_is(e, "INVALID_RECORD_STATE") for e in reported), \
+        f"close() reported {reported}, not the first failure (the refused ACCEPT of offset {mine.offset})"
+    late.close()
+    s.assert_conforms()
+
+
 @pytest.mark.rule("ack-expired-fails")
 def test_acknowledging_after_the_lock_expired_fails(share_session):
     """Acknowledging a record whose acquisition lock expired (it went to another consumer) fails
