@@ -213,6 +213,13 @@ CLIENT_RULES: dict[str, Rule] = {
         "and given no record; granted both, it consumes every record", JAVA_API,
         "@throws AuthorizationException if caller lacks Read access to any of the subscribed topics or to the "
         "share group."),
+    "poll-authentication": Rule(
+        "A consumer whose credentials the broker refuses is refused at poll with an authentication error and "
+        "given no record", JAVA_API, "@throws AuthenticationException if authentication fails."),
+    "poll-invalid-topic": Rule(
+        "A consumer subscribed to a topic name Kafka does not allow is refused at poll with the invalid-topic error "
+        "and given no record", JAVA_API,
+        "@throws InvalidTopicException if the current subscription contains any invalid topic"),
     "new-partitions-consumed": Rule(
         "Partitions added to a subscribed topic are consumed: every record produced to them is delivered, from "
         "offset 0 (share.auto.offset.reset=earliest; under latest the 4.1 to 4.3 brokers deviate)", JAVA_API,

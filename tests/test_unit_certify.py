@@ -426,3 +426,16 @@ def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_c
     assert results == {"ack-accept": "pass", "unsubscribe-stops": "older-contract"}
     assert cert["verdict"] == "CERTIFIED ON AN OLDER CONTRACT (1 NOT RUN)"
     assert cert["counts"]["older-contract"] == 1
+
+
+def test_a_certification_collects_only_the_files_of_its_rules():
+    """The certify child is given the conformance files holding its rules' marks (a text scan), never fewer:
+    every rule is found by the scan, and a rule the scan cannot find falls back to the whole suite."""
+    from harness.certify import rule_files
+    suite = Path(__file__).resolve().parents[1] / "suites" / "conformance"
+    every = rule_files(suite, list(RULES))
+    assert every != [suite] and all(p.parent == suite for p in every)  # the scan finds every rule's mark
+    for rule in RULES:
+        files = rule_files(suite, [rule])
+        assert files and all(f'mark.rule("{rule}"' in p.read_text() for p in files), (rule, files)
+    assert rule_files(suite, ["no-such-rule"]) == [suite]

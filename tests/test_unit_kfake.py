@@ -174,3 +174,49 @@ def test_a_deviation_explains_only_its_own_evidence():
     assert not moves.explains("verdict: FAIL\n  no-loss: FAIL {...}\n  exclusive-acquisition: FAIL {}")
     assert not moves.explains("faults not applied: leader-move-1")
     assert all(d.evidence for d in DEVIATIONS)  # none can excuse any failure at all
+
+
+CLIENT_STRICT = """
+import pytest
+
+@pytest.mark.rule("ack-accept")
+def test_client_deviates():
+    assert 1 == 2, "the client never said so: EVIDENCE"
+"""
+
+CLIENT_CONFTEST = """
+import harness.conformance.deviations as d
+d.CLIENT_DEVIATIONS = (d.Deviation("demo-client", "confluent", (d.client_version("confluent", None),),
+                                   ("test_client_strict.py::test_client_deviates",), "the sentence", "what was seen",
+                                   evidence="EVIDENCE"),)
+"""
+
+
+def test_a_clients_deviation_is_expected_by_the_suite_and_failed_by_a_certification(pytester):
+    """The suite gates a broker with the client as its instrument: the client's known deviation is an expected
+    failure there. A certification (a session given rules) judges the client: there the rule fails."""
+    pytester.makeconftest(CLIENT_CONFTEST)
+    pytester.makepyfile(test_client_strict=CLIENT_STRICT)
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-client", "confluent", "-rxX", timeout=60)
+    result.assert_outcomes(xfailed=1)
+    assert "confluent deviation demo-client" in result.stdout.str()
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-client", "confluent", "--ksh-rules", "ack-accept", timeout=60)
+    result.assert_outcomes(failed=1)
+    result = pytester.runpytest_subprocess(*FAST, "--ksh-client", "java", timeout=60)
+    result.assert_outcomes(failed=1)  # another client: not its deviation
+
+
+def test_client_deviations_name_their_tests_clients_and_evidence():
+    from harness.conformance.deviations import CLIENT_DEVIATIONS, client_deviations_for, deviation_of
+    from harness.client_rules import CLIENT_RULES
+    repo = Path(__file__).resolve().parents[1]
+    for dev in CLIENT_DEVIATIONS:
+        assert dev.implementation in ("confluent", "java", "franz") and dev.evidence and dev.seen, dev
+        assert any(f"(rule {rule})" in dev.rule for rule in CLIENT_RULES), dev.rule  # the rule it breaks, by id
+        for test in dev.tests:
+            path, _, name = test.partition("::")
+            assert (repo / path).is_file() and f"def {name}(" in (repo / path).read_text(), test
+        assert deviation_of(dev.tests[0], client_deviations_for(dev.implementation, dev.versions[0], False)) == dev
+        assert client_deviations_for(dev.implementation, dev.versions[0], True) == []  # certifying: the rule FAILs
+        assert client_deviations_for(dev.implementation, None, False) == []  # an unknown version: nothing assumed
+        assert dev.page == "docs/client-contract.md" and dev.name in (repo / dev.page).read_text()

@@ -48,6 +48,9 @@ READ_SLACK_NS = 500_000_000
 #: harness/go write these).
 DRIVER_ERRORS = ("bad command", "unparsable driver output", "the harness stopped driving", "franzdriver:",
                  "poll: ", "ack: ", "commit_sync: ", "commit_async: ", "close: ")
+#: The first four: the driver's or the harness's words about themselves, never the library's. (A command
+#: whose call raised is the library's answer to that call, e.g. the InvalidTopicException a Java poll throws.)
+DRIVER_OWN = DRIVER_ERRORS[:4]
 
 
 def client_error(value: Any) -> bool:

@@ -35,7 +35,7 @@ import threading
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import AcknowledgeType, KafkaException, ShareConsumer
+from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, ShareConsumer
 
 from harness.clients.behaviours import BEHAVIOURS, ack_type, commits_async, explicit as is_explicit, holds
 from harness.clients.contract import CONTRACT_VERSION
@@ -65,12 +65,21 @@ def _on_commit(offsets: dict, exc: Any) -> None:
     emit("ok", "callback", {"partitions": parts, "error": _error_text(exc)})
 
 
+def _on_error(err: Any) -> None:
+    """librdkafka's error callback, served by poll: an authentication failure is reported only here (the
+    Java client throws it from poll), so it is printed as the poll's error. Its other errors (a broker
+    down, a transport failure) are retried by the library and are not printed: the history's client
+    errors are what a poll raised or returned."""
+    if err.code() == KafkaError._AUTHENTICATION:
+        emit("info", "error", {"code": err.code(), "message": _error_text(err)})
+
+
 def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any], subscribe: bool = True) -> ShareConsumer:
     """The consumer of `config`, subscribed (unless `subscribe` is false), its commit callback set; prints
     `start`."""
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
-             **config.get("client_config", {})}
+             "error_cb": _on_error, **config.get("client_config", {})}
     consumer = ShareConsumer(props)
     consumer.set_acknowledgement_commit_callback(_on_commit)
     if subscribe:

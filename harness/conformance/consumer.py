@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from harness.checkers.evidence import DRIVER_OWN
 from harness.conformance.kafka_errors import error_is
 from harness.errors import HarnessError
-from harness.wait import wait_until
+from harness.wait import WaitTimeout, wait_until
 
 
 #: How long past its acquisition lock a record may take to reach another consumer (the expiry timer, the next
@@ -77,17 +78,22 @@ class StepConsumer:
 
     def poll_until_error(self, codes: tuple[str, ...], timeout: float = 30.0) -> str:
         """Poll until the client reports one of the Kafka errors `codes` (e.g. GROUP_AUTHORIZATION_FAILED);
-        the one it reported. Records given meanwhile are in the history (`records_given`)."""
+        the one it reported (a line the driver or the harness wrote about itself, `DRIVER_OWN`, is not a
+        report). Records given meanwhile are in the history (`records_given`)."""
         seen: dict[str, str] = {}
 
         def refused() -> bool:
             _, ops = self._do({"cmd": "poll", "timeout": 1.0}, 31.0)
             for op in ops:
-                if op.f == "error":
+                if op.f == "error" and not str(op.value.get("message", "")).startswith(DRIVER_OWN):
                     text = f"{op.value.get('code')} {op.value.get('message')}"
                     seen.update({"code": code for code in codes if error_is(text, code)})
             return "code" in seen
-        wait_until(refused, timeout=timeout, interval=0.0, what=f"{self.name} to be refused with {' or '.join(codes)}")
+        try:
+            wait_until(refused, timeout=timeout, interval=0.0,
+                       what=f"{self.name} to be refused with {' or '.join(codes)}")
+        except WaitTimeout as exc:  # the client never said so: its failure (a WaitTimeout alone is inconclusive)
+            raise AssertionError(str(exc)) from None
         return seen["code"]
 
     def records_given(self) -> list[Record]:

@@ -55,6 +55,12 @@ class Deviation:
         return not self.history_errors or any(re.search(self.history_errors, m) for m in run_errors(failure))
 
     @property
+    def page(self) -> str:
+        """Where its evidence is shown: the implementation's page, or for a client's deviation the client
+        contract's list (`CLIENT_DEVIATIONS`)."""
+        return "docs/client-contract.md" if self in CLIENT_DEVIATIONS else f"docs/implementations/{self.implementation}.md"
+
+    @property
     def reason(self) -> str:
         where = f" ({self.source})" if self.source else ""
         return f"{self.implementation} deviation {self.name}: {self.seen}; breaks: {self.rule}{where}"
@@ -159,6 +165,55 @@ DEVIATIONS: tuple[Deviation, ...] = (
         not_with=r"(no-loss|delivery-count|batch-order|exclusive-acquisition|no-redelivery-after-ack|durable-state): "
                  r"FAIL|UNKNOWN"),
 )
+
+#: A client library's deviations from the client contract (docs/client-contract.md), met on Apache Kafka:
+#: `implementation` is the client and `versions` the client's versions it was met on. The conformance suite
+#: gates a broker with a client as its instrument, so a rule that client is known to break is a strict
+#: expected failure there, as an implementation's deviation is; a certification (a session given `ksh_rules`)
+#: judges the client itself, so there it is not expected: the rule FAILs (`client_deviations_for`).
+CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "invalid-topic-unreported", "confluent", ("2.16.1",),
+        (f"{_C}test_client_contract.py::test_a_consumer_subscribed_to_an_invalid_topic_name_is_told_at_poll",),
+        "KafkaShareConsumer Javadoc, poll(Duration): \"@throws InvalidTopicException if the current subscription "
+        "contains any invalid topic\" (rule poll-invalid-topic)",
+        "a ShareConsumer subscribed to \"not a valid topic!\" polls for 30 s and is told nothing: no error from "
+        "poll, none in a message, none to the error callback, no line in librdkafka's log (librdkafka 2.16.0); the "
+        "Java client throws InvalidTopicException from poll and franz-go returns INVALID_TOPIC_EXCEPTION",
+        evidence=r"to be refused with INVALID_TOPIC_EXCEPTION"),
+    Deviation(
+        "authentication-unreported", "franz", ("v1.22.2",),
+        (f"{_C}test_authorization.py::"
+         "test_a_share_consumer_whose_password_is_wrong_is_refused_with_an_authentication_error",),
+        "KafkaShareConsumer Javadoc, poll(Duration): \"@throws AuthenticationException if authentication "
+        "fails.\" (rule poll-authentication)",
+        "a consumer with a wrong SASL/PLAIN password polls for 30 s and PollRecords returns no error: franz-go "
+        "only logs \"unable to initialize sasl; ... SASL_AUTHENTICATION_FAILED\" (franz-go v1.22.2); the Java "
+        "client throws SaslAuthenticationException from poll and librdkafka calls the error callback with "
+        "_AUTHENTICATION",
+        evidence=r"to be refused with AUTHENTICATION"),
+)
+
+
+def client_version(client: str, kafka_version: str | None) -> str | None:
+    """The version of a built-in client's library as `CLIENT_DEVIATIONS` names it (None: not known here, e.g. a
+    driver manifest's client: no client deviation is assumed of it)."""
+    if client == "confluent":
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("confluent-kafka")
+        except PackageNotFoundError:
+            return None
+    if client == "franz":
+        from harness.clients.franz import franz_version
+        return franz_version()
+    return kafka_version if client == "java" else None
+
+
+def client_deviations_for(client: str, version: str | None, certifying: bool) -> list[Deviation]:
+    """The deviations the suite expects of `client` at `version`; none in a certification (`certifying`)."""
+    return [] if certifying or version is None else \
+        [d for d in CLIENT_DEVIATIONS if d.implementation == client and version in d.versions]
 
 
 #: how much of each consumer's log `run_errors` reads (its end: the errors come after the fault)

@@ -46,10 +46,11 @@ class ShareSession(LogOperations, AdminOperations):
 
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", user: tuple[str, str] | None = None, group: str | None = None,
-                 **client_config: str) -> StepConsumer:
+                 topics: list[str] | None = None, **client_config: str) -> StepConsumer:
         """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement).
         `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
-        group id to join instead of the session's (a test of the group namespace)."""
+        group id to join instead of the session's (a test of the group namespace); `topics`: the topics it
+        subscribes to instead of the session's (a test of the subscription; none: it subscribes to none)."""
         info = self.driver
         self.require(mode)
         name = f"consumer-{len(self.consumers)}"
@@ -57,7 +58,8 @@ class ShareSession(LogOperations, AdminOperations):
         if user is not None:
             bootstrap = self.sasl_bootstrap()
             client_config = {**sasl_client_config(self.client, *user), **client_config}
-        config = {"group": group or self.group, "topics": [self.topic], "mode": mode, "seed": self.spec.seed,
+        config = {"group": group or self.group, "topics": [self.topic] if topics is None else list(topics),
+                  "mode": mode, "seed": self.spec.seed,
                   "bootstrap": bootstrap,
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records), **effective_options(self.spec),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}

@@ -1,6 +1,6 @@
 """KIP-932 authorization: with SASL/PLAIN and the standard authorizer, a share consumer needs READ on
 the share group and READ on the topic; describing a share group needs DESCRIBE on it and on the
-topics its members are assigned. A denied
+topics its members are assigned; a consumer whose password is wrong is refused at poll. A denied
 request gets the documented authorization error, and no record or group leaks to the principal.
 
 These tests start their own one-node cluster with a SASL/PLAIN listener and
@@ -36,7 +36,7 @@ def _admin(s):
 def _denied(consumer, code: str) -> None:
     """The consumer is refused with `code` and given no record."""
     consumer.poll_until_error((code,))
-    assert consumer.records_given() == [], f"{consumer.name} was given records without the ACL"
+    assert consumer.records_given() == [], f"{consumer.name} was given records although refused with {code}"
 
 
 @pytest.mark.rule("poll-authorization")
@@ -59,6 +59,27 @@ def test_a_share_consumer_needs_read_on_the_group_and_the_topic(own_session, sas
     got = c.poll_until(5, timeout=60, ack="ACCEPT")
     c.commit_sync()
     assert sorted(r.offset for r in got) == list(range(5)), got
+    s.assert_conforms()
+
+
+@pytest.mark.rule("poll-authentication")
+def test_a_share_consumer_whose_password_is_wrong_is_refused_with_an_authentication_error(own_session, sasl_user):
+    """A consumer that connects with a wrong password is refused with an authentication error
+    (SaslAuthenticationException, librdkafka's _AUTHENTICATION) and given no record, although its user
+    holds READ on the group and the topic; with its own password the same user then consumes every record:
+    only the authentication was at fault."""
+    s = own_session()
+    name, password = sasl_user("alice")
+    s.produce(3)
+    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
+    grant(_admin(s), "User:alice", "group", s.group, "READ")
+    wrong = s.consumer(user=(name, password + "-wrong"))
+    _denied(wrong, "AUTHENTICATION")
+    wrong.close()
+    c = s.consumer(user=(name, password))  # the same user, its own password: it consumes every record
+    got = c.poll_until(3, timeout=60, ack="ACCEPT")
+    c.commit_sync()
+    assert sorted(r.offset for r in got) == list(range(3)), got
     s.assert_conforms()
 
 

@@ -223,3 +223,22 @@ def test_an_unsubscribed_consumer_is_given_no_more_records(share_session):
     other.commit_ok()
     assert sorted(r.offset for r in rest) == [1, 2, 3, 4, 5], f"the other member was given {rest}"
     s.assert_conforms()
+
+
+@pytest.mark.rule("poll-invalid-topic")
+def test_a_consumer_subscribed_to_an_invalid_topic_name_is_told_at_poll(share_session):
+    """Row P11 ("@throws InvalidTopicException if the current subscription contains any invalid topic"), gap G21:
+    a consumer subscribed to a topic whose name Kafka does not allow (a space and a "!") is refused at poll with
+    the invalid-topic error and given nothing; a consumer of the same group subscribed to the session's topic
+    then consumes its record (the group was served: only the subscription was at fault)."""
+    s = share_session(topic_partitions=1)
+    s.produce(1)
+    bad = s.consumer(topics=["not a valid topic!"])
+    bad.poll_until_error(("INVALID_TOPIC_EXCEPTION", "TOPIC_EXCEPTION"))
+    assert bad.records_given() == [], f"{bad.name} was given records from an invalid subscription"
+    bad.close()
+    c = s.consumer()
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    assert [r.offset for r in got] == [0], got
+    s.assert_conforms()
