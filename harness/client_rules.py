@@ -202,6 +202,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "KIP-1206, as ConsumerConfig's share.acquire.mode doc (kafka-clients 4.3.1) states it",
         "If set to record_limit, the number of records returned in each poll() will not exceed the value of "
         "max.poll.records.", feature="acquire_mode"),
+    "record-limit-no-prefetch": Rule(
+        "In record_limit mode a consumer acquires no more records than a poll returns: what its poll did not "
+        "return goes at once to another consumer, with delivery count 1", JAVA_API,
+        "If the application sets the property to \"record_limit\", the share consumer fetches no more than "
+        "max.poll.records records at a time and does not prefetch.", feature="acquire_mode"),
     "rack-id": Rule(
         "client.rack reaches the group: the member's description carries it (KIP-1227)",
         "KIP-1227, as kafka-clients 4.3.1 states it (CommonClientConfigs.CLIENT_RACK_DOC; "

@@ -3,9 +3,14 @@ max.poll.records (KIP-1206), the member's rack id (KIP-1227). Dead-letter queues
 
 import pytest
 
+from harness.conformance import precondition
 from harness.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-features")]
+
+#: how long consumer B may take to be given the records consumer A did not acquire: its join and first
+#: fetches (seconds, on a loaded machine), a third of A's 60 s lock, which would release what A prefetched
+NO_PREFETCH_S = 20
 
 @pytest.mark.rule("acquire-mode")
 @pytest.mark.requires(line="4.2")
@@ -26,6 +31,34 @@ def test_record_limit_acquire_mode_caps_each_poll_at_max_poll_records(share_sess
     assert all(len(b) <= 3 for b in batches), [len(b) for b in batches]
     assert sorted(r.offset for b in batches for r in b) == list(range(10))
     assert c.poll(3.0) == []
+    s.assert_conforms()
+
+
+@pytest.mark.rule("record-limit-no-prefetch")
+@pytest.mark.requires(line="4.2")
+def test_record_limit_acquires_no_more_than_a_poll_returns(share_session):
+    """Row B5 ("If the application sets the property to "record_limit", the share consumer fetches no more than
+    max.poll.records records at a time and does not prefetch."), gap G13: consumer A in record_limit with
+    max.poll.records=3 polls once and then holds its batch; the other seven records of the one producer batch
+    were not acquired for A, so consumer B gets them at once, each with delivery count 1, long before A's lock
+    (60 s) would have released anything A had prefetched."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.require("acquire_mode")
+    s.produce(10)  # one producer batch: a fetch could take it whole
+    a = s.consumer(share_acquire_mode="record_limit", max_poll_records="3")
+    held = a.poll_until(1, timeout=30)
+    precondition(held, "consumer A was given no record in 30 s")
+    assert len(held) <= 3, f"a record_limit poll with max.poll.records=3 returned {len(held)} records"
+    b = s.consumer()
+    rest = b.poll_until(10 - len(held), timeout=NO_PREFETCH_S, ack="ACCEPT")
+    offsets = sorted(r.offset for r in rest)
+    assert offsets == sorted(set(range(10)) - {r.offset for r in held}), (
+        f"consumer B got offsets {offsets} within {NO_PREFETCH_S} s while A held {sorted(r.offset for r in held)}: "
+        f"the records missing were acquired for A beyond its poll (record_limit does not prefetch)")
+    assert all(r.delivery_count == 1 for r in rest), [(r.offset, r.delivery_count) for r in rest]
+    b.commit_sync()
+    assert a.ack(held, "ACCEPT") is None
+    a.commit_sync()
     s.assert_conforms()
 
 
