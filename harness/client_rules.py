@@ -221,6 +221,9 @@ CLIENT_RULES: dict[str, Rule] = {
     "poll-authentication": Rule(
         "A consumer whose credentials the broker refuses is refused at poll with an authentication error and "
         "given no record", JAVA_API, "@throws AuthenticationException if authentication fails."),
+    "poll-not-subscribed": Rule(
+        "A consumer subscribed to no topic is told so at poll (IllegalStateException) and given no record",
+        JAVA_API, "@throws IllegalStateException if the consumer is not subscribed to any topics"),
     "poll-invalid-topic": Rule(
         "A consumer subscribed to a topic name Kafka does not allow is refused at poll with the invalid-topic error "
         "and given no record", JAVA_API,

@@ -192,6 +192,16 @@ CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
         "client throws SaslAuthenticationException from poll and librdkafka calls the error callback with "
         "_AUTHENTICATION",
         evidence=r"to be refused with AUTHENTICATION"),
+    Deviation(
+        "not-subscribed-unreported", "franz", ("v1.22.2",),
+        (f"{_C}test_client_contract.py::test_a_poll_without_a_subscription_is_an_error",),
+        "KafkaShareConsumer Javadoc, poll(Duration): \"It is an error to not have subscribed to any topics before "
+        "polling for data.\" and \"@throws IllegalStateException if the consumer is not subscribed to any "
+        "topics\" (rule poll-not-subscribed)",
+        "a share consumer given no topic (kgo.ConsumeTopics() with none) polls for 30 s and PollRecords returns "
+        "neither a record nor an error (franz-go v1.22.2); KafkaShareConsumer and confluent-kafka's ShareConsumer "
+        "throw IllegalStateException (\"Consumer is not subscribed to any topics\") from poll",
+        evidence=r"to be refused with ILLEGAL_STATE"),
 )
 
 

@@ -242,3 +242,23 @@ def test_a_consumer_subscribed_to_an_invalid_topic_name_is_told_at_poll(share_se
     c.commit_ok()
     assert [r.offset for r in got] == [0], got
     s.assert_conforms()
+
+
+@pytest.mark.rule("poll-not-subscribed")
+def test_a_poll_without_a_subscription_is_an_error(share_session):
+    """Rows P2 ("It is an error to not have subscribed to any topics before polling for data.") and P9's first half
+    ("@throws IllegalStateException if the consumer is not subscribed to any topics"), gap G20: a consumer that
+    subscribed to no topic is told so at poll (IllegalStateException, or the library's own error saying it
+    consumes nothing) and given no record; a consumer of the same group subscribed to the session's topic then
+    consumes its record."""
+    s = share_session(topic_partitions=1)
+    s.produce(1)
+    lone = s.consumer(topics=[])
+    lone.poll_until_error(("ILLEGAL_STATE",))
+    assert lone.records_given() == [], f"{lone.name} was given records without a subscription"
+    lone.close()
+    c = s.consumer()
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    assert [r.offset for r in got] == [0], got
+    s.assert_conforms()
