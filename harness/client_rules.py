@@ -224,6 +224,11 @@ CLIENT_RULES: dict[str, Rule] = {
     "poll-not-subscribed": Rule(
         "A consumer subscribed to no topic is told so at poll (IllegalStateException) and given no record",
         JAVA_API, "@throws IllegalStateException if the consumer is not subscribed to any topics"),
+    "max-poll-interval-leaves": Rule(
+        "A consumer that stops polling for longer than max.poll.interval.ms leaves the group by itself, well "
+        "before the group's session timeout", JAVA_API,
+        "If you don't call poll at least as frequently as this, the client will proactively leave the share "
+        "group."),
     "poll-invalid-topic": Rule(
         "A consumer subscribed to a topic name Kafka does not allow is refused at poll with the invalid-topic error "
         "and given no record", JAVA_API,

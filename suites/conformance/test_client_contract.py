@@ -262,3 +262,40 @@ def test_a_poll_without_a_subscription_is_an_error(share_session):
     c.commit_ok()
     assert [r.offset for r in got] == [0], got
     s.assert_conforms()
+
+
+#: rule `max-poll-interval-leaves`: the consumer's max.poll.interval.ms, the group's session timeout (raised so that
+#: a client whose heartbeats stop with its polls is not timed out inside the bound) and the bound on the leave
+MAX_POLL_INTERVAL_MS, LONG_SESSION_MS, LEAVE_BOUND_S = 5000, 45000, 20
+
+
+@pytest.mark.rule("max-poll-interval-leaves")
+def test_a_consumer_that_stops_polling_leaves_after_max_poll_interval(share_session):
+    """Row K12 ("If you don't call poll at least as frequently as this, the client will proactively leave the share
+    group.", max.poll.interval.ms), gap G18: a consumer with max.poll.interval.ms=5000 that consumed and committed,
+    then stops polling with its process alive, is gone from the group's description within 20 s, less than half
+    the group's session timeout (45 s), so the coordinator did not time it out: the client left. A library without
+    the setting (its driver's start lists it ignored) does not support the rule."""
+    s = share_session(topic_partitions=1, group_configs={"share.session.timeout.ms": str(LONG_SESSION_MS)})
+    s.produce(3)
+    c = s.consumer(max_poll_interval_ms=str(MAX_POLL_INTERVAL_MS))
+    start = next(iter(s.ops(c.name, "start")), None)
+    if start is not None and "max.poll.interval.ms" in (start.value.get("ignored_config") or []):
+        pytest.skip(f"not supported by the {s.driver.name} driver: its library has no max.poll.interval.ms "
+                    f"(the driver's start lists it ignored)")
+    got = c.poll_until(3, ack="ACCEPT")
+    c.commit_sync()
+    precondition(len(got) == 3 and len(_members(s)) == 1,
+                 f"the consumer was given {len(got)} of 3 records, members {_members(s)}")
+    import time
+    stopped = time.monotonic()
+    try:
+        wait_until(lambda: not _members(s), timeout=LEAVE_BOUND_S, interval=0.5,
+                   what="the consumer that stopped polling to leave the group")
+    except WaitTimeout:
+        raise AssertionError(
+            f"the consumer stopped polling with max.poll.interval.ms={MAX_POLL_INTERVAL_MS} and was still a member "
+            f"{LEAVE_BOUND_S} s later: {_members(s)}") from None
+    assert time.monotonic() - stopped < LONG_SESSION_MS / 2000
+    c.close()
+    s.assert_conforms()
