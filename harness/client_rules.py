@@ -223,7 +223,8 @@ CLIENT_RULES: dict[str, Rule] = {
         "given no record", JAVA_API, "@throws AuthenticationException if authentication fails."),
     "poll-not-subscribed": Rule(
         "A consumer subscribed to no topic is told so at poll (IllegalStateException) and given no record",
-        JAVA_API, "@throws IllegalStateException if the consumer is not subscribed to any topics"),
+        JAVA_API, "@throws IllegalStateException if the consumer is not subscribed to any topics",
+        feature="subscribe_none"),
     "max-poll-interval-leaves": Rule(
         "A consumer that stops polling for longer than max.poll.interval.ms leaves the group by itself, well "
         "before the group's session timeout", JAVA_API,

@@ -27,7 +27,8 @@ SOURCE = GO_SOURCES / "franzdriver"
 #: acknowledgement callback (ShareAckCallback: per partition; the driver names the offsets) and
 #: share.acquire.mode=record_limit (ShareMaxRecordsStrict).
 FRANZ_FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-                  "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held")
+                  "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held",
+                  "subscribe_none")
 
 
 def franz_version(source: Path = SOURCE) -> str:

@@ -42,10 +42,11 @@ from harness.errors import HarnessError
 #: batch stays unacknowledged until the application's next poll, commit or close: not so in a framework that
 #: commits after each batch its listener returned, as spring-kafka's container does). Contract 2 adds
 #: `unsubscribe` (the `unsubscribe` command calls the library's unsubscribe(); the franz-go and spring drivers
-#: do not implement it).
+#: do not implement it). `subscribe_none`: a consumer can be started with `topics: []`, subscribed to nothing (a
+#: framework whose container refuses to be built without topics, as spring-kafka's does, cannot).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
-            "renew_hand_back", "implicit_batch_held", "unsubscribe")
+            "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none")
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,12 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     for Apache Kafka's share listener container over that KafkaShareConsumer (its commits: on the ShareConsumer the
     container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe"), _confluent,
+        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe", "subscribe_none"),
+                                _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back", "unsubscribe"), _java, autonomous=stepped(_java), jvm=True),
+                                             "renew_hand_back", "unsubscribe", "subscribe_none"), _java,
+                            autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
         "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
                                         "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id",

@@ -61,7 +61,7 @@ const contract = 2 // docs/driver.md; `unsubscribe` not implemented here (the fe
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
-	"commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held"}
+	"commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "implicit_batch_held", "subscribe_none"}
 
 // Acknowledgement states of a record, as franz-go keeps them (kgo.AckStatus; 0: none yet).
 const (
