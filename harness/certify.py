@@ -21,6 +21,7 @@ decided (not run, or an error of the cluster or a fixture rather than of the cli
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -374,7 +375,6 @@ def rule_files(suite: Path, rules: list[str]) -> list[Path]:
     """The files of `suite` that hold the tests of `rules`, found by their `pytest.mark.rule("ID")` marks in the
     text (pytest then collects only those files: a certification of a few rules does not import the whole
     suite); the suite itself if a rule's mark is not found so, so that no rule is ever left out."""
-    import re
     marks = {path: set(re.findall(r'mark\.rule\("([^"]+)"', path.read_text())) for path in sorted(suite.glob("test_*.py"))}
     if not all(any(rule in found for found in marks.values()) for rule in rules):
         return [suite]

@@ -46,18 +46,16 @@ READ_SLACK_NS = 500_000_000
 #: "poll: IllegalStateException" for a batch not acknowledged, a panic: the command's misuse or the
 #: driver's fault, not a broken connection; the stepped drivers of `harness.clients` and harness/java,
 #: harness/go write these).
-DRIVER_ERRORS = ("bad command", "unparsable driver output", "the harness stopped driving", "franzdriver:",
-                 "poll: ", "ack: ", "commit_sync: ", "commit_async: ", "close: ")
-#: The first four: the driver's or the harness's words about themselves, never the library's. (A command
-#: whose call raised is the library's answer to that call, e.g. the InvalidTopicException a Java poll throws.)
-DRIVER_OWN = DRIVER_ERRORS[:4]
+#: `DRIVER_OWN` are the driver's or the harness's words about themselves, never the library's; a command whose
+#: call raised is the library's answer to that call (e.g. the InvalidTopicException a Java poll throws).
+DRIVER_OWN = ("bad command", "unparsable driver output", "the harness stopped driving", "franzdriver:")
+DRIVER_ERRORS = DRIVER_OWN + ("poll: ", "ack: ", "commit_sync: ", "commit_async: ", "close: ")
 
 
 def client_error(value: Any) -> bool:
     """Whether an `error` operation's value is a client library's error (see `DRIVER_ERRORS`)."""
     message = value.get("message") if isinstance(value, dict) else None
     return not str(message or "").startswith(DRIVER_ERRORS)
-
 
 
 def on_every_consumer(targets) -> bool:

@@ -12,6 +12,7 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-feat
 #: fetches (seconds, on a loaded machine), a third of A's 60 s lock, which would release what A prefetched
 NO_PREFETCH_S = 20
 
+
 @pytest.mark.rule("acquire-mode")
 @pytest.mark.requires(line="4.2")
 def test_record_limit_acquire_mode_caps_each_poll_at_max_poll_records(share_session):
@@ -51,6 +52,8 @@ def test_record_limit_acquires_no_more_than_a_poll_returns(share_session):
     assert len(held) <= 3, f"a record_limit poll with max.poll.records=3 returned {len(held)} records"
     b = s.consumer()
     rest = b.poll_until(10 - len(held), timeout=NO_PREFETCH_S, ack="ACCEPT")
+    precondition(rest or len(s.describe().get("members") or []) == 2,
+                 f"consumer B was given nothing and is not a member of the group after {NO_PREFETCH_S} s")
     offsets = sorted(r.offset for r in rest)
     assert offsets == sorted(set(range(10)) - {r.offset for r in held}), (
         f"consumer B got offsets {offsets} within {NO_PREFETCH_S} s while A held {sorted(r.offset for r in held)}: "
