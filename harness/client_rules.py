@@ -125,6 +125,46 @@ CLIENT_RULES: dict[str, Rule] = {
         "After unsubscribe() returned, the consumer is given no record of the topics it was subscribed to; another "
         "member of the group receives them", JAVA_API,
         "Unsubscribe from topics currently subscribed with subscribe(Collection).", feature="unsubscribe"),
+    "subscription-echo": Rule(
+        "subscription() names the topics of the most recent subscribe(), and none before any", JAVA_API,
+        "Get the current subscription. Will return the same topics used in the most recent call to "
+        "subscribe(Collection), or an empty set if no such call has been made.", feature="subscribe"),
+    "subscribe-replaces": Rule(
+        "subscribe() replaces the subscription: once subscribed to a second topic, the consumer is given its "
+        "records and none of the first topic's produced after", JAVA_API,
+        "Topic subscriptions are not incremental. This list will replace the current assignment, if there is one.",
+        feature="subscribe"),
+    "subscribe-empty-unsubscribes": Rule(
+        "subscribe() with no topic is unsubscribe(): the consumer is given no record produced after; another "
+        "member receives them", JAVA_API,
+        "If the given list of topics is empty, it is treated the same as unsubscribe().", feature="subscribe"),
+    "subscribe-invalid-refused": Rule(
+        "subscribe() with an empty topic name is refused, and the subscription stays as it was", JAVA_API,
+        "@throws IllegalArgumentException if topics is null or contains null or empty elements",
+        feature="subscribe"),
+    "default-ack-mode": Rule(
+        "A consumer whose acknowledgement mode is not set acknowledges implicitly: the poll after a batch it did not "
+        "acknowledge raises nothing and accepts that batch (the broker settles it)", JAVA_API,
+        "If the application sets the property to \"implicit\" or does not set it at all, then the consumer is "
+        "using implicit acknowledgement.", feature="mode_default"),
+    "ack-default-accepts": Rule(
+        "acknowledge(record) without a type accepts it: once committed, the record is settled and never delivered "
+        "again", JAVA_API, "Acknowledge successful delivery of a record returned on the last poll(Duration) call.",
+        feature="ack_default"),
+    # A library contract (feature ack_by_offset): KafkaShareConsumer 4.2-4.4 takes its by-offset overload only for
+    # a record whose delivery failed (ShareFetch.acknowledge(String, int, long, AcknowledgeType) looks the offset
+    # up in the batch's ShareInFlightBatchException), the situation its Javadoc names; confluent-kafka's
+    # acknowledge_offset is "otherwise equivalent" to acknowledge() for any record a poll returned.
+    "ack-by-offset": Rule(
+        "Acknowledging a record the last poll returned by topic, partition and offset acts as acknowledging the "
+        "record: ACCEPT and REJECT are final, RELEASE redelivers it with the next delivery count", JAVA_API,
+        "Acknowledge delivery of a record returned on the last poll(Duration) call indicating whether it was "
+        "processed successfully. [...] It provides an alternative to acknowledge(ConsumerRecord, AcknowledgeType)",
+        feature="ack_by_offset"),
+    "groups-independent": Rule(
+        "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
+        "group each receive every record the first share group consumed", JAVA_API,
+        "You can have multiple share groups and consumer groups independently consuming from the same topics."),
     "ack-order": Rule(
         "Acknowledgements are made in the order the records were returned", KIP932,
         "The calls to KafkaShareConsumer.acknowledge(ConsumerRecord, AcknowledgeType) must be issued in the order "

@@ -34,7 +34,7 @@ def test_builtin_drivers_declare_known_features():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"contract": 3}, "declares contract 3; this harness speaks contracts 1, 2"),
+    ({"contract": 4}, "declares contract 4; this harness speaks contracts 1, 2, 3"),
     ({"contract": 1, "features": ["ack:ACCEPT", "unsubscribe"]},
      "features unsubscribe need contract 2; the manifest declares contract 1"),
     ({"command": []}, "`command` must be a non-empty list"),
@@ -413,6 +413,19 @@ def test_a_contract_1_driver_is_taken_and_runs_the_rules_its_contract_serves(tmp
     why = info.older_contract("unsubscribe")
     assert why.startswith("older contract: the driver speaks contract 1; unsubscribe came with contract 2")
     assert builtin_drivers()["confluent"].older_contract("unsubscribe") is None
+
+
+def test_a_contract_2_driver_is_not_run_on_the_rules_of_contract_3(tmp_path):
+    """Driver contract 3 added `subscribe`/`subscription`, an `ack` without a type, `ack` by offset and the `default`
+    mode (issue 49): a contract-2 driver is "not run" on them, and a contract-2 manifest declaring one is refused."""
+    info = load_manifest(_manifest(tmp_path, contract=2))
+    assert info.older_contract("unsubscribe") is None
+    for feature in ("subscribe", "ack_default", "ack_by_offset", "mode_default"):
+        assert info.older_contract(feature).startswith(f"older contract: the driver speaks contract 2; {feature} came "
+                                                       f"with contract 3"), feature
+        assert builtin_drivers()["confluent"].older_contract(feature) is None
+    with pytest.raises(HarnessError, match="features subscribe need contract 3; the manifest declares contract 2"):
+        load_manifest(_manifest(tmp_path, contract=2, features=["ack:ACCEPT", "subscribe"]))
 
 
 def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_certified():

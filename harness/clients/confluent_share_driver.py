@@ -80,9 +80,11 @@ def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any], s
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
              "error_cb": _on_error, **config.get("client_config", {})}
+    if config.get("mode") == "default":  # contract 3: the library's own default mode (documented implicit)
+        del props["share.acknowledgement.mode"]
     consumer = ShareConsumer(props)
     consumer.set_acknowledgement_commit_callback(_on_commit)
-    if subscribe:
+    if subscribe and config["topics"]:  # none: no subscribe() call at all (what subscription() says then)
         consumer.subscribe(config["topics"])
     emit("ok", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
                          "librdkafka": confluent_kafka.libversion()[0], "contract": CONTRACT_VERSION,
@@ -169,7 +171,8 @@ def commit(consumer: ShareConsumer) -> None:
 def run_steps(config: dict[str, Any], commands) -> None:
     """The `step` behaviour: run each command of `commands` (JSON lines) and mark its end."""
     explicit = config.get("mode", "explicit") == "explicit"
-    consumer = _subscribed(config, explicit, {"behaviour": "step", "mode": "explicit" if explicit else "implicit"})
+    mode = "explicit" if explicit else config.get("mode", "implicit")  # "default": no mode set (contract 3)
+    consumer = _subscribed(config, explicit, {"behaviour": "step", "mode": mode})
     given: dict[tuple, Any] = {}  # (topic, partition, offset) -> the message, from the polls so far
     unacked: list = []  # implicit mode: the last batch, which the next poll or commit accepts
     n = 0
@@ -217,7 +220,7 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
         given.update({(m.topic(), m.partition(), m.offset()): m for m in records})
         return {"records": len(records), "batch": records}
     if cmd == "ack":
-        return {"error": _acknowledge(consumer, given, command.get("records", []))}
+        return {"error": _acknowledge(consumer, given, command.get("records", []), command.get("by") == "offset")}
     if cmd == "commit_sync":
         commit(consumer)
         return {}
@@ -227,6 +230,11 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
     if cmd == "unsubscribe":  # contract 2
         consumer.unsubscribe()
         return {}
+    if cmd == "subscribe":  # contract 3
+        consumer.subscribe(list(command.get("topics", [])))
+        return {}
+    if cmd == "subscription":  # contract 3
+        return {"topics": sorted(consumer.subscription())}
     return {"error": f"unknown command {cmd!r}"}
 
 
@@ -256,22 +264,28 @@ def _poll_batch(consumer: ShareConsumer, timeout: float) -> list:
             return []
 
 
-def _acknowledge(consumer: ShareConsumer, given: dict, records: list) -> str | None:
+def _acknowledge(consumer: ShareConsumer, given: dict, records: list, by_offset: bool = False) -> str | None:
     """Acknowledge `records` (each must come from a poll); print what the client accepted.
-    A record the client refuses is printed as a failed acknowledgement with the client's error."""
+    A record the client refuses is printed as a failed acknowledgement with the client's error.
+    Contract 3: a record without `type` is acknowledged with the library's one-argument call (documented
+    ACCEPT, printed so); `by_offset`: by topic, partition and offset (`acknowledge_offset`), not the message."""
     done, error = [], None
     for r in records:
         key = (r["topic"], int(r["partition"]), int(r["offset"]))
         msg = given.get(key)
+        type_ = r.get("type")
         try:
             if msg is None:
                 raise KeyError(f"{key[0]}-{key[1]}@{key[2]} was never returned by a poll")
-            consumer.acknowledge(msg, _ACK[r["type"]])
-            done.append({"topic": key[0], "partition": key[1], "offset": key[2], "type": r["type"]})
+            if by_offset:
+                consumer.acknowledge_offset(*key, *(() if type_ is None else (_ACK[type_],)))
+            else:
+                consumer.acknowledge(msg, *(() if type_ is None else (_ACK[type_],)))
+            done.append({"topic": key[0], "partition": key[1], "offset": key[2], "type": type_ or "ACCEPT"})
         except (KafkaException, KeyError, ValueError, TypeError, RuntimeError) as exc:
             error = _error_text(exc) if isinstance(exc, KafkaException) else f"{type(exc).__name__}: {exc}"
             emit("fail", "acknowledge", {"records": [
-                {"topic": key[0], "partition": key[1], "offset": key[2], "type": r["type"]}], "error": error})
+                {"topic": key[0], "partition": key[1], "offset": key[2], "type": type_ or "ACCEPT"}], "error": error})
     if done:
         emit("ok", "acknowledge", {"records": done})
     return error

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 #: The newest driver contract this harness speaks (docs/driver.md). A driver that prints a `contract` not in
 #: `CONTRACT_VERSIONS` in its `start` event is refused with a message naming both.
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 3
 #: Every contract version the harness still runs: a driver of an older one is run on the rules its version
 #: serves; a rule that needs a newer one is "not run (older contract)", never passed and never failed.
-CONTRACT_VERSIONS = (1, 2)
+CONTRACT_VERSIONS = (1, 2, 3)
 #: What each version added, for the messages and docs/driver.md (a feature word needing a newer contract
 #: than the driver's is refused in its manifest: FEATURE_SINCE).
 CONTRACT_ADDED = {1: "start, poll, ack, commit_sync, commit_async, close",
-                  2: "the `unsubscribe` command (feature `unsubscribe`)"}
+                  2: "the `unsubscribe` command (feature `unsubscribe`)",
+                  3: "the `subscribe` and `subscription` commands (feature `subscribe`), an `ack` record without `type` "
+                     "(feature `ack_default`), `ack` `\"by\": \"offset\"` (feature `ack_by_offset`) and the start config's "
+                     "`mode: \"default\"` (feature `mode_default`)"}
 #: feature -> the contract version that brought it (features not named here: version 1)
-FEATURE_SINCE = {"unsubscribe": 2}
+FEATURE_SINCE = {"unsubscribe": 2, "subscribe": 3, "ack_default": 3, "ack_by_offset": 3, "mode_default": 3}
 
 
 def speaks(value: object) -> bool:

@@ -43,10 +43,16 @@ from harness.errors import HarnessError
 #: commits after each batch its listener returned, as spring-kafka's container does). Contract 2 adds
 #: `unsubscribe` (the `unsubscribe` command calls the library's unsubscribe(); the franz-go and spring drivers
 #: do not implement it). `subscribe_none`: a consumer can be started with `topics: []`, subscribed to nothing (a
-#: framework whose container refuses to be built without topics, as spring-kafka's does, cannot).
+#: framework whose container refuses to be built without topics, as spring-kafka's does, cannot). Contract 3 adds
+#: `subscribe` (the `subscribe` and `subscription` commands), `ack_default` (an `ack` record without `type`: the
+#: library's one-argument acknowledge), `ack_by_offset` (`ack` with `"by": "offset"`: its library acknowledges by
+#: topic, partition and offset any record the last poll returned, as confluent-kafka's acknowledge_offset does;
+#: KafkaShareConsumer takes its by-offset overload only for a record whose delivery failed, ShareFetch.acknowledge,
+#: so the Java driver does not declare it) and `mode_default` (`mode: "default"`: the driver sets no mode).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
-            "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none")
+            "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
+            "ack_by_offset", "mode_default")
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,8 @@ def _franz_features() -> tuple[str, ...]:
 
 _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync", "commit_async",
           "callback", "implicit_batch_held")
+#: what driver contract 3 brought, as the confluent and Java drivers serve it
+_CONTRACT_3 = ("subscribe", "ack_default", "mode_default")
 
 
 def builtin_drivers() -> dict[str, DriverInfo]:
@@ -144,11 +152,13 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     for Apache Kafka's share listener container over that KafkaShareConsumer (its commits: on the ShareConsumer the
     container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
-        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe", "subscribe_none"),
+        "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe", "subscribe_none",
+                                                       "ack_by_offset") + _CONTRACT_3,
                                 _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back", "unsubscribe", "subscribe_none"), _java,
+                                             "renew_hand_back", "unsubscribe", "subscribe_none") + _CONTRACT_3,
+                            _java,
                             autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),
         "spring": DriverInfo("spring", ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",

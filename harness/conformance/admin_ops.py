@@ -130,6 +130,15 @@ class AdminOperations:
         except RuntimeError as exc:
             raise HarnessError(f"ShareAdmin {command} failed: {exc}") from None
 
+    def consumer_group_member(self, group: str):
+        """A consumer-group member (KIP-848 protocol, confluent-kafka's Consumer in this process, not the client
+        under test) of `group` on the session's topic, from the earliest offset, committing nothing."""
+        from confluent_kafka import Consumer
+        member = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": group,
+                           "group.protocol": "consumer", "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        member.subscribe([self.topic])
+        return member
+
     def try_group_configs(self, group: str, **configs: str) -> str | None:
         """Set configs of `group` (underscores for dots, e.g. share_record_lock_duration_ms="2000"): None
         if the cluster accepted them, else the Kafka error it refused them with (e.g. INVALID_CONFIG)."""

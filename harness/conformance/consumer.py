@@ -108,11 +108,19 @@ class StepConsumer:
             import pytest
             pytest.skip(f"not supported by the {self.name} driver: {feature}")
 
-    def ack(self, records, type_: str = "ACCEPT") -> str | None:
-        """Acknowledge `records` with `type_`; the client's error if it refused one, else None."""
-        self._require(f"ack:{type_}")
-        reply, _ = self._do({"cmd": "ack", "records": [
-            {"topic": r.topic, "partition": r.partition, "offset": r.offset, "type": type_} for r in records]})
+    def ack(self, records, type_: str | None = "ACCEPT", by_offset: bool = False) -> str | None:
+        """Acknowledge `records` with `type_`; the client's error if it refused one, else None. Driver contract
+        3: `type_` None calls the library's one-argument acknowledge (its documented default, ACCEPT);
+        `by_offset` acknowledges by topic, partition and offset instead of by the record."""
+        self._require("ack_default" if type_ is None else f"ack:{type_}")
+        if by_offset:
+            self._require("ack_by_offset")
+        command: dict[str, Any] = {"cmd": "ack", "records": [
+            {"topic": r.topic, "partition": r.partition, "offset": r.offset,
+             **({} if type_ is None else {"type": type_})} for r in records]}
+        if by_offset:
+            command["by"] = "offset"
+        reply, _ = self._do(command)
         return reply.get("error")
 
     def unsubscribe(self) -> str | None:
@@ -120,6 +128,20 @@ class StepConsumer:
         self._require("unsubscribe")
         reply, _ = self._do({"cmd": "unsubscribe"})
         return reply.get("error")
+
+    def subscribe(self, topics: list[str]) -> str | None:
+        """subscribe(topics) (driver contract 3): the client's error if it refused, else None."""
+        self._require("subscribe")
+        reply, _ = self._do({"cmd": "subscribe", "topics": list(topics)})
+        return reply.get("error")
+
+    def subscription(self) -> list[str]:
+        """subscription() (driver contract 3): the topics it names, sorted; an error is a HarnessError."""
+        self._require("subscribe")
+        reply, _ = self._do({"cmd": "subscription"})
+        if reply.get("error") or not isinstance(reply.get("topics"), list):
+            raise HarnessError(f"{self.name}: subscription() gave no topics: {reply}")
+        return sorted(reply["topics"])
 
     def commit_sync(self) -> list[dict[str, Any]]:
         """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""

@@ -26,21 +26,36 @@ class LogOperations:
         self._produced += 1
         return rid
 
-    def produce(self, count: int, partition: int | None = 0, timestamp_ms: int | None = None) -> list[str]:
+    def produce(self, count: int, partition: int | None = 0, timestamp_ms: int | None = None,
+                topic: str | None = None) -> list[str]:
         """Produce `count` records (to `partition`, or spread by the seed) and wait until all are written;
-        `timestamp_ms`: their CreateTime (default: now)."""
+        `timestamp_ms`: their CreateTime (default: now); `topic`: a topic of `second_topic` instead of the
+        session's (record ids stay unique across both)."""
         import random
         producer = self._writer()
         rng = random.Random(self.spec.seed * 7919 + self._produced)
-        ids = []
+        ids, topic = [], topic or self.topic
         for _ in range(count):
             rid = self._next_id()
             part = partition if partition is not None else rng.randrange(self.spec.topic_partitions)
-            producer.produce(self.topic, rid, partition=part, timestamp_ms=timestamp_ms)
+            producer.produce(topic, rid, partition=part, timestamp_ms=timestamp_ms)
             ids.append(rid)
         if producer.flush(60):
-            raise HarnessError(f"{self.topic}: records not written within 60 s")
+            raise HarnessError(f"{topic}: records not written within 60 s")
         return ids
+
+    def second_topic(self) -> str:
+        """Create a second topic for the session's group (`<topic>-2`, one partition, every replica as the
+        session's), wait until it is led, and return its name: a test of the subscription moves a consumer
+        to it. The group's configs apply to it as to the session's topic (they are the group's)."""
+        from harness.cluster.admin import create_topic
+        from harness.cluster.inspect import ClusterInspector
+        name = f"{self.topic}-2"
+        inspector = ClusterInspector(self.cluster.bootstrap_servers)
+        rf = min(self.spec.replication_factor, len(self.cluster.broker_ids))
+        create_topic(inspector.admin, name, 1, rf, {"min.insync.replicas": str(min(self.spec.min_insync_replicas, rf))})
+        wait_until(lambda: inspector.all_led(name, min_isr=rf), timeout=60, what=f"{name}'s partition to have a leader")
+        return name
 
     def settle_writes(self, timeout: float = 60.0) -> int:
         """Wait until the producer has the outcome of every record it was given (a produce that timed out under a

@@ -33,6 +33,7 @@ class ShareSession(LogOperations, AdminOperations):
         self.history, self.topic, self.group, self.limits = (self.ctx.history, self.ctx.topic, self.ctx.group,
                                                              self.ctx.limits)
         self.consumers: list[StepConsumer] = []
+        self._other_histories: list = []  # of consumers of other groups (`consumer(own_history=True)`)
         self._producer = None
         self._producers = 0
         self.producer_config: dict[str, str] = {}  # more librdkafka settings of the session's producer
@@ -46,13 +47,24 @@ class ShareSession(LogOperations, AdminOperations):
 
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", user: tuple[str, str] | None = None, group: str | None = None,
-                 topics: list[str] | None = None, **client_config: str) -> StepConsumer:
-        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement).
+                 topics: list[str] | None = None, own_history: bool = False, **client_config: str) -> StepConsumer:
+        """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement; `default`:
+        the driver sets no acknowledgement mode, driver contract 3).
         `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
         group id to join instead of the session's (a test of the group namespace); `topics`: the topics it
-        subscribes to instead of the session's (a test of the subscription; none: it subscribes to none)."""
+        subscribes to instead of the session's (a test of the subscription; none: it subscribes to none).
+        `own_history`: with `group`, its operations go to a history of their own (`history-<group>.jsonl` in the
+        run's directory), which the session's checkers, judging one group, do not read: the test asserts on what
+        it was given (`records_given`)."""
         info = self.driver
-        self.require(mode)
+        history = self.history
+        if own_history:
+            if group is None or group == self.group:
+                raise HarnessError("own_history is for a consumer of another group: pass group=")
+            from harness.history.store import HistoryWriter
+            history = HistoryWriter(self.run_dir / f"history-{group}.jsonl")
+            self._other_histories.append(history)
+        self.require("mode_default" if mode == "default" else mode)
         name = f"consumer-{len(self.consumers)}"
         bootstrap = self.cluster.bootstrap_servers
         if user is not None:
@@ -63,11 +75,11 @@ class ShareSession(LogOperations, AdminOperations):
                   "bootstrap": bootstrap,
                   "client_config": {"max.poll.records": str(self.spec.max_poll_records), **effective_options(self.spec),
                                     **{k.replace("_", "."): v for k, v in client_config.items()}}}
-        driver = info.make(name, config, self.history, self.run_dir / "logs",
+        driver = info.make(name, config, history, self.run_dir / "logs",
                            self.dist() if info.jvm else None)
         driver.start()
         try:
-            wait_until(lambda: any(op.process == name and op.f == "start" for op in self.history.ops()) or
+            wait_until(lambda: any(op.process == name and op.f == "start" for op in history.ops()) or
                        not driver.alive(), timeout=60, what=f"{name} to start")
         except BaseException:  # not started in time (or interrupted): not left running
             driver.close(10)
@@ -77,7 +89,7 @@ class ShareSession(LogOperations, AdminOperations):
             raise HarnessError(driver.contract_error)
         if not driver.alive():
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
-        start = next((op.value for op in self.history.ops() if op.process == name and op.f == "start"), None)
+        start = next((op.value for op in history.ops() if op.process == name and op.f == "start"), None)
         start = start if isinstance(start, dict) else {}
         ignored = refused(effective_options(self.spec), start)
         if ignored:  # the configuration asked for would not be the one that ran (the session's probe says it first)
@@ -100,6 +112,8 @@ class ShareSession(LogOperations, AdminOperations):
         finally:
             for c in self.consumers:
                 c.driver.close(10)
+            for history in self._other_histories:
+                history.close()
             self.ctx.close()
         self.results, engine = self.ctx.check()
         self.valid = self.ctx.write_verdict(self.results, engine, ended_early=ended_early)

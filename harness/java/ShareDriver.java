@@ -54,11 +54,14 @@ public class ShareDriver {
             System.err.println("unknown behaviour " + config.path("behaviour") + ": this driver runs step only");
             System.exit(2);
         }
-        boolean explicit = !"implicit".equals(config.path("mode").asText("explicit"));
+        String modeAsked = config.path("mode").asText("explicit");
+        boolean explicit = !"implicit".equals(modeAsked) && !"default".equals(modeAsked);
         Properties props = new Properties();
         props.put("bootstrap.servers", config.get("bootstrap").asText());
         props.put("group.id", config.get("group").asText());
-        props.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
+        if (!"default".equals(modeAsked)) {  // contract 3: "default" sets no mode (documented implicit)
+            props.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
+        }
         Iterator<Map.Entry<String, JsonNode>> extra = config.path("client_config").fields();
         ArrayNode ignored = JSON.createArrayNode();  // properties KafkaShareConsumer has no config of (it only logs them)
         Set<String> known = org.apache.kafka.clients.consumer.ConsumerConfig.configNames();
@@ -84,13 +87,13 @@ public class ShareDriver {
         });
         List<String> topics = new ArrayList<>();
         config.get("topics").forEach(t -> topics.add(t.asText()));
-        consumer.subscribe(topics);
+        if (!topics.isEmpty()) consumer.subscribe(topics);  // none: no subscribe() call at all (subscription())
         ObjectNode start = obj();
         start.put("client", "kafka-clients");
         start.put("client_version", config.path("client_version").asText("unknown"));  // the jar's release
         start.put("behaviour", "step");
-        start.put("mode", explicit ? "explicit" : "implicit");
-        start.put("contract", 2);  // docs/driver.md
+        start.put("mode", explicit ? "explicit" : ("default".equals(modeAsked) ? "default" : "implicit"));
+        start.put("contract", 3);  // docs/driver.md
         start.set("ignored_config", ignored);
         emit("ok", "start", start);
 
@@ -138,12 +141,17 @@ public class ShareDriver {
                         List<ConsumerRecord<byte[], byte[]>> done = new ArrayList<>();
                         List<String> types = new ArrayList<>();
                         for (JsonNode r : command.path("records")) {
-                            String type = r.get("type").asText();
+                            boolean typed = r.hasNonNull("type");  // contract 3: none: acknowledge(record), ACCEPT
+                            String type = typed ? r.get("type").asText() : "ACCEPT";
                             ConsumerRecord<byte[], byte[]> rec =
                                 given.get(key(r.get("topic").asText(), r.get("partition").asInt(), r.get("offset").asLong()));
                             try {
                                 if (rec == null) throw new IllegalArgumentException("record was never returned by a poll");
-                                consumer.acknowledge(rec, AcknowledgeType.valueOf(type));
+                                if (typed) {
+                                    consumer.acknowledge(rec, AcknowledgeType.valueOf(type));
+                                } else {
+                                    consumer.acknowledge(rec);
+                                }
                                 done.add(rec);
                                 types.add(type);
                             } catch (Exception e) {
@@ -193,6 +201,17 @@ public class ShareDriver {
                     case "unsubscribe":  // contract 2
                         consumer.unsubscribe();
                         break;
+                    case "subscribe": {  // contract 3
+                        List<String> to = new ArrayList<>();
+                        command.path("topics").forEach(t -> to.add(t.isNull() ? null : t.asText()));
+                        consumer.subscribe(to);
+                        break;
+                    }
+                    case "subscription": {  // contract 3
+                        ArrayNode ts = reply.putArray("topics");
+                        consumer.subscription().stream().sorted().forEach(ts::add);
+                        break;
+                    }
                     default:
                         reply.put("error", "unknown command " + cmd);
                 }

@@ -197,6 +197,29 @@ def test_a_polling_consumer_stays_in_the_group(share_session):
     s.assert_conforms()
 
 
+def _given_nothing_after(s, stop) -> None:
+    """A consumer that committed the session's first record runs `stop` (it returns the client's error, if any):
+    then no record produced after is given to it, and another member of the group receives them all."""
+    c, _ = _one_committed(s)
+    error = stop(c)
+    assert error is None, f"the client refused it: {error}"
+    other = s.consumer()
+    s.produce(5)
+    after: list = []
+    for _ in range(3):  # the stopped consumer polls first: a client still subscribed is given records here
+        batch = c.poll(2.0)
+        if batch:
+            after.extend(batch)
+            c.ack(batch, "ACCEPT")  # settled, so the history's check is about the rule, not a record left behind
+            c.commit_sync()
+    assert not after, (f"the consumer was given {len(after)} record(s) produced after the call returned "
+                       f"(offsets {sorted(r.offset for r in after)})")
+    rest = other.poll_until(5, timeout=60, ack="ACCEPT")
+    other.commit_ok()
+    assert sorted(r.offset for r in rest) == [1, 2, 3, 4, 5], f"the other member was given {rest}"
+    s.assert_conforms()
+
+
 @pytest.mark.rule("unsubscribe-stops")
 def test_an_unsubscribed_consumer_is_given_no_more_records(share_session):
     """Row S7 ("Unsubscribe from topics currently subscribed with subscribe(Collection)."), gap G35 (driver contract
@@ -204,23 +227,210 @@ def test_an_unsubscribed_consumer_is_given_no_more_records(share_session):
     the group receives them all. (What its polls raise is not asserted: row P2's rule, gap G20.)"""
     s = share_session(topic_partitions=1)
     s.require("unsubscribe")
+    _given_nothing_after(s, lambda c: c.unsubscribe())
+
+
+@pytest.mark.rule("subscribe-empty-unsubscribes")
+def test_a_subscribe_to_no_topic_unsubscribes(share_session):
+    """Row S3 ("If the given list of topics is empty, it is treated the same as unsubscribe()."), gap G34 (driver
+    contract 3): after subscribe([]) returned, the consumer is given no record produced after, and another member
+    of the group receives them all, as `unsubscribe-stops` asks of unsubscribe()."""
+    s = share_session(topic_partitions=1)
+    s.require("subscribe")
+    _given_nothing_after(s, lambda c: c.subscribe([]))
+
+
+@pytest.mark.rule("subscription-echo")
+def test_subscription_names_the_topics_of_the_most_recent_subscribe(share_session):
+    """Row S1 ("Will return the same topics used in the most recent call to subscribe(Collection), or an empty set
+    if no such call has been made."), gap G32 (driver contract 3): a consumer started without a subscription names
+    none; after subscribe([A]) it names A, after subscribe([B]) B alone, after subscribe([A, B]) both; subscribed
+    to A again, it consumes A's record."""
+    s = share_session(topic_partitions=1)
+    s.require("subscribe", "subscribe_none")
+    second = s.second_topic()
+    s.produce(1)
+    c = s.consumer(topics=[])
+    assert c.subscription() == [], f"before any subscribe() the subscription was {c.subscription()}, not empty"
+    for topics in ([s.topic], [second], [s.topic, second], [s.topic]):
+        assert c.subscribe(topics) is None, f"the client refused subscribe({topics}): {c.last_error}"
+        named = c.subscription()
+        assert named == sorted(topics), f"after subscribe({topics}) subscription() named {named}"
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    assert [(r.topic, r.offset) for r in got] == [(s.topic, 0)], got
+    s.assert_conforms()
+
+
+@pytest.mark.rule("subscribe-replaces")
+def test_a_subscribe_replaces_the_subscription(share_session):
+    """Row S2 ("Topic subscriptions are not incremental. This list will replace the current assignment, if there is
+    one."), gap G33 (driver contract 3): a consumer of topic A that subscribes to B alone is, once the group
+    assigns it B's partition only, given every record produced to B and none of those produced to A after, which
+    another member of the group receives."""
+    s = share_session(topic_partitions=1)
+    s.require("subscribe")
+    second = s.second_topic()
     c, _ = _one_committed(s)
-    error = c.unsubscribe()
-    assert error is None, f"the client refused unsubscribe(): {error}"
-    other = s.consumer()
-    s.produce(5)
-    after: list = []
-    for _ in range(3):  # the unsubscribed consumer polls first: a client still subscribed is given records here
+    assert c.subscribe([second]) is None, f"the client refused subscribe([{second}]): {c.last_error}"
+    early: list = []
+
+    def assigned_b() -> bool:
+        early.extend(c.poll(1.0))  # (nothing new was produced: a record here is the committed one again)
+        return [m["partitions"] for m in _members(s)] == [[[second, 0]]]
+    try:
+        wait_until(assigned_b, timeout=20, interval=0.0,
+                   what=f"the group to assign {c.name} only {second}-0 after subscribe([{second}])")
+    except WaitTimeout as exc:  # the client kept (or added to) its subscription: its failure
+        raise AssertionError(f"the subscription was not replaced: {exc}; the group's members then: {_members(s)}") \
+            from None
+    assert not early, f"records given while the subscription moved: {early}"
+    s.produce(3)
+    s.produce(3, topic=second)
+    got: list = []
+    until = time.monotonic() + 60
+    while time.monotonic() < until and len([r for r in got if r.topic == second]) < 3:
         batch = c.poll(2.0)
         if batch:
-            after.extend(batch)
-            c.ack(batch, "ACCEPT")  # settled, so the history's check is about the rule, not a record left behind
-            c.commit_sync()
-    assert not after, (f"the consumer was given {len(after)} record(s) produced after unsubscribe() returned "
-                       f"(offsets {sorted(r.offset for r in after)})")
-    rest = other.poll_until(5, timeout=60, ack="ACCEPT")
+            assert c.ack(batch, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+            c.commit_ok()
+            got.extend(batch)
+    stale = [r for r in got if r.topic != second]
+    assert not stale, (f"subscribed to {second} alone, the consumer was given {len(stale)} record(s) of {s.topic} "
+                       f"produced after: offsets {sorted(r.offset for r in stale)}")
+    assert sorted(r.offset for r in got) == [0, 1, 2], f"of {second}'s 3 records the consumer was given {got}"
+    other = s.consumer()
+    rest = other.poll_until(3, timeout=60, ack="ACCEPT")
     other.commit_ok()
-    assert sorted(r.offset for r in rest) == [1, 2, 3, 4, 5], f"the other member was given {rest}"
+    assert sorted(r.offset for r in rest) == [1, 2, 3], f"{s.topic}'s later records went to the other member as {rest}"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("subscribe-invalid-refused")
+def test_a_subscribe_to_an_empty_topic_name_is_refused(share_session):
+    """Row S5 ("@throws IllegalArgumentException if topics is null or contains null or empty elements"), gap G36
+    (driver contract 3): subscribe() with an empty topic name is refused (confluent-kafka: ValueError), the
+    subscription stays the session's topic, and the consumer consumes its record."""
+    s = share_session(topic_partitions=1)
+    s.require("subscribe")
+    s.produce(1)
+    c = s.consumer()
+    error = c.subscribe([s.topic, ""])
+    assert error, "subscribe() with an empty topic name was taken (no error)"
+    assert c.subscription() == [s.topic], f"after the refused subscribe() the subscription was {c.subscription()}"
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    assert [r.offset for r in got] == [0], got
+    s.assert_conforms()
+
+
+@pytest.mark.rule("default-ack-mode")
+def test_a_consumer_without_an_acknowledgement_mode_acknowledges_implicitly(share_session):
+    """Row M2 ("If the application sets the property to "implicit" or does not set it at all, then the consumer is
+    using implicit acknowledgement."), gap G23 (driver contract 3, `mode: "default"`: the driver sets no mode): the
+    batch a poll returned, not acknowledged, is accepted by the next poll, which raises nothing (explicit mode
+    would refuse it), and the broker settles it."""
+    s = share_session(topic_partitions=1)
+    s.produce(3)
+    c = s.consumer(mode="default")
+    got = c.poll_until(3)
+    precondition(len(got) == 3, f"the consumer was given {len(got)} of 3 records")
+    assert c.poll(2.0) == [], "a record came back after the poll that was to accept it"
+    assert c.last_error is None, f"the poll after an unacknowledged batch was refused: {c.last_error}"
+    s.assert_settled_by_the_broker("the next poll accepted the batch (implicit acknowledgement)")
+    s.assert_conforms()
+
+
+@pytest.mark.rule("ack-default-accepts")
+def test_an_acknowledgement_without_a_type_accepts(share_session):
+    """Rows A1 ("Acknowledge successful delivery of a record returned on the last poll(Duration) call.") and A2
+    (the one-argument overload's other sentences), gap G24 (driver contract 3: an `ack` record without `type`):
+    the record, acknowledged without a type and committed, is settled by the broker and never delivered again.
+    (Without a dead-letter queue ACCEPT and REJECT look alike from outside: both are final.)"""
+    s = share_session(topic_partitions=1)
+    s.require("ack_default", "commit_sync")
+    c, got = _one_record(s)
+    assert c.ack(got, None) is None, f"the client refused acknowledge(record): {c.last_error}"
+    c.commit_ok()
+    assert c.poll(3.0) == [], "the record came back after acknowledge(record) was committed"
+    s.assert_settled_by_the_broker("acknowledge(record) was committed without error")
+    s.assert_conforms()
+
+
+@pytest.mark.rule("ack-by-offset")
+@pytest.mark.requires(line="4.2")  # kafka-clients 4.2 brought acknowledge(String, int, long, AcknowledgeType)
+def test_an_acknowledgement_by_offset_acts_as_one_by_record(share_session):
+    """Rows A9 and A10 ("Acknowledge delivery of a record returned on the last poll(Duration) call [...] It provides
+    an alternative to acknowledge(ConsumerRecord, AcknowledgeType)"), gap G25 (driver contract 3, `"by": "offset"`):
+    records the last poll returned, ACCEPTed, RELEASEd and REJECTed by topic, partition and offset, behave as
+    `ack-accept`, `ack-release` and `ack-reject` ask: only the RELEASEd one comes back, with delivery count 2.
+    Feature `ack_by_offset`: KafkaShareConsumer takes the overload only for a record whose delivery failed (the
+    Javadoc's "such as when the record could not be deserialized"; gap G50), so the Java driver does not declare it."""
+    s = share_session(topic_partitions=1)
+    s.require("ack_by_offset", "ack:RELEASE", "ack:REJECT", "commit_sync")
+    s.produce(3)
+    c = s.consumer()
+    types = {0: "ACCEPT", 1: "RELEASE", 2: "REJECT"}
+    got: list = []
+    until = time.monotonic() + 30
+    while len({r.offset for r in got}) < 3 and time.monotonic() < until:  # the first deliveries of 0, 1, 2
+        batch = c.poll(5.0)
+        for record in batch:  # a redelivery is ACCEPTed, by offset too
+            type_ = types[record.offset] if record.delivery_count == 1 else "ACCEPT"
+            assert c.ack([record], type_, by_offset=True) is None, \
+                f"the client refused {type_} of offset {record.offset} by offset: {c.last_error}"
+        if batch:
+            c.commit_ok()
+        got.extend(batch)
+    precondition(len({r.offset for r in got}) == 3, f"the consumer was given {len(got)} of 3 records")
+    if not any(r.delivery_count > 1 for r in got):  # the RELEASEd record comes back at the next fetch
+        again = c.poll_until(1, timeout=15, ack="ACCEPT")
+        got += again
+        if again:
+            c.commit_ok()
+    assert sorted((r.offset, r.delivery_count) for r in got) == [(0, 1), (1, 1), (1, 2), (2, 1)], (
+        f"after ACCEPT, RELEASE and REJECT by offset of offsets 0, 1, 2 the consumer was given "
+        f"{[(r.offset, r.delivery_count) for r in got]} (offset, delivery count): only offset 1 was to come back")
+    assert c.poll(3.0) == [], "a record acknowledged by offset with a final type came back"
+    s.assert_settled_by_the_broker("every record was finally acknowledged and committed")
+    s.assert_conforms()
+
+
+@pytest.mark.rule("groups-independent")
+def test_share_groups_and_consumer_groups_consume_one_topic_independently(share_session):
+    """Row K8 ("You can have multiple share groups and consumer groups independently consuming from the same
+    topics."), gap G19: after the session's share group consumed and accepted five records, a consumer of a second
+    share group (its operations in a history of their own: the session's checkers judge one group) is given all
+    five, each with delivery count 1, and a consumer group's member reads all five."""
+    s = share_session(topic_partitions=1)
+    s.produce(5)
+    c = s.consumer()
+    got = c.poll_until(5, ack="ACCEPT")
+    c.commit_ok()
+    precondition(sorted(r.offset for r in got) == list(range(5)), f"the session's group was given {got}")
+    second = f"{s.group}-second"
+    refusal = s.try_group_configs(second, share_auto_offset_reset="earliest")
+    precondition(refusal is None, f"the second share group's share.auto.offset.reset was refused: {refusal}")
+    other = s.consumer(group=second, own_history=True)
+    began = time.monotonic()
+
+    def not_joined() -> bool:  # 10 s of polls and still no member of the second group: it joined another one
+        return time.monotonic() - began > 10 and not (s.admin("describe", second).get("members") or [])
+    again = other.poll_until(5, timeout=60, ack="ACCEPT", settled=not_joined)
+    assert sorted((r.offset, r.delivery_count) for r in again) == [(o, 1) for o in range(5)], (
+        f"a second share group on the topic was given {[(r.offset, r.delivery_count) for r in again]}, not the "
+        f"five records once each with delivery count 1 (its members: {s.admin('describe', second).get('members')})")
+    other.commit_ok()
+    member, offsets = s.consumer_group_member(f"{s.group}-consumers"), set()
+    try:
+        def read_all() -> bool:
+            message = member.poll(0.5)
+            if message is not None and message.error() is None:
+                offsets.add(message.offset())
+            return len(offsets) == 5
+        wait_until(read_all, timeout=60, interval=0.0, what="the consumer group's member to read the five records")
+    finally:
+        member.close()
     s.assert_conforms()
 
 

@@ -214,15 +214,6 @@ def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_se
     s.assert_conforms()
 
 
-def _consumer_group_member(s, group: str):
-    """A consumer-group member (KIP-848 protocol) of `group` on the session's topic, in this process."""
-    from confluent_kafka import Consumer
-    member = Consumer({"bootstrap.servers": s.cluster.bootstrap_servers, "group.id": group,
-                       "group.protocol": "consumer", "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    member.subscribe([s.topic])
-    return member
-
-
 NAMESPACE_ERRORS = ("GROUP_ID_NOT_FOUND", "INCONSISTENT_GROUP_PROTOCOL")
 
 
@@ -241,7 +232,7 @@ def test_share_and_consumer_groups_share_one_namespace(share_session):
     s = share_session(topic_partitions=1)
     s.produce(3)
     taken = f"{s.group}-consumers"
-    member = _consumer_group_member(s, taken)
+    member = s.consumer_group_member(taken)
     try:
         wait_until(lambda: (lambda m: m is not None and m.error() is None)(member.poll(0.5)), timeout=60,
                    what="the consumer group to consume", interval=0.0)
@@ -257,7 +248,7 @@ def test_share_and_consumer_groups_share_one_namespace(share_session):
     got = c.poll_until(3, ack="ACCEPT")
     c.commit_sync()
     assert len(got) == 3
-    other = _consumer_group_member(s, s.group)  # the share group is live (STABLE, c still a member)
+    other = s.consumer_group_member(s.group)  # the share group is live (STABLE, c still a member)
     refused, given = {}, []
 
     def failed() -> bool:

@@ -1,5 +1,5 @@
 // Command franzdriver is the franz-go share-consumer driver of the harness (docs/driver.md,
-// contract 1), step behaviour only: it runs one JSON command per stdin line and prints JSON
+// contract 3), step behaviour only: it runs one JSON command per stdin line and prints JSON
 // operations on stdout, like harness/java/ShareDriver.java does for KafkaShareConsumer.
 //
 //	franzdriver '<json config>'
@@ -57,7 +57,11 @@ import (
 // build information of the binary names it.
 var version = ""
 
-const contract = 2 // docs/driver.md; `unsubscribe` not implemented here (the feature is not declared)
+// docs/driver.md; not implemented here (the features are not declared): contract 2's `unsubscribe`, contract 3's
+// `subscribe` and `subscription` (franz-go fixes the topics at NewClient), an `ack` without a type (Record.Ack takes
+// one), `"by": "offset"` (franz-go acknowledges a record it returned, by the record) and the `default` mode (franz-go
+// has no modes)
+const contract = 3
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",

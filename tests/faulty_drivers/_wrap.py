@@ -1,0 +1,30 @@
+"""What several faulty drivers share: the confluent-kafka driver with each consumer it makes replaced by a wrapper
+(`Wrapped`: the methods a bug changes, every other call the library's own), or its start config changed first."""
+
+from harness.clients import confluent_share_driver as d
+
+
+class Wrapped:
+    """`consumer` with `methods` (name -> function) in place of its own."""
+
+    def __init__(self, consumer, **methods) -> None:
+        self._consumer = consumer
+        self.__dict__.update(methods)
+
+    def __getattr__(self, name):
+        return getattr(self._consumer, name)
+
+
+def run(wrap=None, change_config=None) -> int:
+    """Run the confluent driver (its `main`) with every consumer it makes passed through `wrap(consumer, config)`
+    and its start config through `change_config(config)`: (config, explicit) the consumer is made with."""
+    original = d._subscribed
+
+    def subscribed(config, explicit, start, subscribe=True):
+        if change_config is not None:
+            config, explicit = change_config(config, explicit)
+        consumer = original(config, explicit, start, subscribe)
+        return consumer if wrap is None else wrap(consumer, config)
+    d._subscribed = subscribed
+    import sys
+    return d.main(sys.argv)
