@@ -161,6 +161,17 @@ CLIENT_RULES: dict[str, Rule] = {
         "Acknowledge delivery of a record returned on the last poll(Duration) call indicating whether it was "
         "processed successfully. [...] It provides an alternative to acknowledge(ConsumerRecord, AcknowledgeType)",
         feature="ack_by_offset"),
+    "ack-is-local": Rule(
+        "acknowledge() only records the acknowledgement in the client: not followed by a poll, commit or close, it "
+        "leaves the record acquired until its lock ends, when another consumer gets it", JAVA_API,
+        "The calls to acknowledge(ConsumerRecord, AcknowledgeType) are simply updating local information in the "
+        "consumer.", feature="ack_local"),
+    "lock-timeout-reported": Rule(
+        "acquisitionLockTimeoutMs() is unknown before any fetch and, once records were fetched, the group's "
+        "acquisition lock duration", JAVA_API,
+        "Returns the acquisition lock timeout for the last set of records fetched from the cluster. [...] @return "
+        "The acquisition lock timeout in milliseconds, or Optional.empty() if the timeout is not known.",
+        feature="lock_timeout"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -48,11 +48,15 @@ from harness.errors import HarnessError
 #: library's one-argument acknowledge), `ack_by_offset` (`ack` with `"by": "offset"`: its library acknowledges by
 #: topic, partition and offset any record the last poll returned, as confluent-kafka's acknowledge_offset does;
 #: KafkaShareConsumer takes its by-offset overload only for a record whose delivery failed, ShareFetch.acknowledge,
-#: so the Java driver does not declare it) and `mode_default` (`mode: "default"`: the driver sets no mode).
+#: so the Java driver does not declare it), `mode_default` (`mode: "default"`: the driver sets no mode) and
+#: `lock_timeout` (the `lock_timeout` command: KafkaShareConsumer's acquisitionLockTimeoutMs(), which confluent-kafka
+#: has not). `ack_local` (any contract): acknowledge() only records the acknowledgement in the client, which sends
+#: it with the next poll, commit or close, as KafkaShareConsumer and confluent-kafka do (franz-go sends it in the
+#: background within about a second; spring-kafka's container commits after each batch its listener returned).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
             "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
-            "ack_by_offset", "mode_default")
+            "ack_by_offset", "mode_default", "lock_timeout", "ack_local")
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,8 @@ _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "co
           "callback", "implicit_batch_held")
 #: what driver contract 3 brought, as the confluent and Java drivers serve it
 _CONTRACT_3 = ("subscribe", "ack_default", "mode_default")
+#: drivers whose library keeps an acknowledgement local until the next poll, commit or close (rule `ack-is-local`)
+_LOCAL = ("ack_local",)
 
 
 def builtin_drivers() -> dict[str, DriverInfo]:
@@ -153,11 +159,12 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
         "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe", "subscribe_none",
-                                                       "ack_by_offset") + _CONTRACT_3,
+                                                       "ack_by_offset") + _CONTRACT_3 + _LOCAL,
                                 _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back", "unsubscribe", "subscribe_none") + _CONTRACT_3,
+                                             "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout")
+                            + _CONTRACT_3 + _LOCAL,
                             _java,
                             autonomous=stepped(_java), jvm=True),
         "franz": DriverInfo("franz", _franz_features(), _franz, autonomous=stepped(_franz)),

@@ -143,6 +143,15 @@ class StepConsumer:
             raise HarnessError(f"{self.name}: subscription() gave no topics: {reply}")
         return sorted(reply["topics"])
 
+    def lock_timeout(self) -> int | None:
+        """acquisitionLockTimeoutMs() (driver contract 3): the milliseconds it reports, None if not known; an error
+        is a HarnessError."""
+        self._require("lock_timeout")
+        reply, _ = self._do({"cmd": "lock_timeout"})
+        if reply.get("error") or "ms" not in reply:
+            raise HarnessError(f"{self.name}: acquisitionLockTimeoutMs() gave no answer: {reply}")
+        return reply["ms"]
+
     def commit_sync(self) -> list[dict[str, Any]]:
         """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
         self._require("commit_sync")

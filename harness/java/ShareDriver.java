@@ -207,6 +207,13 @@ public class ShareDriver {
                         consumer.subscribe(to);
                         break;
                     }
+                    case "lock_timeout": {  // contract 3: acquisitionLockTimeoutMs() (kafka-clients 4.2+, by reflection)
+                        Object found = consumer.getClass().getMethod("acquisitionLockTimeoutMs").invoke(consumer);
+                        Optional<?> ms = (Optional<?>) found;
+                        if (ms.isPresent()) reply.put("ms", ((Number) ms.get()).longValue());
+                        else reply.putNull("ms");
+                        break;
+                    }
                     case "subscription": {  // contract 3
                         ArrayNode ts = reply.putArray("topics");
                         consumer.subscription().stream().sorted().forEach(ts::add);

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from harness.conformance import precondition
+from harness.conformance.consumer import LATE_AFTER_LOCK_S
 from harness.wait import WaitTimeout, wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("client")]
@@ -500,4 +501,47 @@ def test_a_consumer_that_stops_polling_leaves_after_max_poll_interval(share_sess
             f"the consumer stopped polling with max.poll.interval.ms={MAX_POLL_INTERVAL_MS} and was still a member "
             f"{LEAVE_BOUND_S} s later: {_members(s)}") from None
     c.close()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("ack-is-local")
+def test_an_acknowledgement_is_local_until_the_next_poll_or_commit(share_session):
+    """Row E5 ("The calls to acknowledge(ConsumerRecord, AcknowledgeType) are simply updating local information in the
+    consumer."), gap G28: a record ACCEPTed within its lock, but neither polled past nor committed, stays acquired only
+    until its lock (2 s) ends: the acknowledgement was local, so another consumer is given the record with delivery
+    count 2 within the lock and `LATE_AFTER_LOCK_S`. (The holder's late commit is sent; Kafka 4.3-4.4 answer it with
+    success once the record is below the start offset: the broker's behaviour, docs/client-contract.md note 10.)"""
+    s = share_session(topic_partitions=1, lock_duration_ms=2000)
+    s.require("ack_local", "commit_sync")
+    c, got = _one_record(s)
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    other = s.consumer()
+    again = other.poll_until(1, timeout=2 + LATE_AFTER_LOCK_S, ack="ACCEPT")
+    assert [(r.offset, r.delivery_count) for r in again] == [(0, 2)], (
+        f"another consumer was given {[(r.offset, r.delivery_count) for r in again]} after the holder's lock ended, "
+        f"not offset 0 with delivery count 2: the ACCEPT was sent without a poll or commit")
+    other.commit_ok()
+    c.commit_sync()  # the holder's late ACCEPT: what the broker answers is not the client's (docs/client-contract.md, note 10)
+    s.assert_conforms()
+
+
+@pytest.mark.rule("lock-timeout-reported")
+@pytest.mark.requires(line="4.2")  # kafka-clients 4.2 brought acquisitionLockTimeoutMs()
+def test_the_reported_acquisition_lock_timeout_is_the_groups(share_session):
+    """Rows L1 ("Returns the acquisition lock timeout for the last set of records fetched from the cluster.") and L2
+    ("@return The acquisition lock timeout in milliseconds, or Optional.empty() if the timeout is not known."), gap G27
+    (driver contract 3, the `lock_timeout` command): before its first poll the consumer knows no lock timeout; once a
+    poll returned records it reports the group's share.record.lock.duration.ms (7000 here, no default)."""
+    s = share_session(topic_partitions=1, lock_duration_ms=7000)
+    s.require("lock_timeout")
+    s.produce(1)
+    c = s.consumer()
+    before = c.lock_timeout()
+    assert before is None, f"before any fetch the consumer reported a lock timeout of {before} ms"
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    after = c.lock_timeout()
+    assert after == 7000, (f"after a fetch the consumer reported a lock timeout of {after} ms, not the group's "
+                           f"share.record.lock.duration.ms of 7000")
     s.assert_conforms()
