@@ -172,6 +172,22 @@ CLIENT_RULES: dict[str, Rule] = {
         "Returns the acquisition lock timeout for the last set of records fetched from the cluster. [...] @return "
         "The acquisition lock timeout in milliseconds, or Optional.empty() if the timeout is not known.",
         feature="lock_timeout"),
+    "no-argument-overloads": Rule(
+        "commitSync() and close() without a timeout do what their timed overloads do: commitSync() commits the "
+        "acknowledgements (a result per partition, no error, settled by the broker), close() releases the records "
+        "the consumer holds and leaves the group", JAVA_API,
+        "Commit the acknowledgements for the records returned. [...] Close the consumer, waiting for up to the "
+        "default timeout of 30 seconds for any needed cleanup.", feature="default_timeouts"),
+    "poll-waits": Rule(
+        "One poll returns as soon as records are available, well before its timeout, and with none available "
+        "waits its whole timeout", JAVA_API,
+        "This method returns immediately if there are records available. Otherwise, it will await the passed "
+        "timeout.", feature="poll_once"),
+    "negative-timeout-refused": Rule(
+        "poll, commitSync and close refuse a negative timeout (IllegalArgumentException) and the consumer goes on "
+        "as before", JAVA_API,
+        "@throws IllegalArgumentException if the timeout value is negative [poll(Duration)] [...] if the timeout is "
+        "negative [commitSync(Duration), close(Duration)]", feature="negative_timeout_refused"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from typing import Any
 
 import confluent_kafka
@@ -155,11 +156,12 @@ def commit_async(consumer: ShareConsumer) -> None:
         emit("info", "commit", {"error": _error_text(exc)})
 
 
-def commit(consumer: ShareConsumer) -> None:
-    """commit_sync with per-partition results; an exception makes the outcome unknown."""
+def commit(consumer: ShareConsumer, timeout: float | None = 30.0) -> None:
+    """commit_sync with per-partition results; an exception makes the outcome unknown. `timeout` None: the
+    call without an argument (contract 3), the library's default."""
     emit("invoke", "commit", {})
     try:
-        results = consumer.commit_sync(30.0)
+        results = consumer.commit_sync() if timeout is None else consumer.commit_sync(float(timeout))
     except KafkaException as exc:
         emit("info", "commit", {"error": _error_text(exc)})
         return
@@ -188,7 +190,7 @@ def run_steps(config: dict[str, Any], commands) -> None:
             emit("ok", "step", {"n": n, "cmd": None})
             continue
         reply: dict[str, Any] = {"n": n, "cmd": cmd}
-        if not explicit and unacked and cmd in ("poll", "commit_sync", "commit_async"):
+        if not explicit and unacked and cmd in ("poll", "poll_once", "commit_sync", "commit_async"):
             emit("ok", "acknowledge", {"records": [
                 {"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "type": "ACCEPT"}
                 for m in unacked]})
@@ -200,7 +202,7 @@ def run_steps(config: dict[str, Any], commands) -> None:
         except Exception as exc:  # e.g. IllegalStateException: a poll with records unacknowledged
             reply["error"] = f"{type(exc).__name__}: {exc}"
             emit("info", "error", {"code": None, "message": f"{cmd}: {reply['error']}"})
-        if cmd == "poll" and not explicit:
+        if cmd in ("poll", "poll_once") and not explicit:
             unacked = reply.pop("batch", [])
         reply.pop("batch", None)
         emit("ok", "step", reply)
@@ -222,8 +224,15 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
     if cmd == "ack":
         return {"error": _acknowledge(consumer, given, command.get("records", []), command.get("by") == "offset")}
     if cmd == "commit_sync":
-        commit(consumer)
+        commit(consumer, command["timeout"] if "timeout" in command else 30.0)  # null: no argument (contract 3)
         return {}
+    if cmd == "poll_once":  # contract 3: one library call, timed
+        began = time.monotonic()
+        messages = consumer.poll(float(command.get("timeout", 1.0)))
+        elapsed_ms = int((time.monotonic() - began) * 1000)
+        records = _handed(messages)
+        given.update({(m.topic(), m.partition(), m.offset()): m for m in records})
+        return {"records": len(records), "elapsed_ms": elapsed_ms, "batch": records}
     if cmd == "commit_async":
         commit_async(consumer)
         return {}
@@ -240,7 +249,6 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
 
 def _poll_batch(consumer: ShareConsumer, timeout: float) -> list:
     """Poll until one batch with records arrives or `timeout` seconds pass; print it."""
-    import time
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
@@ -249,19 +257,26 @@ def _poll_batch(consumer: ShareConsumer, timeout: float) -> list:
         except KafkaException as exc:
             emit("info", "error", {"code": exc.args[0].code(), "message": _error_text(exc)})
             messages = []
-        records = []
-        for msg in messages:
-            if msg.error() is not None:
-                emit("info", "error", {"code": msg.error().code(), "message": _error_text(msg.error())})
-            else:
-                records.append(msg)
+        records = _handed(messages)
         if records:
-            emit("ok", "poll", {"records": [
-                {"id": _id(m), "topic": m.topic(), "partition": m.partition(),
-                 "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
             return records
         if time.monotonic() >= deadline:
             return []
+
+
+def _handed(messages) -> list:
+    """The records of one poll's `messages`, printed as its `poll` op (an error in place of a record: an `error`)."""
+    records = []
+    for msg in messages:
+        if msg.error() is not None:
+            emit("info", "error", {"code": msg.error().code(), "message": _error_text(msg.error())})
+        else:
+            records.append(msg)
+    if records:
+        emit("ok", "poll", {"records": [
+            {"id": _id(m), "topic": m.topic(), "partition": m.partition(),
+             "offset": m.offset(), "delivery_count": m.delivery_count()} for m in records]})
+    return records
 
 
 def _acknowledge(consumer: ShareConsumer, given: dict, records: list, by_offset: bool = False) -> str | None:

@@ -53,10 +53,15 @@ from harness.errors import HarnessError
 #: has not). `ack_local` (any contract): acknowledge() only records the acknowledgement in the client, which sends
 #: it with the next poll, commit or close, as KafkaShareConsumer and confluent-kafka do (franz-go sends it in the
 #: background within about a second; spring-kafka's container commits after each batch its listener returned).
+#: Contract 3 also: `default_timeouts` (`commit_sync` and `close` with `"timeout": null` call the library's overloads
+#: without a timeout), `poll_once` (the `poll_once` command: one library poll, timed) and `negative_timeout_refused`
+#: (a negative `timeout` is passed to the library, whose poll, commitSync and close refuse it, as KafkaShareConsumer's
+#: do; confluent-kafka takes -1 as "wait forever", so its driver does not declare it).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
             "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
-            "ack_by_offset", "mode_default", "lock_timeout", "ack_local")
+            "ack_by_offset", "mode_default", "lock_timeout", "ack_local", "default_timeouts", "poll_once",
+            "negative_timeout_refused")
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,7 @@ def _franz_features() -> tuple[str, ...]:
 _BASIC = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "explicit", "implicit", "commit_sync", "commit_async",
           "callback", "implicit_batch_held")
 #: what driver contract 3 brought, as the confluent and Java drivers serve it
-_CONTRACT_3 = ("subscribe", "ack_default", "mode_default")
+_CONTRACT_3 = ("subscribe", "ack_default", "mode_default", "default_timeouts", "poll_once")
 #: drivers whose library keeps an acknowledgement local until the next poll, commit or close (rule `ack-is-local`)
 _LOCAL = ("ack_local",)
 
@@ -163,7 +168,8 @@ def builtin_drivers() -> dict[str, DriverInfo]:
                                 _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
-                                             "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout")
+                                             "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout",
+                                             "negative_timeout_refused")
                             + _CONTRACT_3 + _LOCAL,
                             _java,
                             autonomous=stepped(_java), jvm=True),

@@ -17,6 +17,9 @@ from harness.wait import WaitTimeout, wait_until
 #: applied fails the lock tests instead of passing on the broker's lock.
 LATE_AFTER_LOCK_S = 12
 
+#: a command's field left out: the driver's own default (commit_sync and close: 30 s)
+DRIVER_DEFAULT: Any = object()
+
 
 @dataclass(frozen=True)
 class Record:
@@ -152,10 +155,16 @@ class StepConsumer:
             raise HarnessError(f"{self.name}: acquisitionLockTimeoutMs() gave no answer: {reply}")
         return reply["ms"]
 
-    def commit_sync(self) -> list[dict[str, Any]]:
-        """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError."""
+    def commit_sync(self, timeout: Any = DRIVER_DEFAULT) -> list[dict[str, Any]]:
+        """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError.
+        `timeout` (driver contract 3): None calls the library's commitSync() without one, seconds pass them; a
+        call the library refused before sending anything (a negative timeout) returns [] with `last_error` set."""
         self._require("commit_sync")
-        _, ops = self._do({"cmd": "commit_sync"})
+        command: dict[str, Any] = {"cmd": "commit_sync"}
+        if timeout is not DRIVER_DEFAULT:
+            self._require("default_timeouts" if timeout is None else "negative_timeout_refused")
+            command["timeout"] = timeout
+        _, ops = self._do(command)
         for op in ops:
             if op.f == "commit" and op.type == "ok":
                 return op.value["results"]
@@ -181,13 +190,31 @@ class StepConsumer:
         self._require("commit_async")
         self._do({"cmd": "commit_async"})
 
-    def close(self, wait_exit: bool = True) -> None:
+    def poll_once(self, timeout: float) -> tuple[list[Record], int | None, str | None]:
+        """One library poll with `timeout` seconds (driver contract 3): the records it returned, how long the call
+        took (ms) and the error it raised, if any."""
+        self._require("poll_once")
+        if timeout < 0:
+            self._require("negative_timeout_refused")
+        reply, ops = self._do({"cmd": "poll_once", "timeout": timeout}, max(timeout, 0) + 30)
+        records = [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+                   for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+        return records, reply.get("elapsed_ms"), reply.get("error")
+
+    def close(self, wait_exit: bool = True, timeout: Any = DRIVER_DEFAULT) -> str | None:
         """Close the client (the command returns when the library's close() returned); then, unless
         `wait_exit` is False, wait for the driver's process to exit. A rule about what close() itself does
         measures from its return with the process still alive: a process that exits releases everything
-        it held anyway (the broker drops its share sessions), which would hide a close() that did nothing."""
+        it held anyway (the broker drops its share sessions), which would hide a close() that did nothing.
+        `timeout` (driver contract 3): None calls the library's close() without one; a negative one tests its
+        refusal: the error the library refused the close with (the consumer then stays open), else None."""
+        if timeout is not DRIVER_DEFAULT:  # driver contract 3: None calls close() without one
+            self._require("default_timeouts" if timeout is None or timeout >= 0 else "negative_timeout_refused")
         if self.driver.alive() and not self.close_sent:
+            reply, _ = self._do({"cmd": "close"} if timeout is DRIVER_DEFAULT else {"cmd": "close", "timeout": timeout})
+            if reply.get("error"):  # the library refused the close (a negative timeout): still open
+                return reply["error"]
             self.close_sent = True
-            self._do({"cmd": "close"})
         if wait_exit:
             self.driver.close()
+        return None

@@ -103,6 +103,8 @@ public class ShareDriver {
         int n = 0;
         String line;
         String cmd = null;
+        JsonNode closeTimeout = null;
+        boolean closed = false;
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) continue;
             n++;
@@ -122,11 +124,30 @@ public class ShareDriver {
                 continue;
             }
             reply.put("cmd", cmd);
-            if (!explicit && !unacked.isEmpty() && (cmd.equals("poll") || cmd.startsWith("commit"))) {
+            if (!explicit && !unacked.isEmpty() && (cmd.startsWith("poll") || cmd.startsWith("commit"))) {
                 emit("ok", "acknowledge", records(unacked, "ACCEPT"));
                 unacked.clear();
             }
-            if (cmd.equals("close")) break;
+            if (cmd.equals("close")) {
+                closeTimeout = command.get("timeout");  // contract 3: null: close(); absent: close(30 s)
+                if (closeTimeout != null && !closeTimeout.isNull() && closeTimeout.asDouble() < 0) {
+                    emit("invoke", "close", obj());
+                    try {  // the library must refuse it (IllegalArgumentException); the consumer stays open
+                        consumer.close(Duration.ofMillis((long) (closeTimeout.asDouble() * 1000)));
+                        closed = true;
+                        emit("ok", "close", obj());
+                        break;
+                    } catch (IllegalArgumentException e) {
+                        ObjectNode v = obj();
+                        v.put("error", errorText(e));
+                        emit("fail", "close", v);
+                        reply.put("error", errorText(e));
+                        emit("ok", "step", reply);
+                        continue;
+                    }
+                }
+                break;
+            }
             try {
                 switch (cmd) {
                     case "poll": {
@@ -172,9 +193,12 @@ public class ShareDriver {
                         break;
                     }
                     case "commit_sync": {
+                        JsonNode t = command.get("timeout");  // contract 3: null: commitSync(); absent: 30 s
                         emit("invoke", "commit", obj());
                         try {
-                            Map<TopicIdPartition, Optional<KafkaException>> results = consumer.commitSync(Duration.ofSeconds(30));
+                            Map<TopicIdPartition, Optional<KafkaException>> results = t == null
+                                ? consumer.commitSync(Duration.ofSeconds(30))
+                                : t.isNull() ? consumer.commitSync() : consumer.commitSync(Duration.ofMillis((long) (t.asDouble() * 1000)));
                             ObjectNode v = obj();
                             ArrayNode rs = v.putArray("results");
                             for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
@@ -188,7 +212,23 @@ public class ShareDriver {
                             ObjectNode v = obj();
                             v.put("error", errorText(e));
                             emit("info", "commit", v);
+                        } catch (IllegalArgumentException e) {  // refused before anything was sent (a negative timeout)
+                            ObjectNode v = obj();
+                            v.put("error", errorText(e));
+                            emit("fail", "commit", v);
+                            reply.put("error", errorText(e));
                         }
+                        break;
+                    }
+                    case "poll_once": {  // contract 3: one library call, timed
+                        long began = System.nanoTime();
+                        List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
+                        consumer.poll(Duration.ofMillis((long) (command.path("timeout").asDouble(1.0) * 1000))).forEach(batch::add);
+                        reply.put("elapsed_ms", (System.nanoTime() - began) / 1_000_000);
+                        emitPoll(batch);
+                        for (ConsumerRecord<byte[], byte[]> r : batch) given.put(key(r.topic(), r.partition(), r.offset()), r);
+                        if (!explicit) unacked.addAll(batch);
+                        reply.put("records", batch.size());
                         break;
                     }
                     case "commit_async": {
@@ -231,14 +271,18 @@ public class ShareDriver {
             }
             emit("ok", "step", reply);
         }
-        emit("invoke", "close", obj());
-        try {
-            consumer.close(Duration.ofSeconds(30));
-            emit("ok", "close", obj());
-        } catch (Exception e) {
-            ObjectNode v = obj();
-            v.put("error", errorText(e));
-            emit("info", "close", v);
+        if (!closed) {
+            emit("invoke", "close", obj());
+            try {
+                if (closeTimeout == null) consumer.close(Duration.ofSeconds(30));
+                else if (closeTimeout.isNull()) consumer.close();
+                else consumer.close(Duration.ofMillis((long) (closeTimeout.asDouble() * 1000)));
+                emit("ok", "close", obj());
+            } catch (Exception e) {
+                ObjectNode v = obj();
+                v.put("error", errorText(e));
+                emit("info", "close", v);
+            }
         }
         ObjectNode last = obj();
         last.put("n", n);
@@ -253,21 +297,27 @@ public class ShareDriver {
             List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
             consumer.poll(Duration.ofMillis(left)).forEach(batch::add);
             if (!batch.isEmpty()) {
-                ObjectNode v = obj();
-                ArrayNode rs = v.putArray("records");
-                for (ConsumerRecord<byte[], byte[]> r : batch) {
-                    ObjectNode o = rs.addObject();
-                    o.put("id", r.value() == null ? "" : new String(r.value(), StandardCharsets.UTF_8));
-                    o.put("topic", r.topic());
-                    o.put("partition", r.partition());
-                    o.put("offset", r.offset());
-                    o.put("delivery_count", r.deliveryCount().map(Short::intValue).orElse(-1));
-                }
-                emit("ok", "poll", v);
+                emitPoll(batch);
                 return batch;
             }
             if (System.nanoTime() >= deadline) return batch;
         }
+    }
+
+    /** The `poll` op of a batch with records (nothing for an empty one). */
+    static void emitPoll(List<ConsumerRecord<byte[], byte[]>> batch) {
+        if (batch.isEmpty()) return;
+        ObjectNode v = obj();
+        ArrayNode rs = v.putArray("records");
+        for (ConsumerRecord<byte[], byte[]> r : batch) {
+            ObjectNode o = rs.addObject();
+            o.put("id", r.value() == null ? "" : new String(r.value(), StandardCharsets.UTF_8));
+            o.put("topic", r.topic());
+            o.put("partition", r.partition());
+            o.put("offset", r.offset());
+            o.put("delivery_count", r.deliveryCount().map(Short::intValue).orElse(-1));
+        }
+        emit("ok", "poll", v);
     }
 
     static ObjectNode records(List<ConsumerRecord<byte[], byte[]>> recs, String type) {

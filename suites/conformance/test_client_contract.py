@@ -545,3 +545,79 @@ def test_the_reported_acquisition_lock_timeout_is_the_groups(share_session):
     assert after == 7000, (f"after a fetch the consumer reported a lock timeout of {after} ms, not the group's "
                            f"share.record.lock.duration.ms of 7000")
     s.assert_conforms()
+
+
+@pytest.mark.rule("no-argument-overloads")
+def test_commit_sync_and_close_without_a_timeout(share_session):
+    """Rows C1, C2 ("Commit the acknowledgements for the records returned. [...]", commitSync() without an argument)
+    and Z1 ("Close the consumer, waiting for up to the default timeout of 30 seconds for any needed cleanup."), gap
+    G29/G30's overloads (driver contract 3, `"timeout": null`): commitSync() carries the ACCEPT of the first record
+    (a result, no error); close() releases the second, held unacknowledged, to another consumer within
+    `after_close_s` with delivery count 2, its lock being 60 s, and the member is gone."""
+    s = share_session(topic_partitions=1, lock_duration_ms=60000)
+    s.require("default_timeouts", "commit_sync")
+    c, got = _one_record(s)
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    results = c.commit_sync(timeout=None)
+    assert results and all(r["error"] is None for r in results), f"commitSync() returned {results}"
+    s.produce(1)
+    held = c.poll_until(1)
+    precondition([r.offset for r in held] == [1], f"the consumer was given {held}, not offset 1")
+    other = s.consumer()
+    assert c.close(wait_exit=False, timeout=None) is None, f"close() raised: {c.last_error}"
+    closed = time.monotonic()
+    again = other.poll_until(1, timeout=s.after_close_s, ack="ACCEPT")
+    assert [(r.offset, r.delivery_count) for r in again] == [(1, 2)], (
+        f"within {s.after_close_s:.0f} s of close() returning, another consumer was given "
+        f"{[(r.offset, r.delivery_count) for r in again]}, not the held record again (its lock is 60 s)")
+    other.commit_ok()
+    members = [m["member"] for m in _members(s)]
+    assert len(members) == 1, f"{time.monotonic() - closed:.1f} s after close() the group had members {members}"
+    s.assert_conforms()
+
+
+@pytest.mark.rule("poll-waits")
+def test_one_poll_returns_when_records_come_and_else_waits_its_timeout(share_session):
+    """Rows P3 ("This method returns immediately if there are records available.") and P4 ("Otherwise, it will
+    await the passed timeout."), gap G31 (driver contract 3, `poll_once`: one library call, timed): with nothing to
+    deliver, a 2 s poll returns empty after at least 1.8 s; with a record produced, a 30 s poll returns it in well
+    under its timeout (10 s: a fetch and the record's delivery)."""
+    s = share_session(topic_partitions=1)
+    s.require("poll_once")
+    c, got = _one_record(s)  # joined and fetching
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    records, elapsed, error = c.poll_once(2.0)
+    assert error is None and records == [], f"a poll with nothing to deliver gave {records}, raised {error}"
+    assert elapsed is not None and elapsed >= 1800, f"a 2 s poll with nothing to deliver returned after {elapsed} ms"
+    s.produce(1)
+    records, elapsed, error = c.poll_once(30.0)
+    assert error is None, f"the poll raised {error}"
+    assert [r.offset for r in records] == [1], f"a 30 s poll returned {records} after {elapsed} ms"
+    assert elapsed < 10000, f"with a record available a 30 s poll took {elapsed} ms to return it"
+    assert c.ack(records, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("negative-timeout-refused")
+def test_a_negative_timeout_is_refused(share_session):
+    """Rows P8 ("@throws IllegalArgumentException if the timeout value is negative"), C12 and Z15 (the same of
+    commitSync(Duration) and close(Duration)), gaps G29-G31 (driver contract 3): a poll, a commitSync and a close
+    given -1 s are each refused with IllegalArgumentException, and the consumer goes on: its ACCEPT is committed by
+    the next commitSync, and it is still a member until it closes."""
+    s = share_session(topic_partitions=1)
+    s.require("negative_timeout_refused", "poll_once", "commit_sync")
+    c, got = _one_record(s)
+    records, _, error = c.poll_once(-1.0)
+    assert error and "IllegalArgument" in error, f"poll(-1 s) returned {records}, raised {error}"
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    results = c.commit_sync(timeout=-1.0)
+    assert not results and c.last_error and "IllegalArgument" in c.last_error, \
+        f"commitSync(-1 s) returned {results}, raised {c.last_error}"
+    c.commit_ok()
+    error = c.close(wait_exit=False, timeout=-1.0)
+    assert error and "IllegalArgument" in error, f"close(-1 s) raised {error}"
+    assert len(_members(s)) == 1, f"after a refused close the group's members were {_members(s)}"
+    s.assert_conforms()
+
