@@ -188,6 +188,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "as before", JAVA_API,
         "@throws IllegalArgumentException if the timeout value is negative [poll(Duration)] [...] if the timeout is "
         "negative [commitSync(Duration), close(Duration)]", feature="negative_timeout_refused"),
+    "wakeup-next-call": Rule(
+        "wakeup() with no call blocking makes the next poll or commitSync raise WakeupException; the call after "
+        "works", JAVA_API,
+        "If no thread is blocking in a method which can throw WakeupException, the next call to such a method will "
+        "raise it instead.", feature="wakeup"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

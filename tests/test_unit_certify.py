@@ -421,7 +421,7 @@ def test_a_contract_2_driver_is_not_run_on_the_rules_of_contract_3(tmp_path):
     info = load_manifest(_manifest(tmp_path, contract=2))
     assert info.older_contract("unsubscribe") is None
     for feature in ("subscribe", "ack_default", "ack_by_offset", "mode_default", "lock_timeout", "default_timeouts",
-                    "poll_once", "negative_timeout_refused"):
+                    "poll_once", "negative_timeout_refused", "wakeup"):
         assert info.older_contract(feature).startswith(f"older contract: the driver speaks contract 2; {feature} came "
                                                        f"with contract 3"), feature
         assert builtin_drivers()["confluent"].older_contract(feature) is None

@@ -18,10 +18,10 @@ CONTRACT_ADDED = {1: "start, poll, ack, commit_sync, commit_async, close",
                      "(feature `ack_default`), `ack` `\"by\": \"offset\"` (feature `ack_by_offset`) and the start config's "
                      "`mode: \"default\"` (feature `mode_default`), the `lock_timeout` command (feature `lock_timeout`), "
                      "`commit_sync`'s and `close`'s `timeout` (feature `default_timeouts`: null calls the overload without one; "
-                     "feature `negative_timeout_refused`), the `poll_once` command (feature `poll_once`)"}
+                     "feature `negative_timeout_refused`), the `poll_once` command (feature `poll_once`), the `wakeup` command (feature `wakeup`)"}
 #: feature -> the contract version that brought it (features not named here: version 1)
 FEATURE_SINCE = {"unsubscribe": 2, "subscribe": 3, "ack_default": 3, "ack_by_offset": 3, "mode_default": 3,
-                 "lock_timeout": 3, "default_timeouts": 3, "poll_once": 3, "negative_timeout_refused": 3}
+                 "lock_timeout": 3, "default_timeouts": 3, "poll_once": 3, "negative_timeout_refused": 3, "wakeup": 3}
 
 
 def speaks(value: object) -> bool:

@@ -56,12 +56,13 @@ from harness.errors import HarnessError
 #: Contract 3 also: `default_timeouts` (`commit_sync` and `close` with `"timeout": null` call the library's overloads
 #: without a timeout), `poll_once` (the `poll_once` command: one library poll, timed) and `negative_timeout_refused`
 #: (a negative `timeout` is passed to the library, whose poll, commitSync and close refuse it, as KafkaShareConsumer's
-#: do; confluent-kafka takes -1 as "wait forever", so its driver does not declare it).
+#: do; confluent-kafka takes -1 as "wait forever", so its driver does not declare it), `wakeup` (the `wakeup` command:
+#: KafkaShareConsumer's wakeup(), called on the driver's thread between two calls; confluent-kafka has none).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
             "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
             "ack_by_offset", "mode_default", "lock_timeout", "ack_local", "default_timeouts", "poll_once",
-            "negative_timeout_refused")
+            "negative_timeout_refused", "wakeup")
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def builtin_drivers() -> dict[str, DriverInfo]:
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
                                              "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout",
-                                             "negative_timeout_refused")
+                                             "negative_timeout_refused", "wakeup")
                             + _CONTRACT_3 + _LOCAL,
                             _java,
                             autonomous=stepped(_java), jvm=True),

@@ -159,18 +159,29 @@ class StepConsumer:
         """commit_sync: its per-partition results ({topic, partition, error}); an exception is a HarnessError.
         `timeout` (driver contract 3): None calls the library's commitSync() without one, seconds pass them; a
         call the library refused before sending anything (a negative timeout) returns [] with `last_error` set."""
+        op = self.commit_outcome(timeout)
+        if op is not None and op.type == "ok":
+            return op.value["results"]
+        if op is not None and op.type == "info":
+            raise HarnessError(f"{self.name}: commit_sync raised {op.value.get('error')}")
+        return []
+
+    def commit_outcome(self, timeout: Any = DRIVER_DEFAULT):
+        """commit_sync, and the operation that ended it: `ok` (its results), `info` (it raised: outcome unknown),
+        `fail` (refused before anything was sent); None if the driver printed none (`timeout`: as commit_sync's)."""
         self._require("commit_sync")
         command: dict[str, Any] = {"cmd": "commit_sync"}
         if timeout is not DRIVER_DEFAULT:
             self._require("default_timeouts" if timeout is None else "negative_timeout_refused")
             command["timeout"] = timeout
         _, ops = self._do(command)
-        for op in ops:
-            if op.f == "commit" and op.type == "ok":
-                return op.value["results"]
-            if op.f == "commit" and op.type == "info":
-                raise HarnessError(f"{self.name}: commit_sync raised {op.value.get('error')}")
-        return []
+        return next((op for op in ops if op.f == "commit" and op.type in ("ok", "info", "fail")), None)
+
+    def wakeup(self) -> str | None:
+        """wakeup() on the driver's own thread, no call blocking (driver contract 3): the error, if it raised."""
+        self._require("wakeup")
+        reply, _ = self._do({"cmd": "wakeup"})
+        return reply.get("error")
 
     def commit_ok(self, partitions=None) -> list[dict[str, Any]]:
         """commit_sync, asserting what a rule that commits acknowledgements needs: at least one result (an empty

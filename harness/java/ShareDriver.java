@@ -247,6 +247,9 @@ public class ShareDriver {
                         consumer.subscribe(to);
                         break;
                     }
+                    case "wakeup":  // contract 3: from the driver's own thread, no call blocking
+                        consumer.wakeup();
+                        break;
                     case "lock_timeout": {  // contract 3: acquisitionLockTimeoutMs() (kafka-clients 4.2+, by reflection)
                         Object found = consumer.getClass().getMethod("acquisitionLockTimeoutMs").invoke(consumer);
                         Optional<?> ms = (Optional<?>) found;

@@ -621,3 +621,31 @@ def test_a_negative_timeout_is_refused(share_session):
     assert len(_members(s)) == 1, f"after a refused close the group's members were {_members(s)}"
     s.assert_conforms()
 
+
+@pytest.mark.rule("wakeup-next-call")
+def test_a_wakeup_with_no_call_blocking_is_raised_by_the_next_call(share_session):
+    """Rows W10 ("If no thread is blocking in a method which can throw WakeupException, the next call to such a method
+    will raise it instead."), P12 and C5 (their "before" halves: "@throws WakeupException if wakeup() is called
+    before [...] this method is called"), gap G26 (driver contract 3, `wakeup` on the driver's own thread): after
+    wakeup() the next poll raises WakeupException and the poll after delivers the record; after another wakeup() the
+    next commitSync raises it (its outcome unknown) and the commitSync after leaves the ACCEPT settled."""
+    s = share_session(topic_partitions=1)
+    s.require("wakeup", "commit_sync")
+    s.produce(1)
+    c = s.consumer()
+    assert c.wakeup() is None, f"wakeup() raised {c.last_error}"
+    woken = c.poll(5.0)
+    assert c.last_error and "Wakeup" in c.last_error, \
+        f"the poll after wakeup() returned {woken} and raised {c.last_error}, not WakeupException"
+    got = woken or c.poll_until(1)
+    precondition(len(got) == 1, f"after the woken poll the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    assert c.wakeup() is None, f"wakeup() raised {c.last_error}"
+    op = c.commit_outcome()
+    assert op is not None and op.type != "ok" and "Wakeup" in str(op.value.get("error")), \
+        f"the commitSync after wakeup() ended with {op}, not WakeupException"
+    results = c.commit_sync()  # what the woken commit left (it may have sent the ACCEPT: its outcome is unknown)
+    assert all(r["error"] is None for r in results), f"the commitSync after the woken one returned {results}"
+    s.assert_settled_by_the_broker("the ACCEPT was committed by the commitSync after the woken one")
+    s.assert_conforms()
+
