@@ -415,6 +415,20 @@ def test_a_contract_1_driver_is_taken_and_runs_the_rules_its_contract_serves(tmp
     assert builtin_drivers()["confluent"].older_contract("unsubscribe") is None
 
 
+@pytest.mark.parametrize("name", FAULTY)
+def test_each_faulty_drivers_evidence_is_text_its_rule_can_print(name):
+    """A faulty driver's `evidence` is text the first rule it breaks can print: it is in the conformance file that
+    holds that rule's test, or in the harness's own messages (an offline guard: a reworded assertion would otherwise
+    show only when CI certifies the driver)."""
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / "tests" / "faulty_drivers" / f"{name}.json").read_text())
+    rule, evidence = manifest["breaks"][0], manifest["evidence"]
+    files = [p for p in (root / "suites" / "conformance").glob("test_*.py") if f'mark.rule("{rule}"' in p.read_text()]
+    assert files, f"no conformance test carries rule {rule}"
+    sources = [p.read_text() for p in files] + [p.read_text() for p in (root / "harness").rglob("*.py")]
+    assert any(evidence in text for text in sources), f"{name}: evidence {evidence!r} is printed nowhere for {rule}"
+
+
 def test_a_contract_2_driver_is_not_run_on_the_rules_of_contract_3(tmp_path):
     """Driver contract 3 added `subscribe`/`subscription`, an `ack` without a type, `ack` by offset and the `default`
     mode (issue 49): a contract-2 driver is "not run" on them, and a contract-2 manifest declaring one is refused."""

@@ -228,7 +228,11 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
         return {}
     if cmd == "poll_once":  # contract 3: one library call, timed
         began = time.monotonic()
-        messages = consumer.poll(float(command.get("timeout", 1.0)))
+        try:
+            messages = consumer.poll(float(command.get("timeout", 1.0)))
+        except KafkaException as exc:  # reported with its code, as _poll_batch does
+            emit("info", "error", {"code": exc.args[0].code(), "message": _error_text(exc)})
+            return {"records": 0, "elapsed_ms": int((time.monotonic() - began) * 1000), "error": _error_text(exc)}
         elapsed_ms = int((time.monotonic() - began) * 1000)
         records = _handed(messages)
         given.update({(m.topic(), m.partition(), m.offset()): m for m in records})

@@ -36,6 +36,12 @@ class Record:
         return self.topic, self.partition, self.offset
 
 
+def _given(ops) -> list[Record]:
+    """The records the `poll` operations among `ops` gave, in order."""
+    return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
+            for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+
+
 class StepConsumer:
     """One share consumer in its own process, in step mode."""
 
@@ -55,8 +61,7 @@ class StepConsumer:
     def poll(self, timeout: float = 10.0) -> list[Record]:
         """One batch (empty if none came within `timeout` seconds)."""
         _, ops = self._do({"cmd": "poll", "timeout": timeout}, timeout + 30)
-        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
-                for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
+        return _given(ops)
 
     def poll_until(self, count: int, timeout: float = 30.0, ack: str | None = None,
                    settled: Callable[[], bool] | None = None) -> list[Record]:
@@ -101,9 +106,7 @@ class StepConsumer:
 
     def records_given(self) -> list[Record]:
         """Every record any poll of this consumer was given so far."""
-        return [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
-                for op in self.driver.history.ops() if op.process == self.name and op.f == "poll"
-                and op.type == "ok" for r in op.value["records"]]
+        return _given(op for op in self.driver.history.ops() if op.process == self.name)
 
     def _require(self, feature: str) -> None:
         """Skip the test as "not supported" if the driver does not declare `feature`."""
@@ -172,7 +175,8 @@ class StepConsumer:
         self._require("commit_sync")
         command: dict[str, Any] = {"cmd": "commit_sync"}
         if timeout is not DRIVER_DEFAULT:
-            self._require("default_timeouts" if timeout is None else "negative_timeout_refused")
+            if timeout is None or timeout < 0:
+                self._require("default_timeouts" if timeout is None else "negative_timeout_refused")
             command["timeout"] = timeout
         _, ops = self._do(command)
         return next((op for op in ops if op.f == "commit" and op.type in ("ok", "info", "fail")), None)
@@ -208,9 +212,7 @@ class StepConsumer:
         if timeout < 0:
             self._require("negative_timeout_refused")
         reply, ops = self._do({"cmd": "poll_once", "timeout": timeout}, max(timeout, 0) + 30)
-        records = [Record(r["id"], r["topic"], r["partition"], r["offset"], r["delivery_count"])
-                   for op in ops if op.f == "poll" and op.type == "ok" for r in op.value["records"]]
-        return records, reply.get("elapsed_ms"), reply.get("error")
+        return _given(ops), reply.get("elapsed_ms"), reply.get("error")
 
     def close(self, wait_exit: bool = True, timeout: Any = DRIVER_DEFAULT) -> str | None:
         """Close the client (the command returns when the library's close() returned); then, unless

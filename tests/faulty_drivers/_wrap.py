@@ -17,7 +17,8 @@ class Wrapped:
 
 def run(wrap=None, change_config=None) -> int:
     """Run the confluent driver (its `main`) with every consumer it makes passed through `wrap(consumer, config)`
-    and its start config through `change_config(config)`: (config, explicit) the consumer is made with."""
+    and its start config and mode through `change_config(config, explicit)`, which returns the (config, explicit)
+    the consumer is made with."""
     original = d._subscribed
 
     def subscribed(config, explicit, start, subscribe=True):
