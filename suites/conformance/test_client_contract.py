@@ -33,6 +33,14 @@ def _one_record(s):
     return c, got
 
 
+def _consumes_the_first_record(s, c) -> None:
+    """`c` is given the session topic's first record (offset 0), ACCEPTs and commits it; the history conforms."""
+    got = c.poll_until(1, ack="ACCEPT")
+    c.commit_ok()
+    assert [(r.topic, r.offset) for r in got] == [(s.topic, 0)], f"{c.name} was given {got}, not {s.topic}'s offset 0"
+    s.assert_conforms()
+
+
 def _one_committed(s):
     """A consumer whose one record it was given is ACCEPTed and committed: (consumer, [record])."""
     c, got = _one_record(s)
@@ -258,10 +266,7 @@ def test_subscription_names_the_topics_of_the_most_recent_subscribe(share_sessio
         assert c.subscribe(topics) is None, f"the client refused subscribe({topics}): {c.last_error}"
         named = c.subscription()
         assert named == sorted(topics), f"after subscribe({topics}) subscription() named {named}"
-    got = c.poll_until(1, ack="ACCEPT")
-    c.commit_ok()
-    assert [(r.topic, r.offset) for r in got] == [(s.topic, 0)], got
-    s.assert_conforms()
+    _consumes_the_first_record(s, c)
 
 
 @pytest.mark.rule("subscribe-replaces")
@@ -322,10 +327,7 @@ def test_a_subscribe_to_an_empty_topic_name_is_refused(share_session):
     assert "IllegalArgument" in error or "ValueError" in error, \
         f"subscribe() with an empty topic name was refused with {error}, not IllegalArgumentException (ValueError)"
     assert c.subscription() == [s.topic], f"after the refused subscribe() the subscription was {c.subscription()}"
-    got = c.poll_until(1, ack="ACCEPT")
-    c.commit_ok()
-    assert [r.offset for r in got] == [0], got
-    s.assert_conforms()
+    _consumes_the_first_record(s, c)
 
 
 @pytest.mark.rule("default-ack-mode")
@@ -446,11 +448,7 @@ def _refused_then_served(s, topics: list[str], codes: tuple[str, ...]) -> None:
     refused.poll_until_error(codes)
     assert refused.records_given() == [], f"{refused.name}, subscribed to {topics}, was given records"
     refused.close()
-    c = s.consumer()
-    got = c.poll_until(1, ack="ACCEPT")
-    c.commit_ok()
-    assert [r.offset for r in got] == [0], got
-    s.assert_conforms()
+    _consumes_the_first_record(s, s.consumer())
 
 
 @pytest.mark.rule("poll-invalid-topic")
