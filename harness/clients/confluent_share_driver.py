@@ -221,10 +221,11 @@ def _step(consumer: ShareConsumer, cmd: str, command: dict, given: dict) -> dict
         records = _poll_batch(consumer, float(command.get("timeout", 5.0)))
         given.update({(m.topic(), m.partition(), m.offset()): m for m in records})
         return {"records": len(records), "batch": records}
-    if cmd == "ack":
-        return {"error": _acknowledge(consumer, given, command.get("records", []), command.get("by") == "offset")}
+    if cmd == "ack":  # (contract 1's call unchanged: drivers that wrap this one replace _acknowledge and commit)
+        by_offset = {"by_offset": True} if command.get("by") == "offset" else {}
+        return {"error": _acknowledge(consumer, given, command.get("records", []), **by_offset)}
     if cmd == "commit_sync":
-        commit(consumer, command["timeout"] if "timeout" in command else 30.0)  # null: no argument (contract 3)
+        commit(consumer, *((command["timeout"],) if "timeout" in command else ()))  # null: no argument (contract 3)
         return {}
     if cmd == "poll_once":  # contract 3: one library call, timed
         began = time.monotonic()
