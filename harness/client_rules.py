@@ -193,6 +193,26 @@ CLIENT_RULES: dict[str, Rule] = {
         "works", JAVA_API,
         "If no thread is blocking in a method which can throw WakeupException, the next call to such a method will "
         "raise it instead.", feature="wakeup"),
+    "wakeup-blocking-call": Rule(
+        "wakeup() from another thread ends a poll blocking on an idle topic with WakeupException at once, long "
+        "before its timeout; the poll after delivers", JAVA_API,
+        "The thread which is blocking in an operation will throw WakeupException.", feature="wakeup_thread"),
+    "client-instance-id": Rule(
+        "clientInstanceId refuses a negative timeout (IllegalArgumentException) and, with telemetry disabled, any "
+        "call (IllegalStateException); with telemetry enabled it waits at most its timeout, and not at all for zero",
+        JAVA_API,
+        "This method waits up to timeout for the consumer client to complete the request. Specifying a timeout of "
+        "zero means do not wait for the initial request to complete if it hasn't already. [...] @throws "
+        "IllegalArgumentException if the timeout is negative [...] @throws IllegalStateException if telemetry is "
+        "not enabled", feature="client_instance_id"),
+    "config-refused-or-inert": Rule(
+        "The consumer settings a share group does not take (auto.offset.reset, enable.auto.commit, isolation.level, "
+        "partition.assignment.strategy, interceptor.classes) are refused at construction, or taken with no effect "
+        "on what the group delivers", KIP932,
+        "The existing consumer configurations apply for share groups with the following exceptions: [...] "
+        "auto.offset.reset: this is handled by a dynamic group configuration group.share.auto.offset.reset [...] "
+        "isolation.level: this is handled by a dynamic group configuration group.share.isolation.level",
+        feature="config_refusal"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

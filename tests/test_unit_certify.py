@@ -34,7 +34,7 @@ def test_builtin_drivers_declare_known_features():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"contract": 4}, "declares contract 4; this harness speaks contracts 1, 2, 3"),
+    ({"contract": 5}, "declares contract 5; this harness speaks contracts 1, 2, 3, 4"),
     ({"contract": 1, "features": ["ack:ACCEPT", "unsubscribe"]},
      "features unsubscribe need contract 2; the manifest declares contract 1"),
     ({"command": []}, "`command` must be a non-empty list"),
@@ -441,6 +441,20 @@ def test_a_contract_2_driver_is_not_run_on_the_rules_of_contract_3(tmp_path):
         assert builtin_drivers()["confluent"].older_contract(feature) is None
     with pytest.raises(HarnessError, match="features subscribe need contract 3; the manifest declares contract 2"):
         load_manifest(_manifest(tmp_path, contract=2, features=["ack:ACCEPT", "subscribe"]))
+
+
+def test_a_contract_3_driver_is_not_run_on_the_rules_of_contract_4(tmp_path):
+    """Driver contract 4 added a refused construction as a `start` `fail` event, `client_instance_id` and `poll_once`'s
+    `wakeup_after` (issue 49): a contract-3 driver is "not run" on them; the Java driver serves all three and the
+    confluent driver the refusal."""
+    info = load_manifest(_manifest(tmp_path, contract=3))
+    for feature in ("config_refusal", "client_instance_id", "wakeup_thread"):
+        assert info.older_contract(feature).startswith(f"older contract: the driver speaks contract 3; {feature} came "
+                                                       f"with contract 4"), feature
+        assert feature in builtin_drivers()["java"].features
+    assert "config_refusal" in builtin_drivers()["confluent"].features
+    with pytest.raises(HarnessError, match="features wakeup_thread need contract 4; the manifest declares contract 3"):
+        load_manifest(_manifest(tmp_path, contract=3, features=["ack:ACCEPT", "wakeup_thread"]))
 
 
 def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_certified():

@@ -75,15 +75,24 @@ def _on_error(err: Any) -> None:
         emit("info", "error", {"code": err.code(), "message": _error_text(err)})
 
 
+class Refused(Exception):
+    """The library refused to construct the consumer (its `start` `fail` event is printed: driver contract 4)."""
+
+
 def _subscribed(config: dict[str, Any], explicit: bool, start: dict[str, Any], subscribe: bool = True) -> ShareConsumer:
     """The consumer of `config`, subscribed (unless `subscribe` is false), its commit callback set; prints
-    `start`."""
+    `start`. A configuration the library refuses at construction prints `start` `fail` and raises Refused."""
     props = {"bootstrap.servers": config["bootstrap"], "group.id": config["group"],
              "share.acknowledgement.mode": "explicit" if explicit else "implicit",
              "error_cb": _on_error, **config.get("client_config", {})}
     if config.get("mode") == "default":  # contract 3: the library's own default mode (documented implicit)
         del props["share.acknowledgement.mode"]
-    consumer = ShareConsumer(props)
+    try:
+        consumer = ShareConsumer(props)
+    except (ValueError, KafkaException) as exc:  # contract 4: a refused configuration is a result
+        emit("fail", "start", {"client": "confluent-kafka", "client_version": confluent_kafka.version(),
+                               "contract": CONTRACT_VERSION, "error": f"{type(exc).__name__}: {_error_text(exc)}"})
+        raise Refused() from None
     consumer.set_acknowledgement_commit_callback(_on_commit)
     if subscribe and config["topics"]:  # none: no subscribe() call at all (what subscription() says then)
         consumer.subscribe(config["topics"])
@@ -322,6 +331,13 @@ def _watch_stdin(stop: threading.Event, abandon: threading.Event) -> None:
 
 def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
+    try:
+        return _main(config)
+    except Refused:  # its start event said so
+        return 0
+
+
+def _main(config: dict[str, Any]) -> int:
     if config.get("behaviour") == "step":
         run_steps(config, sys.stdin)
         return 0

@@ -58,11 +58,15 @@ from harness.errors import HarnessError
 #: (a negative `timeout` is passed to the library, whose poll, commitSync and close refuse it, as KafkaShareConsumer's
 #: do; confluent-kafka takes -1 as "wait forever", so its driver does not declare it), `wakeup` (the `wakeup` command:
 #: KafkaShareConsumer's wakeup(), called on the driver's thread between two calls; confluent-kafka has none).
+#: Contract 4: `config_refusal` (a configuration the library refuses at construction is printed as a `start` `fail`
+#: event with its error, the driver then exits 0), `client_instance_id` (the `client_instance_id` command:
+#: KafkaShareConsumer's clientInstanceId(Duration); confluent-kafka has none) and `wakeup_thread` (`poll_once`'s
+#: `wakeup_after`: wakeup() from a second thread while the poll blocks; KafkaShareConsumer only).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
             "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
             "ack_by_offset", "mode_default", "lock_timeout", "ack_local", "default_timeouts", "poll_once",
-            "negative_timeout_refused", "wakeup")
+            "negative_timeout_refused", "wakeup", "config_refusal", "client_instance_id", "wakeup_thread")
 
 
 @dataclass(frozen=True)
@@ -165,12 +169,13 @@ def builtin_drivers() -> dict[str, DriverInfo]:
     container hands its listeners, on the container's thread; docs/design/spring-driver.md)."""
     return {
         "confluent": DriverInfo("confluent", _BASIC + ("rack_id", "ack_mode_setting", "unsubscribe", "subscribe_none",
-                                                       "ack_by_offset") + _CONTRACT_3 + _LOCAL,
+                                                       "ack_by_offset", "config_refusal") + _CONTRACT_3 + _LOCAL,
                                 _confluent,
                                 autonomous=_confluent_autonomous),
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
                                              "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout",
-                                             "negative_timeout_refused", "wakeup")
+                                             "negative_timeout_refused", "wakeup", "config_refusal",
+                                             "client_instance_id", "wakeup_thread")
                             + _CONTRACT_3 + _LOCAL,
                             _java,
                             autonomous=stepped(_java), jvm=True),

@@ -21,6 +21,16 @@ LATE_AFTER_LOCK_S = 12
 DRIVER_DEFAULT: Any = object()
 
 
+class ConstructionRefused(HarnessError):
+    """The client refused to construct a consumer with the configuration given (driver contract 4: its `start`
+    `fail` event); `error` is what the library raised. A test of a refused setting catches it; anywhere else it is
+    a set-up that did not hold."""
+
+    def __init__(self, name: str, error: str) -> None:
+        super().__init__(f"{name}: the client refused to construct the consumer: {error}")
+        self.error = error
+
+
 @dataclass(frozen=True)
 class Record:
     """A record as a consumer was given it."""
@@ -51,11 +61,12 @@ class StepConsumer:
         self.features = features  # what the driver declares (None: take it as supporting everything)
         self.name = driver.name
         self.last_error: str | None = None  # the error the client raised on the last command, if any
+        self.last_reply: dict[str, Any] = {}  # the last command's end marker, as the driver printed it
         self.close_sent = False  # close() was asked of the client (its process may still be running)
 
     def _do(self, cmd: dict[str, Any], timeout: float = 60.0):
         reply, ops = self.driver.command(cmd, timeout)
-        self.last_error = reply.get("error")
+        self.last_error, self.last_reply = reply.get("error"), reply
         return reply, ops
 
     def poll(self, timeout: float = 10.0) -> list[Record]:
@@ -187,6 +198,13 @@ class StepConsumer:
         reply, _ = self._do({"cmd": "wakeup"})
         return reply.get("error")
 
+    def client_instance_id(self, timeout: float) -> tuple[str | None, int | None, str | None]:
+        """clientInstanceId(timeout) (driver contract 4): the id (None: the library returned none), how long the
+        call took (ms) and the error it raised, if any."""
+        self._require("client_instance_id")
+        reply, _ = self._do({"cmd": "client_instance_id", "timeout": timeout}, max(timeout, 0) + 30)
+        return reply.get("id"), reply.get("elapsed_ms"), reply.get("error")
+
     def commit_ok(self, partitions=None) -> list[dict[str, Any]]:
         """commit_sync, asserting what a rule that commits acknowledgements needs: at least one result (an empty
         result where one was required is a failure, not a vacuous pass), one for each of `partitions` if
@@ -205,13 +223,19 @@ class StepConsumer:
         self._require("commit_async")
         self._do({"cmd": "commit_async"})
 
-    def poll_once(self, timeout: float) -> tuple[list[Record], int | None, str | None]:
+    def poll_once(self, timeout: float, wakeup_after: float | None = None) -> tuple[list[Record], int | None, str | None]:
         """One library poll with `timeout` seconds (driver contract 3): the records it returned, how long the call
-        took (ms) and the error it raised, if any."""
+        took (ms) and the error it raised, if any. `wakeup_after` (driver contract 4): a second thread of the driver
+        calls wakeup() that many seconds into the poll (`last_reply["wakeup_sent"]`: whether it did before the poll
+        returned)."""
         self._require("poll_once")
         if timeout < 0:
             self._require("negative_timeout_refused")
-        reply, ops = self._do({"cmd": "poll_once", "timeout": timeout}, max(timeout, 0) + 30)
+        command: dict[str, Any] = {"cmd": "poll_once", "timeout": timeout}
+        if wakeup_after is not None:
+            self._require("wakeup_thread")
+            command["wakeup_after"] = wakeup_after
+        reply, ops = self._do(command, max(timeout, 0) + 30)
         return _given(ops), reply.get("elapsed_ms"), reply.get("error")
 
     def close(self, wait_exit: bool = True, timeout: Any = DRIVER_DEFAULT) -> str | None:

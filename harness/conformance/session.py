@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.clients.options import refusal, refused
 from harness.clients.registry import effective_options
 from harness.conformance.admin_ops import AdminOperations
-from harness.conformance.consumer import StepConsumer
+from harness.conformance.consumer import ConstructionRefused, StepConsumer
 from harness.conformance.log_ops import LogOperations
 from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
@@ -33,6 +33,7 @@ class ShareSession(LogOperations, AdminOperations):
         self.history, self.topic, self.group, self.limits = (self.ctx.history, self.ctx.topic, self.ctx.group,
                                                              self.ctx.limits)
         self.consumers: list[StepConsumer] = []
+        self._made = 0  # consumers asked for, refused ones too (each driver's process name is its own)
         self._other_histories: list = []  # of consumers of other groups (`consumer(own_history=True)`)
         self._producer = None
         self._producers = 0
@@ -65,7 +66,8 @@ class ShareSession(LogOperations, AdminOperations):
             history = HistoryWriter(self.run_dir / f"history-{group}.jsonl")
             self._other_histories.append(history)
         self.require("mode_default" if mode == "default" else mode)
-        name = f"consumer-{len(self.consumers)}"
+        name = f"consumer-{self._made}"
+        self._made += 1
         bootstrap = self.cluster.bootstrap_servers
         if user is not None:
             bootstrap = self.sasl_bootstrap()
@@ -80,13 +82,19 @@ class ShareSession(LogOperations, AdminOperations):
         driver.start()
         try:
             wait_until(lambda: any(op.process == name and op.f == "start" for op in history.ops()) or
-                       not driver.alive(), timeout=60, what=f"{name} to start")
+                       driver.closed.is_set(), timeout=60, what=f"{name} to start")  # closed: its output all read
         except BaseException:  # not started in time (or interrupted): not left running
             driver.close(10)
             raise
         if driver.contract_error:
             driver.close(10)
             raise HarnessError(driver.contract_error)
+        refused_start = next((op.value for op in history.ops()
+                              if op.process == name and op.f == "start" and op.type == "fail"), None)
+        if refused_start is not None:  # driver contract 4: the library refused the configuration (the driver exits)
+            driver.close(10)
+            raise ConstructionRefused(name, str(refused_start.get("error") if isinstance(refused_start, dict)
+                                                else refused_start))
         if not driver.alive():
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
         start = next((op.value for op in history.ops() if op.process == name and op.f == "start"), None)

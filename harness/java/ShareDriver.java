@@ -22,6 +22,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -70,8 +71,18 @@ public class ShareDriver {
             props.put(e.getKey(), e.getValue().asText());
             if (!known.contains(e.getKey())) ignored.add(e.getKey());
         }
-        KafkaShareConsumer<byte[], byte[]> consumer =
-            new KafkaShareConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        KafkaShareConsumer<byte[], byte[]> consumer;
+        try {
+            consumer = new KafkaShareConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        } catch (KafkaException | IllegalArgumentException e) {  // contract 4: a refused configuration is a result
+            ObjectNode refused = obj();
+            refused.put("client", "kafka-clients");
+            refused.put("client_version", config.path("client_version").asText("unknown"));
+            refused.put("contract", 4);
+            refused.put("error", errorText(e));
+            emit("fail", "start", refused);
+            return;
+        }
         consumer.setAcknowledgementCommitCallback((Map<TopicIdPartition, Set<Long>> offsets, Exception exc) -> {
             ObjectNode v = obj();
             ArrayNode parts = v.putArray("partitions");
@@ -93,7 +104,7 @@ public class ShareDriver {
         start.put("client_version", config.path("client_version").asText("unknown"));  // the jar's release
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : ("default".equals(modeAsked) ? "default" : "implicit"));
-        start.put("contract", 3);  // docs/driver.md
+        start.put("contract", 4);  // docs/driver.md
         start.set("ignored_config", ignored);
         emit("ok", "start", start);
 
@@ -230,8 +241,14 @@ public class ShareDriver {
                     case "poll_once": {  // contract 3: one library call, timed
                         long began = System.nanoTime();
                         List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
-                        consumer.poll(duration(command.path("timeout").asDouble(1.0))).forEach(batch::add);
-                        reply.put("elapsed_ms", (System.nanoTime() - began) / 1_000_000);
+                        Waker waker = command.has("wakeup_after")  // contract 4: wakeup() from a second thread
+                            ? new Waker(consumer, command.get("wakeup_after").asDouble()) : null;
+                        try {
+                            consumer.poll(duration(command.path("timeout").asDouble(1.0))).forEach(batch::add);
+                        } finally {
+                            reply.put("elapsed_ms", (System.nanoTime() - began) / 1_000_000);
+                            if (waker != null) reply.put("wakeup_sent", waker.stop());
+                        }
                         emitPoll(batch);
                         for (ConsumerRecord<byte[], byte[]> r : batch) given.put(key(r.topic(), r.partition(), r.offset()), r);
                         if (!explicit) unacked.addAll(batch);
@@ -262,6 +279,17 @@ public class ShareDriver {
                         Optional<?> ms = (Optional<?>) found;
                         if (ms.isPresent()) reply.put("ms", ((Number) ms.get()).longValue());
                         else reply.putNull("ms");
+                        break;
+                    }
+                    case "client_instance_id": {  // contract 4: clientInstanceId(Duration), timed
+                        long began = System.nanoTime();
+                        try {
+                            Uuid id = consumer.clientInstanceId(duration(command.path("timeout").asDouble(1.0)));
+                            if (id == null) reply.putNull("id");
+                            else reply.put("id", id.toString());
+                        } finally {
+                            reply.put("elapsed_ms", (System.nanoTime() - began) / 1_000_000);
+                        }
                         break;
                     }
                     case "subscription": {  // contract 3
@@ -311,6 +339,33 @@ public class ShareDriver {
                 return batch;
             }
             if (System.nanoTime() >= deadline) return batch;
+        }
+    }
+
+    /** Calls wakeup() on `consumer` from a thread of its own `seconds` after it was made, unless stopped first. */
+    static final class Waker {
+        final Thread thread;
+        volatile boolean sent;
+
+        Waker(KafkaShareConsumer<byte[], byte[]> consumer, double seconds) {
+            thread = new Thread(() -> {
+                try {
+                    Thread.sleep((long) (seconds * 1000));
+                } catch (InterruptedException e) {
+                    return;  // the call ended first: no wakeup left pending for the next one
+                }
+                sent = true;
+                consumer.wakeup();
+            }, "driver-waker");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        /** Stops the thread (if it has not called wakeup() yet); whether it did. */
+        boolean stop() throws InterruptedException {
+            thread.interrupt();
+            thread.join();
+            return sent;
         }
     }
 

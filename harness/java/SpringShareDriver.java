@@ -1,4 +1,4 @@
-// A step-mode driver (docs/driver.md, contract 3)
+// A step-mode driver (docs/driver.md, contract 4)
 // for Spring for Apache Kafka's share consumer container (spring-kafka 4.1.x), run with the release's
 // kafka-clients (4.2+). Design: docs/design/spring-driver.md (issue 49): the `spring` driver (harness.clients.driver.SpringStepDriver).
 //
@@ -492,7 +492,7 @@ public class SpringShareDriver {
         start.put("behaviour", "step");
         start.put("mode", explicit ? "explicit" : "implicit");
         start.put("share_ack_mode", mode.name());
-        start.put("contract", 3);  // docs/driver.md; contract 2's and 3's commands not implemented here (the features are not declared)
+        start.put("contract", 4);  // docs/driver.md; contract 2's, 3's and 4's commands not implemented here (the features are not declared)
         start.set("ignored_config", ignored);
         emit("ok", "start", start);
 

@@ -650,3 +650,144 @@ def test_a_wakeup_with_no_call_blocking_is_raised_by_the_next_call(share_session
     s.assert_settled_by_the_broker("the ACCEPT was committed by the commitSync after the woken one")
     s.assert_conforms()
 
+
+
+@pytest.mark.rule("wakeup-blocking-call")
+def test_a_wakeup_from_another_thread_ends_a_blocking_poll(share_session):
+    """Rows W3, W4, W8 ("Wake up the consumer. This method is thread-safe and is useful in particular to abort a long
+    poll."), W9 ("The thread which is blocking in an operation will throw WakeupException.") and P12's "while" half,
+    gap G45 (driver contract 4, `poll_once`'s `wakeup_after`): a 20 s poll on an idle topic, woken by a second thread
+    1 s in, ends with WakeupException within 10 s, not at its timeout; the poll after delivers a record produced then."""
+    s = share_session(topic_partitions=1)
+    s.require("wakeup_thread", "poll_once", "commit_sync")
+    c = s.consumer()
+    records, elapsed, error = c.poll_once(20.0, wakeup_after=1.0)
+    precondition(not records, f"a poll on an empty topic returned {records}")
+    precondition(c.last_reply.get("wakeup_sent") is True,
+                 f"the poll returned after {elapsed} ms, before the second thread's wakeup() 1 s in (error: {error})")
+    assert error and "Wakeup" in error, \
+        f"a poll woken by another thread 1 s in ended after {elapsed} ms with {error!r}, not WakeupException"
+    assert elapsed is not None and elapsed < 10000, \
+        f"a poll woken by another thread 1 s in blocked {elapsed} ms (its timeout 20 s) before raising {error}"
+    s.produce(1)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"after the woken poll the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("client-instance-id")
+def test_client_instance_id_is_bounded_by_its_timeout_and_refused_without_telemetry(share_session):
+    """Rows I2 ("This method waits up to timeout for the consumer client to complete the request."), I3 ("Specifying
+    a timeout of zero means do not wait for the initial request to complete if it hasn't already."), I4 and I5
+    ("@throws IllegalArgumentException if the timeout is negative", "@throws IllegalStateException if telemetry is not
+    enabled"), I1 partly, gap G38 (driver contract 4, `client_instance_id`): with telemetry enabled (the default) a
+    negative timeout is refused, a zero one returns at once and a 2 s one within 2 s (plus 3 s for a loaded machine),
+    and two ids it gave are the same (brokers without a telemetry plugin give none: then it returns none); with
+    `enable.metrics.push=false` the call is refused."""
+    s = share_session(topic_partitions=1)
+    s.require("client_instance_id", "commit_sync")
+    c, got = _one_record(s)
+    _, _, error = c.client_instance_id(-1.0)
+    assert error and "IllegalArgument" in error, f"clientInstanceId(-1 s) raised {error!r}, not IllegalArgumentException"
+    first, elapsed, error = c.client_instance_id(0.0)
+    assert error is None, f"clientInstanceId(0) raised {error}"
+    assert elapsed is not None and elapsed < 1000, f"clientInstanceId(0) took {elapsed} ms: zero means do not wait"
+    second, elapsed, error = c.client_instance_id(2.0)
+    assert error is None, f"clientInstanceId(2 s) raised {error}"
+    assert elapsed is not None and elapsed <= 5000, f"clientInstanceId(2 s) took {elapsed} ms, past its timeout"
+    assert first is None or second is None or first == second, \
+        f"clientInstanceId changed from {first} to {second}: it \"will not change after it is initially generated\""
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    quiet = s.consumer(enable_metrics_push="false")
+    _, _, error = quiet.client_instance_id(1.0)
+    assert error and "IllegalState" in error, \
+        f"clientInstanceId with enable.metrics.push=false raised {error!r}, not IllegalStateException"
+    s.assert_conforms()
+
+
+#: The consumer settings KIP-932 says a share group does not take (rows N5a-N5e), each with a value a plain consumer
+#: of either Java or librdkafka takes, so that a refusal is of the setting, not of its value.
+NOT_FOR_SHARE_GROUPS = {"auto.offset.reset": "earliest", "enable.auto.commit": "true",
+                        "isolation.level": "read_uncommitted",
+                        "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RangeAssignor",
+                        "interceptor.classes": "org.example.ShareInterceptor"}
+
+
+def _refusal(s, setting: str, value: str, group: str | None = None, own_history: bool = False):
+    """A consumer made with `setting=value`: (None, the consumer) if the client took it, (its error, None) if it
+    refused to construct it."""
+    from harness.conformance.consumer import ConstructionRefused
+    try:
+        return None, s.consumer(group=group, own_history=own_history, **{setting.replace(".", "_"): value})
+    except ConstructionRefused as refused:
+        return refused.error, None
+
+
+def _offset_reset_inert(s, taken, produced: list[str]) -> str | None:
+    """`auto.offset.reset=earliest` was taken: a second group whose `share.auto.offset.reset` is latest, joined by a
+    consumer made with it, must not be given the three records produced before it joined (records are produced one at
+    a time until one comes: then the group's start offset is set). The failure, or None. `produced`: gains the ids."""
+    group = f"{s.group}-reset"
+    refusal = s.try_group_configs(group, share_auto_offset_reset="latest")
+    precondition(refusal is None, f"share.auto.offset.reset=latest was refused: {refusal}")
+    taken.close()
+    _, c = _refusal(s, "auto.offset.reset", "earliest", group=group, own_history=True)
+    precondition(c is not None, "auto.offset.reset was taken once and refused the second time")
+
+    def a_later_record_came() -> bool:
+        produced.extend(s.produce(1))
+        batch = c.poll(2.0)
+        if batch:
+            c.ack(batch, "ACCEPT")
+        return any(r.offset >= 3 for r in c.records_given())
+    try:
+        wait_until(a_later_record_came, timeout=60, interval=0.0,
+                   what="a record produced after the consumer made with auto.offset.reset=earliest joined")
+    except WaitTimeout as exc:
+        precondition(False, str(exc))
+    early = sorted(r.offset for r in c.records_given() if r.offset < 3)
+    c.close()
+    if early:
+        return (f"with auto.offset.reset=earliest taken, a group whose share.auto.offset.reset is latest was given "
+                f"offsets {early}, produced before it joined: the client setting was applied")
+    return None
+
+
+@pytest.mark.rule("config-refused-or-inert")
+def test_settings_share_groups_do_not_take_are_refused_or_inert(share_session):
+    """Rows N4 ("The existing consumer configurations apply for share groups with the following exceptions:"),
+    N5a-N5e and T2, gap G37 (driver contract 4: a refused construction is a `start` `fail` event): a consumer made
+    with each of auto.offset.reset, enable.auto.commit, isolation.level, partition.assignment.strategy and
+    interceptor.classes is refused (an error naming the setting), or its setting has no effect: auto.offset.reset=
+    earliest on a group whose share.auto.offset.reset is latest delivers nothing produced before it joined;
+    any other setting taken leaves the rule inconclusive: no black-box check here sees that it has no effect
+    (isolation.level's would need a read_committed group given an aborted transaction on a topic of its own, not
+    built while both clients certified refuse it; enable.auto.commit, partition.assignment.strategy and
+    interceptor.classes change nothing a broker shows)."""
+    s = share_session(topic_partitions=1)
+    s.require("config_refusal", "commit_sync")
+    produced = s.produce(3)
+    failures, unseen = [], []
+    for setting, value in NOT_FOR_SHARE_GROUPS.items():
+        error, taken = _refusal(s, setting, value)
+        if error is not None:
+            precondition(setting in error and "Invalid value" not in error,
+                         f"{setting}={value} was refused with an error that does not name the setting or refuses "
+                         f"the value: {error}")
+            continue
+        if setting == "auto.offset.reset":
+            failures.append(_offset_reset_inert(s, taken, produced))
+        else:
+            taken.close()
+            unseen.append(setting)
+    failures = [f for f in failures if f]
+    assert not failures, "; ".join(failures)
+    precondition(not unseen, f"the client took {', '.join(unseen)}; no black-box check sees that they have no effect")
+    c = s.consumer()
+    got = c.poll_until(len(produced), ack="ACCEPT")
+    precondition(len(got) == len(produced), f"the consumer was given {len(got)} of {len(produced)} records")
+    c.commit_ok()
+    s.assert_conforms()

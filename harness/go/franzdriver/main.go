@@ -1,5 +1,5 @@
 // Command franzdriver is the franz-go share-consumer driver of the harness (docs/driver.md,
-// contract 3), step behaviour only: it runs one JSON command per stdin line and prints JSON
+// contract 4), step behaviour only: it runs one JSON command per stdin line and prints JSON
 // operations on stdout, like harness/java/ShareDriver.java does for KafkaShareConsumer.
 //
 //	franzdriver '<json config>'
@@ -60,8 +60,9 @@ var version = ""
 // docs/driver.md; not implemented here (the features are not declared): contract 2's `unsubscribe`, contract 3's
 // `subscribe` and `subscription` (franz-go fixes the topics at NewClient), an `ack` without a type (Record.Ack takes
 // one), `"by": "offset"` (franz-go acknowledges a record it returned, by the record) and the `default` mode (franz-go
-// has no modes)
-const contract = 3
+// has no modes); contract 4's refused start (franz-go takes any option kgo.NewClient accepts), `client_instance_id`
+// and `wakeup_after` (franz-go has neither call)
+const contract = 4
 
 // features are what this driver supports, in the vocabulary of docs/driver.md.
 var features = []string{"ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
