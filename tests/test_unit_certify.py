@@ -253,6 +253,14 @@ def test_the_franz_driver_refuses_an_option_it_would_ignore():
         probe(info, {"no.such.option": "1"})
 
 
+def test_an_option_the_library_refuses_at_construction_is_named_with_its_refusal():
+    """Driver contract 4: the confluent driver prints a `start` `fail` event when librdkafka refuses the consumer's
+    configuration; the probe certify runs before any test says so in one line, with the library's words."""
+    from harness.clients.options import probe
+    with pytest.raises(HarnessError, match="auto.offset.reset. is not applicable for share consumer"):
+        probe(driver_info("confluent"), {"auto.offset.reset": "earliest"})
+
+
 def test_the_spring_driver_starts_offline_applies_options_and_refuses_41():
     """The spring driver (spring-kafka's share container over the release's KafkaShareConsumer) is built from
     Maven Central's jars at first use, starts with no broker and names an option it would ignore; Kafka 4.1 is

@@ -85,9 +85,11 @@ def probe(info, options: dict[str, str], dist=None, timeout: float = 60.0) -> di
                        what=f"the {info.name} driver to start with the client options")
             starts = [op.value for op in history.ops() if op.f == "start" and op.type == "ok"]
             if not starts:
+                refused_by = [op.value.get("error") for op in history.ops()  # driver contract 4: its library refused them
+                              if op.f == "start" and op.type == "fail" and isinstance(op.value, dict)]
                 log = driver.log_path.read_text(errors="replace").strip().splitlines() if driver.log_path.is_file() else []
                 raise HarnessError(f"the {info.name} driver did not start with client options {json.dumps(options)}: "
-                                   f"{(log or ['(no output)'])[-1][:300]}")
+                                   f"{str((refused_by or log or ['(no output)'])[-1])[:300]}")
         finally:
             driver.close(10)
         start = starts[0] if isinstance(starts[0], dict) else {}

@@ -95,7 +95,8 @@ class ShareSession(LogOperations, AdminOperations):
             driver.close(10)
             raise ConstructionRefused(name, str(refused_start.get("error") if isinstance(refused_start, dict)
                                                 else refused_start))
-        if not driver.alive():
+        if not driver.alive() or not any(op.process == name and op.f == "start" for op in history.ops()):
+            driver.close(10)
             raise HarnessError(f"{name} exited at start (see {driver.log_path})")
         start = next((op.value for op in history.ops() if op.process == name and op.f == "start"), None)
         start = start if isinstance(start, dict) else {}
