@@ -27,9 +27,16 @@ def run_pytest(cmd: Sequence[str], *, cwd: Path, env: dict[str, str] | None = No
     (Ctrl-C, or SIGTERM turned into one by the CLI) forward SIGINT, wait up to `grace` seconds for
     the tear-down (the child killed only if it did not finish), then raise the KeyboardInterrupt
     again: the caller is interrupted too (a swallowed interrupt let an outer pytest session go on)."""
+    die_with_us = child_setup_for(os.getpid(), signal.SIGTERM)
+
+    def setup() -> None:
+        # A shell without job control starts a background command with SIGINT ignored, and Python leaves an ignored
+        # SIGINT ignored: the forwarded SIGINT would then do nothing and the child be killed after `grace`.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        die_with_us()
     child = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=stdout,
                              stderr=subprocess.STDOUT if stdout is not None else None,
-                             start_new_session=True, preexec_fn=child_setup_for(os.getpid(), signal.SIGTERM))
+                             start_new_session=True, preexec_fn=setup)
     try:
         return child.wait()
     except KeyboardInterrupt:

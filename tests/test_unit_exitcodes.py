@@ -227,11 +227,15 @@ sys.exit(rc)
 """
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
-def test_a_signal_reaches_the_pytest_child_which_finishes_its_reports(tmp_path, sig):
+@pytest.mark.parametrize("sig, background", [("SIGTERM", False), ("SIGINT", False), ("SIGTERM", True)])
+def test_a_signal_reaches_the_pytest_child_which_finishes_its_reports(tmp_path, sig, background):
+    """`background`: the harness started as a shell without job control starts a background command, with SIGINT
+    ignored (which a child inherits): the forwarded SIGINT must still reach the pytest child."""
     import signal
     import time
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT, _CHILD, str(tmp_path)], cwd=ROOT)
+    ignore_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, _CHILD, str(tmp_path)], cwd=ROOT,
+                              preexec_fn=ignore_sigint)
     deadline = time.monotonic() + 30
     while not (tmp_path / "started").exists():
         assert time.monotonic() < deadline and parent.poll() is None, "the child did not start"
