@@ -213,6 +213,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "auto.offset.reset: this is handled by a dynamic group configuration group.share.auto.offset.reset [...] "
         "isolation.level: this is handled by a dynamic group configuration group.share.isolation.level",
         feature="config_refusal"),
+    "commit-sync-bounded": Rule(
+        "commitSync(timeout) with the partition's leader cut off returns or raises once its timeout expires; healed, "
+        "the next commitSync settles the acknowledgement", JAVA_API,
+        "This is a synchronous commit and will block until either the commit succeeds, an unrecoverable error is "
+        "encountered (in which case it is thrown to the caller), or the timeout expires.", feature="default_timeouts"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -48,7 +48,8 @@ class ShareSession(LogOperations, AdminOperations):
 
     # -- consumers ------------------------------------------------------------
     def consumer(self, mode: str = "explicit", user: tuple[str, str] | None = None, group: str | None = None,
-                 topics: list[str] | None = None, own_history: bool = False, **client_config: str) -> StepConsumer:
+                 topics: list[str] | None = None, own_history: bool = False, lane: int | None = None,
+                 **client_config: str) -> StepConsumer:
         """A new share consumer of the group in step mode (`explicit` or `implicit` acknowledgement; `default`:
         the driver sets no acknowledgement mode, driver contract 3).
         `user`: (name, password) to connect as on the cluster's SASL/PLAIN listener; `group`: another
@@ -56,7 +57,8 @@ class ShareSession(LogOperations, AdminOperations):
         subscribes to instead of the session's (a test of the subscription; none: it subscribes to none).
         `own_history`: with `group`, its operations go to a history of their own (`history-<group>.jsonl` in the
         run's directory), which the session's checkers, judging one group, do not read: the test asserts on what
-        it was given (`records_given`)."""
+        it was given (`records_given`). `lane`: it connects through that consumer lane's proxies (a cluster the
+        harness started with lanes), so a `consumer-cut` fault cuts it off a broker alone."""
         info = self.driver
         history = self.history
         if own_history:
@@ -69,6 +71,8 @@ class ShareSession(LogOperations, AdminOperations):
         name = f"consumer-{self._made}"
         self._made += 1
         bootstrap = self.cluster.bootstrap_servers
+        if lane is not None:
+            bootstrap = self.cluster.consumer_bootstrap(lane)
         if user is not None:
             bootstrap = self.sasl_bootstrap()
             client_config = {**sasl_client_config(self.client, *user), **client_config}

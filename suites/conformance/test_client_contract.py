@@ -791,3 +791,65 @@ def test_settings_share_groups_do_not_take_are_refused_or_inert(share_session):
     precondition(len(got) == len(produced), f"the consumer was given {len(got)} of {len(produced)} records")
     c.commit_ok()
     s.assert_conforms()
+
+
+class _OnLane:
+    """The consumers a `consumer-cut` fault may cut, for its plan and its history (the process the cut disconnects,
+    whose delivery attempts it may end: row R8): one step consumer on one lane."""
+
+    def __init__(self, lane: int, name: str) -> None:
+        self.lane, self.name = lane, name
+
+    def lane_processes(self, lane: int) -> list[str]:
+        return [self.name] if lane == self.lane else []
+
+
+#: How far past its timeout a bounded call may return (the driver's pipe, a loaded machine).
+BOUND_TOLERANCE_S = 5.0
+
+
+@pytest.mark.rule("commit-sync-bounded")
+def test_a_commit_sync_with_its_leader_cut_off_returns_within_its_timeout(share_session, kafka_cluster):
+    """Rows C11 ("This is a synchronous commit and will block until either the commit succeeds, an unrecoverable error
+    is encountered (in which case it is thrown to the caller), or the timeout expires.") and C3's timeout half, gap G42
+    (a fault inside a certification): a consumer on a lane of its own ACCEPTs a record; the lane's link to the
+    partition's leader is cut (`consumer-cut`, proven: ApiVersions through it times out); commitSync(2 s) returns or
+    raises within 2 s (plus 5 s of tolerance). The ACCEPT's outcome is then unknown: healed, the record is settled,
+    or it comes back once its lock ran out and is accepted again (KafkaShareConsumer 4.4.0 reports the ACCEPT it
+    sent after the heal failed, UnknownServerException, to its callback)."""
+    from harness.cluster.base import Partitionable
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    if not isinstance(kafka_cluster, Partitionable) or not getattr(kafka_cluster.spec, "consumer_lanes", 0):
+        pytest.skip("needs a cluster the harness started with consumer lanes (the fault cuts a consumer's proxy)")
+    s = share_session(topic_partitions=1, lock_duration_ms=15000)
+    s.require("commit_sync", "default_timeouts")
+    s.produce(1)
+    c = s.consumer(lane=0)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    leader = kafka_cluster.inspector.leader_of(s.topic, 0)
+    brokers = sorted(kafka_cluster.broker_ids)
+    precondition(leader in brokers, f"the partition has no leader among the brokers {brokers}: {leader}")
+    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, consumers=_OnLane(0, c.name),
+                                   config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=60))
+    try:
+        record = nemesis.start("consumer-cut", pick=brokers.index(leader))
+        precondition(record.applied, f"the consumer's link to the leader was not cut: {record.reason}")
+        precondition(record.targets == [f"lane0->n{leader}"],
+                     f"the cut was {record.targets}, not the consumer's link to the leader n{leader}")
+        began = time.monotonic()
+        op = c.commit_outcome(timeout=2.0)
+        took = time.monotonic() - began
+    finally:
+        nemesis.heal_all()
+    assert took <= 2.0 + BOUND_TOLERANCE_S, (
+        f"commitSync(2 s) with the partition's leader cut off blocked {took:.1f} s (it ended with {op}): it must "
+        f"return or raise once its timeout expires")
+    c.commit_sync()  # the ACCEPT, if the timed-out commit left it to send
+    again = c.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
+    if again:
+        c.commit_ok()
+    s.assert_settled_by_the_broker("the record was accepted, after the heal or once it came back")
+    s.assert_conforms()
