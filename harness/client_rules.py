@@ -218,6 +218,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "the next commitSync settles the acknowledgement", JAVA_API,
         "This is a synchronous commit and will block until either the commit succeeds, an unrecoverable error is "
         "encountered (in which case it is thrown to the caller), or the timeout expires.", feature="default_timeouts"),
+    "close-bounded": Rule(
+        "close(timeout) with the partition's leader cut off returns once its timeout expires (force closed)",
+        JAVA_API,
+        "If the consumer is unable to complete acknowledgements and gracefully leave the group before the timeout "
+        "expires, the consumer is force closed.", feature="close_timeout"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

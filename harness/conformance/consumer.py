@@ -245,8 +245,9 @@ class StepConsumer:
         it held anyway (the broker drops its share sessions), which would hide a close() that did nothing.
         `timeout` (driver contract 3): None calls the library's close() without one; a negative one tests its
         refusal: the error the library refused the close with (the consumer then stays open), else None."""
-        if timeout is not DRIVER_DEFAULT:  # driver contract 3: None calls close() without one
-            self._require("default_timeouts" if timeout is None or timeout >= 0 else "negative_timeout_refused")
+        if timeout is not DRIVER_DEFAULT:  # driver contract 3: None calls close() without one; 4: S seconds
+            self._require("default_timeouts" if timeout is None else
+                          "close_timeout" if timeout >= 0 else "negative_timeout_refused")
         if self.driver.alive() and not self.close_sent:
             reply, _ = self._do({"cmd": "close"} if timeout is DRIVER_DEFAULT else {"cmd": "close", "timeout": timeout})
             if reply.get("error"):  # the library refused the close (a negative timeout): still open

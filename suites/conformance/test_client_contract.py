@@ -853,3 +853,48 @@ def test_a_commit_sync_with_its_leader_cut_off_returns_within_its_timeout(share_
         c.commit_ok()
     s.assert_settled_by_the_broker("the record was accepted, after the heal or once it came back")
     s.assert_conforms()
+
+
+@pytest.mark.rule("close-bounded")
+def test_a_close_with_its_leader_cut_off_returns_within_its_timeout(share_session, kafka_cluster):
+    """Rows Z11 ("If the consumer is unable to complete acknowledgements and gracefully leave the group before the
+    timeout expires, the consumer is force closed.") and Z9's timeout, gap G41 (a fault inside a certification): a
+    consumer on a lane of its own ACCEPTs a record; the lane's link to the partition's leader is cut (`consumer-cut`,
+    proven); close(3 s) returns within 3 s (plus 5 s of tolerance). The ACCEPT's outcome is unknown: healed, the record
+    is settled, or another consumer is given it once its lock ran out and accepts it."""
+    from harness.cluster.base import Partitionable
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+    if not isinstance(kafka_cluster, Partitionable) or not getattr(kafka_cluster.spec, "consumer_lanes", 0):
+        pytest.skip("needs a cluster the harness started with consumer lanes (the fault cuts a consumer's proxy)")
+    s = share_session(topic_partitions=1, lock_duration_ms=15000)
+    s.require("close_timeout")
+    s.produce(1)
+    c = s.consumer(lane=0)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    leader = kafka_cluster.inspector.leader_of(s.topic, 0)
+    brokers = sorted(kafka_cluster.broker_ids)
+    precondition(leader in brokers, f"the partition has no leader among the brokers {brokers}: {leader}")
+    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, consumers=_OnLane(0, c.name),
+                                   config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=60))
+    try:
+        record = nemesis.start("consumer-cut", pick=brokers.index(leader))
+        precondition(record.applied, f"the consumer's link to the leader was not cut: {record.reason}")
+        precondition(record.targets == [f"lane0->n{leader}"],
+                     f"the cut was {record.targets}, not the consumer's link to the leader n{leader}")
+        began = time.monotonic()
+        error = c.close(wait_exit=False, timeout=3.0)
+        took = time.monotonic() - began
+    finally:
+        nemesis.heal_all()
+    assert took <= 3.0 + BOUND_TOLERANCE_S, (
+        f"close(3 s) with the partition's leader cut off blocked {took:.1f} s (error: {error}): the consumer must be "
+        f"force closed once its timeout expires")
+    other = s.consumer()
+    again = other.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
+    if again:
+        other.commit_ok()
+    s.assert_settled_by_the_broker("the record was accepted, after the heal or by another consumer")
+    s.assert_conforms()
