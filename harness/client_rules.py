@@ -223,6 +223,11 @@ CLIENT_RULES: dict[str, Rule] = {
         JAVA_API,
         "If the consumer is unable to complete acknowledgements and gracefully leave the group before the timeout "
         "expires, the consumer is force closed.", feature="close_timeout"),
+    "callback-disconnect": Rule(
+        "An acknowledgement whose request was cut off by a dropped connection is reported to the callback as the "
+        "dropped connection (or as success once resent and settled), never as another error", JAVA_API,
+        "DisconnectException if the broker disconnected before the request could be completed",
+        feature="callback"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -202,6 +202,20 @@ CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
         "neither a record nor an error (franz-go v1.22.2); KafkaShareConsumer and confluent-kafka's ShareConsumer "
         "throw IllegalStateException (\"Consumer is not subscribed to any topics\") from poll",
         evidence=r"to be refused with ILLEGAL_STATE"),
+    Deviation(
+        "disconnect-reported-as-server-error", "java", ("4.1.2", "4.2.0", "4.3.1", "4.4.0"),
+        (f"{_C}test_client_contract.py::test_an_acknowledgement_cut_off_by_a_dropped_connection_is_reported_as_one",),
+        "AcknowledgementCommitCallback Javadoc, onComplete: \"DisconnectException if the broker disconnected before "
+        "the request could be completed\" (rule callback-disconnect)",
+        "an ACCEPT sent by commitAsync into a connection to the partition's leader that then dropped (cut by the "
+        "proxy, which closes it on the heal) is reported to the callback as UnknownServerException (\"The server "
+        "experienced an unexpected error when processing the request.\"), on kafka-clients 4.1.2, 4.2.0, 4.3.1 and "
+        "4.4.0: ShareConsumeRequestManager.handleShareAcknowledgeFailure maps the DisconnectException through "
+        "Errors.forException, which knows no DisconnectException and answers UNKNOWN_SERVER_ERROR; confluent-kafka "
+        "reports _TRANSPORT",
+        "kafka-clients ShareConsumeRequestManager.handleShareAcknowledgeFailure (Errors.forException(error)); "
+        "Errors.forException: a class not in CLASS_TO_ERROR, nor any superclass, is UNKNOWN_SERVER_ERROR",
+        evidence=r"was reported to the callback as 'UnknownServerException"),
 )
 
 

@@ -804,6 +804,49 @@ class _OnLane:
         return [self.name] if lane == self.lane else []
 
 
+def _cut_off_the_leader(s, kafka_cluster, c):
+    """A context: `c` (a consumer on lane 0) cut off its partition's leader (`consumer-cut` of lane 0's link to the
+    leader of partition 0, proven: ApiVersions through it times out), healed on the way out (Toxiproxy then closes
+    the connections that were open through the cut: the client sees them dropped)."""
+    from contextlib import contextmanager
+
+    from harness.faults.base import FaultContext
+    from harness.faults.nemesis import Nemesis
+
+    @contextmanager
+    def cut():
+        leader = kafka_cluster.inspector.leader_of(s.topic, 0)
+        brokers = sorted(kafka_cluster.broker_ids)
+        precondition(leader in brokers, f"the partition has no leader among the brokers {brokers}: {leader}")
+        nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, consumers=_OnLane(0, c.name),
+                                       config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=60))
+        try:
+            record = nemesis.start("consumer-cut", pick=brokers.index(leader))
+            precondition(record.applied, f"the consumer's link to the leader was not cut: {record.reason}")
+            precondition(record.targets == [f"lane0->n{leader}"],
+                         f"the cut was {record.targets}, not the consumer's link to the leader n{leader}")
+            yield record
+        finally:
+            nemesis.heal_all()
+    return cut()
+
+
+def _needs_lanes(kafka_cluster) -> None:
+    from harness.cluster.base import Partitionable
+    if not isinstance(kafka_cluster, Partitionable) or not getattr(kafka_cluster.spec, "consumer_lanes", 0):
+        pytest.skip("needs a cluster the harness started with consumer lanes (the fault cuts a consumer's proxy)")
+
+
+def _accepted_on_lane(s):
+    """A consumer on lane 0 given the one record produced, which it ACCEPTs (not committed): (consumer, [record])."""
+    s.produce(1)
+    c = s.consumer(lane=0)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    return c, got
+
+
 #: How far past its timeout a bounded call may return (the driver's pipe, a loaded machine).
 BOUND_TOLERANCE_S = 5.0
 
@@ -817,33 +860,14 @@ def test_a_commit_sync_with_its_leader_cut_off_returns_within_its_timeout(share_
     raises within 2 s (plus 5 s of tolerance). The ACCEPT's outcome is then unknown: healed, the record is settled,
     or it comes back once its lock ran out and is accepted again (KafkaShareConsumer 4.4.0 reports the ACCEPT it
     sent after the heal failed, UnknownServerException, to its callback)."""
-    from harness.cluster.base import Partitionable
-    from harness.faults.base import FaultContext
-    from harness.faults.nemesis import Nemesis
-    if not isinstance(kafka_cluster, Partitionable) or not getattr(kafka_cluster.spec, "consumer_lanes", 0):
-        pytest.skip("needs a cluster the harness started with consumer lanes (the fault cuts a consumer's proxy)")
+    _needs_lanes(kafka_cluster)
     s = share_session(topic_partitions=1, lock_duration_ms=15000)
     s.require("commit_sync", "default_timeouts")
-    s.produce(1)
-    c = s.consumer(lane=0)
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    leader = kafka_cluster.inspector.leader_of(s.topic, 0)
-    brokers = sorted(kafka_cluster.broker_ids)
-    precondition(leader in brokers, f"the partition has no leader among the brokers {brokers}: {leader}")
-    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, consumers=_OnLane(0, c.name),
-                                   config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=60))
-    try:
-        record = nemesis.start("consumer-cut", pick=brokers.index(leader))
-        precondition(record.applied, f"the consumer's link to the leader was not cut: {record.reason}")
-        precondition(record.targets == [f"lane0->n{leader}"],
-                     f"the cut was {record.targets}, not the consumer's link to the leader n{leader}")
+    c, _ = _accepted_on_lane(s)
+    with _cut_off_the_leader(s, kafka_cluster, c):
         began = time.monotonic()
         op = c.commit_outcome(timeout=2.0)
         took = time.monotonic() - began
-    finally:
-        nemesis.heal_all()
     assert took <= 2.0 + BOUND_TOLERANCE_S, (
         f"commitSync(2 s) with the partition's leader cut off blocked {took:.1f} s (it ended with {op}): it must "
         f"return or raise once its timeout expires")
@@ -862,33 +886,14 @@ def test_a_close_with_its_leader_cut_off_returns_within_its_timeout(share_sessio
     consumer on a lane of its own ACCEPTs a record; the lane's link to the partition's leader is cut (`consumer-cut`,
     proven); close(3 s) returns within 3 s (plus 5 s of tolerance). The ACCEPT's outcome is unknown: healed, the record
     is settled, or another consumer is given it once its lock ran out and accepts it."""
-    from harness.cluster.base import Partitionable
-    from harness.faults.base import FaultContext
-    from harness.faults.nemesis import Nemesis
-    if not isinstance(kafka_cluster, Partitionable) or not getattr(kafka_cluster.spec, "consumer_lanes", 0):
-        pytest.skip("needs a cluster the harness started with consumer lanes (the fault cuts a consumer's proxy)")
+    _needs_lanes(kafka_cluster)
     s = share_session(topic_partitions=1, lock_duration_ms=15000)
     s.require("close_timeout")
-    s.produce(1)
-    c = s.consumer(lane=0)
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    leader = kafka_cluster.inspector.leader_of(s.topic, 0)
-    brokers = sorted(kafka_cluster.broker_ids)
-    precondition(leader in brokers, f"the partition has no leader among the brokers {brokers}: {leader}")
-    nemesis = Nemesis(FaultContext(kafka_cluster, s.history, s.topic, s.group, consumers=_OnLane(0, c.name),
-                                   config={**s.limits, "lock_tolerance_ms": s.spec.lock_tolerance_ms}, timeout=60))
-    try:
-        record = nemesis.start("consumer-cut", pick=brokers.index(leader))
-        precondition(record.applied, f"the consumer's link to the leader was not cut: {record.reason}")
-        precondition(record.targets == [f"lane0->n{leader}"],
-                     f"the cut was {record.targets}, not the consumer's link to the leader n{leader}")
+    c, _ = _accepted_on_lane(s)
+    with _cut_off_the_leader(s, kafka_cluster, c):
         began = time.monotonic()
         error = c.close(wait_exit=False, timeout=3.0)
         took = time.monotonic() - began
-    finally:
-        nemesis.heal_all()
     assert took <= 3.0 + BOUND_TOLERANCE_S, (
         f"close(3 s) with the partition's leader cut off blocked {took:.1f} s (error: {error}): the consumer must be "
         f"force closed once its timeout expires")
@@ -897,4 +902,51 @@ def test_a_close_with_its_leader_cut_off_returns_within_its_timeout(share_sessio
     if again:
         other.commit_ok()
     s.assert_settled_by_the_broker("the record was accepted, after the heal or by another consumer")
+    s.assert_conforms()
+
+
+#: How a library names a dropped connection in an acknowledgement's result: KafkaShareConsumer's DisconnectException
+#: (the Javadoc's word) or NetworkException, librdkafka's `_TRANSPORT`, a socket's own words.
+DISCONNECTED = ("DISCONNECT", "NETWORK", "TRANSPORT", "CONNECTION", "BROKEN PIPE", "EOF", "RESET BY PEER")
+
+
+@pytest.mark.rule("callback-disconnect")
+def test_an_acknowledgement_cut_off_by_a_dropped_connection_is_reported_as_one(share_session, kafka_cluster):
+    """Row CB12 ("DisconnectException if the broker disconnected before the request could be completed"), gap G40 (a
+    fault inside a certification): a consumer on a lane of its own ACCEPTs a record; its link to the partition's
+    leader is cut (proven: bytes through it are dropped) and commitAsync sends the ACCEPT into it; the heal closes the
+    connection (Toxiproxy drops the connections that were open through a cut). The callback for the record must then
+    report the dropped connection, or success if the library sent the ACCEPT again and the broker settled the record;
+    never another error (an unexpected server error blames a broker that never saw the request)."""
+    _needs_lanes(kafka_cluster)
+    s = share_session(topic_partitions=1, lock_duration_ms=15000)
+    s.require("commit_async", "callback")
+    c, got = _accepted_on_lane(s)
+    handed: list = []
+    with _cut_off_the_leader(s, kafka_cluster, c):
+        c.commit_async()
+    offset = got[0].offset
+
+    def reported() -> bool:  # callbacks are served while the client polls
+        batch = c.poll(0.5)
+        if batch:
+            handed.extend(batch)
+            c.ack(batch, "ACCEPT")
+        return any(offset in offsets for offsets, _ in _callbacks(s, c))
+    try:
+        wait_until(reported, timeout=45, interval=0.0, what="the callback of the ACCEPT whose connection dropped")
+    except WaitTimeout as exc:
+        raise AssertionError(f"{exc}: an acknowledgement commit callback is owed for every acknowledgement") from None
+    error = next(error for offsets, error in _callbacks(s, c) if offset in offsets)
+    if error is None:
+        s.assert_settled_by_the_broker("the callback reported the ACCEPT sent into a dropped connection committed")
+    else:
+        assert any(word in str(error).upper() for word in DISCONNECTED), (
+            f"the ACCEPT sent into a connection that then dropped (the broker never received it: the cut is proven) "
+            f"was reported to the callback as {error!r}, not as the dropped connection (DisconnectException)")
+    again = c.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
+    if again or handed:  # the record came back (the dropped connection ended its delivery): accepted again
+        results = c.commit_sync()
+        assert all(r["error"] is None for r in results), f"the ACCEPT of the record given again returned {results}"
+    s.assert_settled_by_the_broker("the record was accepted once the link was healed")
     s.assert_conforms()
