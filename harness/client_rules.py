@@ -228,6 +228,17 @@ CLIENT_RULES: dict[str, Rule] = {
         "dropped connection (or as success once resent and settled), never as another error", JAVA_API,
         "DisconnectException if the broker disconnected before the request could be completed",
         feature="callback"),
+    "interrupt-blocking-call": Rule(
+        "Interrupting the thread blocked in poll ends the poll with InterruptException, long before its timeout; the "
+        "poll after delivers", JAVA_API,
+        "@throws InterruptException if the calling thread is interrupted before or while this method is called",
+        feature="interrupt_thread"),
+    "thread-guard": Rule(
+        "A second thread calling the consumer while a poll blocks: one of the calls is refused with "
+        "ConcurrentModificationException",
+        JAVA_API,
+        "It is not thread-safe and only one thread at a time may called the methods of KafkaShareConsumer. "
+        "Unsynchronized access will result in ConcurrentModificationException.", feature="thread_guard"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -22,12 +22,13 @@ CONTRACT_ADDED = {1: "start, poll, ack, commit_sync, commit_async, close",
                   4: "a `start` `fail` event when the library refuses to construct the consumer (feature `config_refusal`), "
                      "the `client_instance_id` command (feature `client_instance_id`), `poll_once`'s `wakeup_after` (feature "
                      "`wakeup_thread`: wakeup() from a second thread while the poll blocks), `close`'s `timeout` passed to "
-                     "the library and a close that ran out its timeout printed as `info` (feature `close_timeout`)"}
+                     "the library and a close that ran out its timeout printed as `info` (feature `close_timeout`), `poll_once`'s "
+                     "`interrupt_after` (feature `interrupt_thread`), the `poll_concurrent` command (feature `thread_guard`)"}
 #: feature -> the contract version that brought it (features not named here: version 1)
 FEATURE_SINCE = {"unsubscribe": 2, "subscribe": 3, "ack_default": 3, "ack_by_offset": 3, "mode_default": 3,
                  "lock_timeout": 3, "default_timeouts": 3, "poll_once": 3, "negative_timeout_refused": 3, "wakeup": 3,
                  "config_refusal": 4, "client_instance_id": 4, "wakeup_thread": 4,
-                 "close_timeout": 4}
+                 "close_timeout": 4, "interrupt_thread": 4, "thread_guard": 4}
 
 
 def speaks(value: object) -> bool:

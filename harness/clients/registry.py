@@ -63,13 +63,16 @@ from harness.errors import HarnessError
 #: KafkaShareConsumer's clientInstanceId(Duration); confluent-kafka has none) and `wakeup_thread` (`poll_once`'s
 #: `wakeup_after`: wakeup() from a second thread while the poll blocks; KafkaShareConsumer only) and `close_timeout`
 #: (`close`'s `timeout` is passed to the library's close(Duration), and a close that ran out its timeout, force
-#: closed, is printed as `info`: confluent-kafka's close takes no timeout).
+#: closed, is printed as `info`: confluent-kafka's close takes no timeout), `interrupt_thread` (`poll_once`'s
+#: `interrupt_after`: a second thread interrupts the polling one, the JVM's InterruptException) and `thread_guard` (the
+#: `poll_concurrent` command: poll on two threads at once, which KafkaShareConsumer refuses with
+#: ConcurrentModificationException).
 FEATURES = ("ack:ACCEPT", "ack:RELEASE", "ack:REJECT", "ack:RENEW", "explicit", "implicit",
             "commit_sync", "commit_async", "callback", "acquire_mode", "rack_id", "ack_mode_setting",
             "renew_hand_back", "implicit_batch_held", "unsubscribe", "subscribe_none", "subscribe", "ack_default",
             "ack_by_offset", "mode_default", "lock_timeout", "ack_local", "default_timeouts", "poll_once",
             "negative_timeout_refused", "wakeup", "config_refusal", "client_instance_id", "wakeup_thread",
-            "close_timeout")
+            "close_timeout", "interrupt_thread", "thread_guard")
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,8 @@ def builtin_drivers() -> dict[str, DriverInfo]:
         "java": DriverInfo("java", _BASIC + ("ack:RENEW", "acquire_mode", "rack_id", "ack_mode_setting",
                                              "renew_hand_back", "unsubscribe", "subscribe_none", "lock_timeout",
                                              "negative_timeout_refused", "wakeup", "config_refusal",
-                                             "client_instance_id", "wakeup_thread", "close_timeout")
+                                             "client_instance_id", "wakeup_thread", "close_timeout",
+                                             "interrupt_thread", "thread_guard")
                             + _CONTRACT_3 + _LOCAL,
                             _java,
                             autonomous=stepped(_java), jvm=True),

@@ -198,6 +198,16 @@ class StepConsumer:
         reply, _ = self._do({"cmd": "wakeup"})
         return reply.get("error")
 
+    def poll_concurrent(self, timeout: float) -> list[str | None]:
+        """poll(timeout) on the driver's thread while a second thread calls the consumer (subscription(), again and
+        again until the poll returns; driver contract 4): the error each raised (None: none), the poll's first."""
+        self._require("thread_guard")
+        reply, _ = self._do({"cmd": "poll_concurrent", "timeout": timeout}, timeout + 30)
+        errors = reply.get("errors")
+        if not isinstance(errors, list) or len(errors) != 2:
+            raise HarnessError(f"{self.name}: poll_concurrent gave no errors of its two polls: {reply}")
+        return errors
+
     def client_instance_id(self, timeout: float) -> tuple[str | None, int | None, str | None]:
         """clientInstanceId(timeout) (driver contract 4): the id (None: the library returned none), how long the
         call took (ms) and the error it raised, if any."""
@@ -223,11 +233,13 @@ class StepConsumer:
         self._require("commit_async")
         self._do({"cmd": "commit_async"})
 
-    def poll_once(self, timeout: float, wakeup_after: float | None = None) -> tuple[list[Record], int | None, str | None]:
+    def poll_once(self, timeout: float, wakeup_after: float | None = None,
+                  interrupt_after: float | None = None) -> tuple[list[Record], int | None, str | None]:
         """One library poll with `timeout` seconds (driver contract 3): the records it returned, how long the call
         took (ms) and the error it raised, if any. `wakeup_after` (driver contract 4): a second thread of the driver
         calls wakeup() that many seconds into the poll (`last_reply["wakeup_sent"]`: whether it did before the poll
-        returned)."""
+        returned); `interrupt_after` (driver contract 4): a second thread interrupts the polling thread that many
+        seconds in (`last_reply["interrupt_sent"]`)."""
         self._require("poll_once")
         if timeout < 0:
             self._require("negative_timeout_refused")
@@ -235,6 +247,9 @@ class StepConsumer:
         if wakeup_after is not None:
             self._require("wakeup_thread")
             command["wakeup_after"] = wakeup_after
+        if interrupt_after is not None:
+            self._require("interrupt_thread")
+            command["interrupt_after"] = interrupt_after
         reply, ops = self._do(command, max(timeout, 0) + 30)
         return _given(ops), reply.get("elapsed_ms"), reply.get("error")
 

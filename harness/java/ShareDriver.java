@@ -242,12 +242,19 @@ public class ShareDriver {
                         long began = System.nanoTime();
                         List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
                         Waker waker = command.has("wakeup_after")  // contract 4: wakeup() from a second thread
-                            ? new Waker(consumer, command.get("wakeup_after").asDouble()) : null;
+                            ? new Waker(consumer::wakeup, command.get("wakeup_after").asDouble()) : null;
+                        Thread polling = Thread.currentThread();
+                        Waker interrupter = command.has("interrupt_after")  // contract 4: this thread interrupted
+                            ? new Waker(polling::interrupt, command.get("interrupt_after").asDouble()) : null;
                         try {
                             consumer.poll(duration(command.path("timeout").asDouble(1.0))).forEach(batch::add);
                         } finally {
                             reply.put("elapsed_ms", (System.nanoTime() - began) / 1_000_000);
                             if (waker != null) reply.put("wakeup_sent", waker.stop());
+                            if (interrupter != null) {
+                                reply.put("interrupt_sent", interrupter.stop());
+                                Thread.interrupted();  // InterruptException sets the flag again: the next call is not to see it
+                            }
                         }
                         emitPoll(batch);
                         for (ConsumerRecord<byte[], byte[]> r : batch) given.put(key(r.topic(), r.partition(), r.offset()), r);
@@ -279,6 +286,41 @@ public class ShareDriver {
                         Optional<?> ms = (Optional<?>) found;
                         if (ms.isPresent()) reply.put("ms", ((Number) ms.get()).longValue());
                         else reply.putNull("ms");
+                        break;
+                    }
+                    case "poll_concurrent": {  // contract 4: poll(S) here while a second thread calls subscription()
+                        // KafkaShareConsumer.poll is synchronized (a second poll would wait its turn): the second thread
+                        // calls subscription(), unsynchronized, again and again until this poll returns or one raises
+                        double seconds = command.path("timeout").asDouble(2.0);
+                        String[] second = new String[1];
+                        java.util.concurrent.atomic.AtomicBoolean polling = new java.util.concurrent.atomic.AtomicBoolean(true);
+                        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+                        KafkaShareConsumer<byte[], byte[]> shared = consumer;
+                        Thread other = new Thread(() -> {
+                            started.countDown();
+                            try {
+                                while (polling.get()) {
+                                    shared.subscription();
+                                    Thread.onSpinWait();
+                                }
+                            } catch (Exception e) {
+                                second[0] = errorText(e);
+                            }
+                        }, "driver-second-caller");
+                        other.start();
+                        started.await();
+                        String first = null;
+                        try {
+                            emitPoll(pollOnce(consumer, seconds, given, explicit ? null : unacked));
+                        } catch (Exception e) {
+                            first = errorText(e);
+                        } finally {
+                            polling.set(false);
+                            other.join();
+                        }
+                        ArrayNode errors = reply.putArray("errors");
+                        errors.add(first);
+                        errors.add(second[0]);
                         break;
                     }
                     case "client_instance_id": {  // contract 4: clientInstanceId(Duration), timed
@@ -358,30 +400,47 @@ public class ShareDriver {
         }
     }
 
-    /** Calls wakeup() on `consumer` from a thread of its own `seconds` after it was made, unless stopped first. */
+    /** One poll of `seconds` (its records remembered as the poll command's are). */
+    static List<ConsumerRecord<byte[], byte[]>> pollOnce(KafkaShareConsumer<byte[], byte[]> consumer, double seconds,
+            Map<String, ConsumerRecord<byte[], byte[]>> given, List<ConsumerRecord<byte[], byte[]>> unacked) {
+        List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
+        consumer.poll(duration(seconds)).forEach(batch::add);
+        for (ConsumerRecord<byte[], byte[]> r : batch) given.put(key(r.topic(), r.partition(), r.offset()), r);
+        if (unacked != null) unacked.addAll(batch);
+        return batch;
+    }
+
+    /** Runs `action` (wakeup(), or interrupting the polling thread) on a thread of its own `seconds` after it was
+     * made, unless stopped first. */
     static final class Waker {
         final Thread thread;
         volatile boolean sent;
 
-        Waker(KafkaShareConsumer<byte[], byte[]> consumer, double seconds) {
+        Waker(Runnable action, double seconds) {
             thread = new Thread(() -> {
                 try {
                     Thread.sleep((long) (seconds * 1000));
                 } catch (InterruptedException e) {
-                    return;  // the call ended first: no wakeup left pending for the next one
+                    return;  // the call ended first: nothing left pending for the next one
                 }
                 sent = true;
-                consumer.wakeup();
+                action.run();
             }, "driver-waker");
             thread.setDaemon(true);
             thread.start();
         }
 
         /** Stops the thread (if it has not called wakeup() yet); whether it did. */
-        boolean stop() throws InterruptedException {
+        boolean stop() {
             thread.interrupt();
-            thread.join();
-            return sent;
+            while (true) {
+                try {
+                    thread.join();
+                    return sent;
+                } catch (InterruptedException e) {
+                    // the waker interrupted this thread on its way out: keep waiting (the caller clears the flag)
+                }
+            }
         }
     }
 

@@ -950,3 +950,51 @@ def test_an_acknowledgement_cut_off_by_a_dropped_connection_is_reported_as_one(s
         assert all(r["error"] is None for r in results), f"the ACCEPT of the record given again returned {results}"
     s.assert_settled_by_the_broker("the record was accepted once the link was healed")
     s.assert_conforms()
+
+
+@pytest.mark.rule("interrupt-blocking-call")
+def test_an_interrupt_ends_a_blocking_poll(share_session):
+    """Rows W5 ("while it is possible to use thread interrupts instead of wakeup() to abort a blocking operation (in
+    which case, InterruptException will be raised)") and P13 ("@throws InterruptException if the calling thread is
+    interrupted before or while this method is called"), gap G47 (driver contract 4, `poll_once`'s `interrupt_after`):
+    a 20 s poll on an idle topic, its thread interrupted 1 s in, ends with InterruptException within 10 s; the poll
+    after (the thread's interrupt flag cleared by the driver) delivers a record produced then."""
+    s = share_session(topic_partitions=1)
+    s.require("interrupt_thread", "poll_once", "commit_sync")
+    c = s.consumer()
+    records, elapsed, error = c.poll_once(20.0, interrupt_after=1.0)
+    precondition(not records, f"a poll on an empty topic returned {records}")
+    precondition(c.last_reply.get("interrupt_sent") is True,
+                 f"the poll returned after {elapsed} ms, before its thread was interrupted 1 s in (error: {error})")
+    assert error and "Interrupt" in error, \
+        f"a poll whose thread was interrupted 1 s in ended after {elapsed} ms with {error!r}, not InterruptException"
+    assert elapsed is not None and elapsed < 10000, \
+        f"a poll whose thread was interrupted 1 s in blocked {elapsed} ms (its timeout 20 s) before raising {error}"
+    s.produce(1)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"after the interrupted poll the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    s.assert_conforms()
+
+
+@pytest.mark.rule("thread-guard")
+def test_a_second_thread_calling_during_a_poll_is_refused(share_session):
+    """Rows W2 ("Unsynchronized access will result in ConcurrentModificationException.") and W7 (the KIP's same
+    sentence), gap G49 (driver contract 4, `poll_concurrent`): poll(2 s) on the driver's thread while a second thread
+    calls subscription() again and again (KafkaShareConsumer.poll is synchronized, so two polls would take turns):
+    one of them raises ConcurrentModificationException; the consumer then goes on (a record produced after is
+    delivered and accepted)."""
+    s = share_session(topic_partitions=1)
+    s.require("thread_guard", "commit_sync")
+    c = s.consumer()
+    errors = c.poll_concurrent(2.0)
+    assert any(e and "ConcurrentModification" in e for e in errors), \
+        f"a poll and another thread's calls of one consumer at once raised {errors}: neither was " \
+        f"ConcurrentModificationException"
+    s.produce(1)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"after the concurrent polls the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    s.assert_conforms()
