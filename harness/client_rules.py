@@ -225,7 +225,8 @@ CLIENT_RULES: dict[str, Rule] = {
         "expires, the consumer is force closed.", feature="close_timeout"),
     "callback-disconnect": Rule(
         "An acknowledgement whose request was cut off by a dropped connection is reported to the callback as the "
-        "dropped connection (or as success once resent and settled), never as another error", JAVA_API,
+        "dropped connection, or as the broker's answer to it sent again (success with the record settled, or a "
+        "refusal); never as a server error no broker gave", JAVA_API,
         "DisconnectException if the broker disconnected before the request could be completed",
         feature="callback"),
     "interrupt-blocking-call": Rule(

@@ -192,18 +192,21 @@ class LocalCluster:
         ports, self._ports = self._ports, []
         release(ports)  # every process that bound them is gone
 
+    @property
+    def server_logs(self) -> dict[int, Path]:
+        """Each node's server.log as it is being written (node id -> path; a node not started yet has none)."""
+        return {node.node_id: node.home / "logs" / "server.log" for node in self._nodes.values()}
+
     def collect_logs(self, dest: Path) -> list[Path]:
         """Each node's server.log written since the previous call (the whole log the first time),
         appended to `dest/n<id>-server.log`: a long-lived cluster's runs each get their own part."""
         dest.mkdir(parents=True, exist_ok=True)
         copied = []
-        for node in self._nodes.values():
-            src = node.home / "logs" / "server.log"
+        for node_id, src in self.server_logs.items():
             if src.exists():
-                target = dest / f"n{node.node_id}-server.log"
+                target = dest / f"n{node_id}-server.log"
                 if src.resolve() != target.resolve():
-                    self._log_marks[node.node_id] = copy_new_log_bytes(
-                        src, self._log_marks.get(node.node_id), target)
+                    self._log_marks[node_id] = copy_new_log_bytes(src, self._log_marks.get(node_id), target)
                 copied.append(target)
         return copied
 
