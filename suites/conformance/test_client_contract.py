@@ -653,29 +653,42 @@ def test_a_wakeup_with_no_call_blocking_is_raised_by_the_next_call(share_session
 
 
 
+def _goes_on(s, c, after: str) -> None:
+    """`c` goes on `after` something it raised: a record produced now is delivered, accepted and committed; the
+    history conforms."""
+    s.produce(1)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"after {after} the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    c.commit_ok()
+    s.assert_conforms()
+
+
+def _a_blocking_poll_ended_by_another_thread(s, feature: str, field: str, exception: str, done: str) -> None:
+    """A 20 s poll on an idle topic, a second thread of the driver acting 1 s in (`field`: `wakeup_after` or
+    `interrupt_after`, driver contract 4), must end with `exception` within 10 s, not at its timeout; the poll after
+    delivers a record produced then. `done`: what the second thread did, for the messages."""
+    s.require(feature, "poll_once", "commit_sync")
+    c = s.consumer()
+    records, elapsed, error = c.poll_once(20.0, **{field: 1.0})
+    precondition(not records, f"a poll on an empty topic returned {records}")
+    precondition(c.last_reply.get(field.replace("_after", "_sent")) is True,
+                 f"the poll returned after {elapsed} ms, before it was {done} 1 s in (error: {error})")
+    assert error and exception.removesuffix("Exception") in error, \
+        f"a poll {done} 1 s in ended after {elapsed} ms with {error!r}, not {exception}"
+    assert elapsed is not None and elapsed < 10000, \
+        f"a poll {done} 1 s in blocked {elapsed} ms (its timeout 20 s) before raising {error}"
+    _goes_on(s, c, f"the poll {done}")
+
+
 @pytest.mark.rule("wakeup-blocking-call")
 def test_a_wakeup_from_another_thread_ends_a_blocking_poll(share_session):
     """Rows W3, W4, W8 ("Wake up the consumer. This method is thread-safe and is useful in particular to abort a long
     poll."), W9 ("The thread which is blocking in an operation will throw WakeupException.") and P12's "while" half,
     gap G45 (driver contract 4, `poll_once`'s `wakeup_after`): a 20 s poll on an idle topic, woken by a second thread
     1 s in, ends with WakeupException within 10 s, not at its timeout; the poll after delivers a record produced then."""
-    s = share_session(topic_partitions=1)
-    s.require("wakeup_thread", "poll_once", "commit_sync")
-    c = s.consumer()
-    records, elapsed, error = c.poll_once(20.0, wakeup_after=1.0)
-    precondition(not records, f"a poll on an empty topic returned {records}")
-    precondition(c.last_reply.get("wakeup_sent") is True,
-                 f"the poll returned after {elapsed} ms, before the second thread's wakeup() 1 s in (error: {error})")
-    assert error and "Wakeup" in error, \
-        f"a poll woken by another thread 1 s in ended after {elapsed} ms with {error!r}, not WakeupException"
-    assert elapsed is not None and elapsed < 10000, \
-        f"a poll woken by another thread 1 s in blocked {elapsed} ms (its timeout 20 s) before raising {error}"
-    s.produce(1)
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"after the woken poll the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    c.commit_ok()
-    s.assert_conforms()
+    _a_blocking_poll_ended_by_another_thread(share_session(topic_partitions=1), "wakeup_thread", "wakeup_after",
+                                             "WakeupException", "woken by another thread")
 
 
 @pytest.mark.rule("client-instance-id")
@@ -981,23 +994,8 @@ def test_an_interrupt_ends_a_blocking_poll(share_session):
     interrupted before or while this method is called"), gap G47 (driver contract 4, `poll_once`'s `interrupt_after`):
     a 20 s poll on an idle topic, its thread interrupted 1 s in, ends with InterruptException within 10 s; the poll
     after (the thread's interrupt flag cleared by the driver) delivers a record produced then."""
-    s = share_session(topic_partitions=1)
-    s.require("interrupt_thread", "poll_once", "commit_sync")
-    c = s.consumer()
-    records, elapsed, error = c.poll_once(20.0, interrupt_after=1.0)
-    precondition(not records, f"a poll on an empty topic returned {records}")
-    precondition(c.last_reply.get("interrupt_sent") is True,
-                 f"the poll returned after {elapsed} ms, before its thread was interrupted 1 s in (error: {error})")
-    assert error and "Interrupt" in error, \
-        f"a poll whose thread was interrupted 1 s in ended after {elapsed} ms with {error!r}, not InterruptException"
-    assert elapsed is not None and elapsed < 10000, \
-        f"a poll whose thread was interrupted 1 s in blocked {elapsed} ms (its timeout 20 s) before raising {error}"
-    s.produce(1)
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"after the interrupted poll the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    c.commit_ok()
-    s.assert_conforms()
+    _a_blocking_poll_ended_by_another_thread(share_session(topic_partitions=1), "interrupt_thread", "interrupt_after",
+                                             "InterruptException", "interrupted by another thread")
 
 
 @pytest.mark.rule("thread-guard")
@@ -1014,9 +1012,4 @@ def test_a_second_thread_calling_during_a_poll_is_refused(share_session):
     assert any(e and "ConcurrentModification" in e for e in errors), \
         f"a poll and another thread's calls of one consumer at once raised {errors}: neither was " \
         f"ConcurrentModificationException"
-    s.produce(1)
-    got = c.poll_until(1)
-    precondition(len(got) == 1, f"after the concurrent polls the consumer was given {len(got)} of 1 record")
-    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
-    c.commit_ok()
-    s.assert_conforms()
+    _goes_on(s, c, "the concurrent calls")

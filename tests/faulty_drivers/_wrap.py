@@ -29,3 +29,19 @@ def run(wrap=None, change_config=None) -> int:
     d._subscribed = subscribed
     import sys
     return d.main(sys.argv)
+
+
+def run_ignoring_poll_field(field: str) -> int:
+    """Run the confluent driver with `poll_once`'s `field` (contract 4: `wakeup_after`, `interrupt_after`) dropped, the
+    step's reply saying it was carried out (`<name>_sent`): a library whose second thread's call does not reach a poll
+    already blocking."""
+    step = d._step
+
+    def ignoring(consumer, cmd, command, given):
+        if cmd == "poll_once" and field in command:
+            return {**step(consumer, cmd, {k: v for k, v in command.items() if k != field}, given),
+                    field.replace("_after", "_sent"): True}
+        return step(consumer, cmd, command, given)
+    d._step = ignoring
+    import sys
+    return d.main(sys.argv)

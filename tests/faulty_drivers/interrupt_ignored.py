@@ -3,19 +3,6 @@ in its wait and waits on): the poll runs to its timeout. confluent-kafka has no 
 `interrupt_after` is this driver's own, and it says the interrupt was sent. Certification must fail rule
 `interrupt-blocking-call`."""
 
-import sys
+from _wrap import run_ignoring_poll_field
 
-from harness.clients import confluent_share_driver as d
-
-_step = d._step
-
-
-def step(consumer, cmd, command, given):
-    if cmd == "poll_once" and "interrupt_after" in command:
-        return {**_step(consumer, cmd, {k: v for k, v in command.items() if k != "interrupt_after"}, given),
-                "interrupt_sent": True}
-    return _step(consumer, cmd, command, given)
-
-
-d._step = step
-sys.exit(d.main(sys.argv))
+raise SystemExit(run_ignoring_poll_field("interrupt_after"))

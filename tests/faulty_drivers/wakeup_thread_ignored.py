@@ -3,19 +3,6 @@ seen by the next call, or a wrapper that calls it on a consumer object other tha
 its timeout. confluent-kafka has no wakeup: `poll_once`'s `wakeup_after` is this driver's own, and it says the wakeup
 was sent. Certification must fail rule `wakeup-blocking-call`."""
 
-import sys
+from _wrap import run_ignoring_poll_field
 
-from harness.clients import confluent_share_driver as d
-
-_step = d._step
-
-
-def step(consumer, cmd, command, given):
-    if cmd == "poll_once" and "wakeup_after" in command:
-        return {**_step(consumer, cmd, {k: v for k, v in command.items() if k != "wakeup_after"}, given),
-                "wakeup_sent": True}
-    return _step(consumer, cmd, command, given)
-
-
-d._step = step
-sys.exit(d.main(sys.argv))
+raise SystemExit(run_ignoring_poll_field("wakeup_after"))
