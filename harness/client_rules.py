@@ -240,6 +240,10 @@ CLIENT_RULES: dict[str, Rule] = {
         JAVA_API,
         "It is not thread-safe and only one thread at a time may called the methods of KafkaShareConsumer. "
         "Unsynchronized access will result in ConcurrentModificationException.", feature="thread_guard"),
+    "callback-authorization": Rule(
+        "An acknowledgement sent after READ on its topic was revoked is reported to the callback as an authorization "
+        "error, never as success", JAVA_API,
+        "AuthorizationException if not authorized to the topic or group", feature="callback"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

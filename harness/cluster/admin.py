@@ -102,6 +102,21 @@ def grant(admin: AdminClient, principal: str, resource: str, name: str, operatio
                what=f"the ACL {principal} {operation} on {resource} {name} to be listed")
 
 
+def revoke(admin: AdminClient, principal: str, resource: str, name: str, operation: str,
+           timeout: float = 30.0) -> None:
+    """Take back what `grant` allowed, and wait until the cluster no longer lists the ACL."""
+    from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
+
+    from harness.wait import wait_until
+    rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
+    wanted = AclBindingFilter(rtype, name, ResourcePatternType.LITERAL, principal, "*", getattr(AclOperation, operation),
+                              AclPermissionType.ALLOW)
+    for future in admin.delete_acls([wanted], request_timeout=timeout).values():
+        future.result()
+    wait_until(lambda: not admin.describe_acls(wanted, request_timeout=timeout).result(), timeout=timeout,
+               what=f"the ACL {principal} {operation} on {resource} {name} to be gone")
+
+
 def broker_configs(admin: AdminClient, broker_id: int, timeout: float = 30.0) -> dict[str, str]:
     """Every config of broker `broker_id` as it reports it (its own values and defaults)."""
     (future,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, str(broker_id))],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.admin import grant
+from harness.cluster.admin import grant, revoke
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("authorization")]
 
@@ -80,6 +80,54 @@ def test_a_share_consumer_whose_password_is_wrong_is_refused_with_an_authenticat
     got = c.poll_until(3, timeout=60, ack="ACCEPT")
     c.commit_sync()
     assert sorted(r.offset for r in got) == list(range(3)), got
+    s.assert_conforms()
+
+
+@pytest.mark.rule("callback-authorization")
+def test_an_acknowledgement_after_read_was_revoked_is_refused_in_the_callback(own_session, sasl_user):
+    """Row CB9 of docs/client-contract.md (AcknowledgementCommitCallback: "AuthorizationException if not authorized to
+    the topic or group"), gap G43: a consumer with READ on the group and the topic is given a record and ACCEPTs it;
+    READ on the topic is revoked (the ACL no longer listed); commitAsync sends the ACCEPT: its callback reports an
+    authorization error for the record, never success (the broker refuses a ShareAcknowledge without READ on the
+    topic: TOPIC_AUTHORIZATION_FAILED). READ granted again, the record comes back once its 15 s lock ran out and is
+    accepted."""
+    from harness.conformance import precondition
+    from harness.conformance.consumer import LATE_AFTER_LOCK_S
+    from harness.wait import WaitTimeout, wait_until
+    s = own_session(lock_duration_ms=15000)
+    s.require("commit_async", "callback")
+    alice = sasl_user("alice")
+    s.produce(1)
+    grant(_admin(s), "User:alice", "group", s.group, "READ")
+    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
+    c = s.consumer(user=alice)
+    got = c.poll_until(1, timeout=60)
+    precondition(len(got) == 1, f"alice, with READ on the group and the topic, was given {got}")
+    assert c.ack(got, "ACCEPT") is None, f"the client refused the ACCEPT: {c.last_error}"
+    revoke(_admin(s), "User:alice", "topic", s.topic, "READ")
+    c.commit_async()
+    offset = got[0].offset
+
+    def results() -> list:
+        return [op.value["error"] for op in s.ops(c.name, "callback")
+                if any(offset in part["offsets"] for part in op.value["partitions"])]
+
+    def reported() -> bool:  # callbacks are served while the client polls (its polls are refused now)
+        c.poll(0.5)
+        return bool(results())
+    try:
+        wait_until(reported, timeout=45, interval=0.0, what="the callback of the ACCEPT sent without READ")
+    except WaitTimeout as exc:
+        raise AssertionError(f"{exc}: an acknowledgement commit callback is owed for every acknowledgement") from None
+    error = results()[0]
+    assert error is not None and "AUTHORIZATION" in str(error).upper(), (
+        f"the ACCEPT sent by commitAsync after READ on the topic was revoked was reported to the callback as "
+        f"{error!r}, not as an authorization error")
+    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
+    again = c.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
+    precondition(len(again) == 1, f"READ granted again, the record refused its ACCEPT never came back: {again}")
+    c.commit_ok()
+    s.assert_settled_by_the_broker("the record given again was accepted")
     s.assert_conforms()
 
 
