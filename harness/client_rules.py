@@ -244,6 +244,11 @@ CLIENT_RULES: dict[str, Rule] = {
         "An acknowledgement sent after READ on its topic was revoked is reported to the callback as an authorization "
         "error, never as success", JAVA_API,
         "AuthorizationException if not authorized to the topic or group", feature="callback"),
+    "renew-ends-on-disconnect": Rule(
+        "A renewed record whose holder's connection to the leader drops is delivered again, with the next delivery "
+        "count, long before its renewed lock would end", "KIP-1222",
+        "If the leadership of the partition for a record being delivered changes or the application's connection to "
+        "the leader broker is disconnected, the current delivery attempt ends.", feature="ack:RENEW"),
     "groups-independent": Rule(
         "Share groups and consumer groups consume one topic independently: a second share group and a consumer "
         "group each receive every record the first share group consumed", JAVA_API,

@@ -1013,3 +1013,37 @@ def test_a_second_thread_calling_during_a_poll_is_refused(share_session):
         f"a poll and another thread's calls of one consumer at once raised {errors}: neither was " \
         f"ConcurrentModificationException"
     _goes_on(s, c, "the concurrent calls")
+
+
+@pytest.mark.rule("renew-ends-on-disconnect")
+def test_a_renewed_delivery_ends_when_its_connection_drops(share_session, kafka_cluster):
+    """Row R8's connection half (KIP-1222: "If the leadership of the partition for a record being delivered changes or
+    the application's connection to the leader broker is disconnected, the current delivery attempt ends."), gap G39:
+    a consumer on a lane of its own RENEWs its record and commits the RENEW (its 30 s lock starts again); its link to
+    the partition's leader is cut, and the heal drops the connection; another consumer is then given the record, with
+    the next delivery count, within 15 s of the drop, long before the renewed lock would end."""
+    _needs_lanes(kafka_cluster)
+    s = share_session(topic_partitions=1, lock_duration_ms=30000)
+    s.require("ack:RENEW", "commit_sync")
+    s.produce(1)
+    c = s.consumer(lane=0)
+    got = c.poll_until(1)
+    precondition(len(got) == 1, f"the consumer was given {len(got)} of 1 record")
+    assert c.ack(got, "RENEW") is None, f"the client refused the RENEW: {c.last_error}"
+    results = c.commit_sync()
+    precondition(results and all(r["error"] is None for r in results), f"the RENEW was not committed: {results}")
+    renewed = time.monotonic()
+    with _cut_off_the_leader(s, kafka_cluster, c):
+        pass  # proven cut; the heal on the way out drops the connections open through it
+    dropped = time.monotonic()
+    other = s.consumer()
+    again = other.poll_until(1, timeout=15.0)
+    took = time.monotonic() - dropped
+    assert again and again[0].key == got[0].key and again[0].delivery_count > got[0].delivery_count, (
+        f"{took:.1f} s after the renewed record's connection dropped ({dropped - renewed:.1f} s after the RENEW of a "
+        f"30 s lock) another consumer was given {again}, not the record with the next delivery count: the delivery "
+        f"attempt must end with the connection")
+    assert other.ack(again, "ACCEPT") is None, f"the client refused the ACCEPT: {other.last_error}"
+    other.commit_ok()
+    s.assert_settled_by_the_broker("the record given again was accepted")
+    s.assert_conforms()
