@@ -89,8 +89,8 @@ def test_an_acknowledgement_after_read_was_revoked_is_refused_in_the_callback(ow
     the topic or group"), gap G43: a consumer with READ on the group and the topic is given a record and ACCEPTs it;
     READ on the topic is revoked (the ACL no longer listed); commitAsync sends the ACCEPT: its callback reports an
     authorization error for the record, never success (the broker refuses a ShareAcknowledge without READ on the
-    topic: TOPIC_AUTHORIZATION_FAILED). READ granted again, the record comes back once its 15 s lock ran out and is
-    accepted."""
+    topic: TOPIC_AUTHORIZATION_FAILED). Another consumer is then given the record once its 15 s lock ran out, and
+    accepts it."""
     from harness.conformance import precondition
     from harness.conformance.consumer import LATE_AFTER_LOCK_S
     from harness.wait import WaitTimeout, wait_until
@@ -123,11 +123,13 @@ def test_an_acknowledgement_after_read_was_revoked_is_refused_in_the_callback(ow
     assert error is not None and "AUTHORIZATION" in str(error).upper(), (
         f"the ACCEPT sent by commitAsync after READ on the topic was revoked was reported to the callback as "
         f"{error!r}, not as an authorization error")
-    grant(_admin(s), "User:alice", "topic", s.topic, "READ")
-    again = c.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
-    precondition(len(again) == 1, f"READ granted again, the record refused its ACCEPT never came back: {again}")
-    c.commit_ok()
-    s.assert_settled_by_the_broker("the record given again was accepted")
+    other = s.consumer()  # the harness's own principal: the record comes back to it once alice's lock ran out
+    again = other.poll_until(1, timeout=15 + LATE_AFTER_LOCK_S, ack="ACCEPT", settled=s.all_settled)
+    precondition(bool(again) or s.all_settled(),
+                 "the record whose ACCEPT was refused neither came back to another consumer nor was settled")
+    if again:
+        other.commit_ok()
+    s.assert_settled_by_the_broker("the record was accepted by another consumer once the refused ACCEPT's lock ran out")
     s.assert_conforms()
 
 
