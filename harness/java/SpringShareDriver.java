@@ -99,6 +99,7 @@ public class SpringShareDriver {
         private String pollError;     // the client's last poll exception in the current window
         private final IdentityHashMap<ConsumerRecord<?, ?>, List<Applied>> applied = new IdentityHashMap<>();
         String closeError;
+        volatile boolean closedByContainer;  // the container closed the client before the harness's close (recorded then)
 
         /** In the proxy's poll: wait for a permit; ms the real poll may take, or -1 (return no records). */
         synchronized long awaitPermit(long timeoutMs) throws InterruptedException {
@@ -244,6 +245,20 @@ public class SpringShareDriver {
                         err.putNull("code");
                         err.put("message", "spring-kafka's consumer thread stopped; the container closes its consumer");
                         emit("info", "error", err);
+                        // the client's close is recorded where it happens: what the consumer held is released
+                        // now, not at the harness's close (the history must not show it holding them until then)
+                        gate.closedByContainer = true;
+                        emit("invoke", "close", obj());
+                        try {
+                            Object r = call(m, args);
+                            emit("ok", "close", obj());
+                            return r;
+                        } catch (Throwable e) {
+                            ObjectNode v = obj();
+                            v.put("error", errorText(e));
+                            emit("info", "close", v);
+                            throw e;
+                        }
                     }
                     try {
                         return call(m, args);
@@ -544,11 +559,14 @@ public class SpringShareDriver {
             }
             emit("ok", "step", reply);
         }
-        emit("invoke", "close", obj());
+        boolean already = gate.closedByContainer;  // its close is in the history already: one close per client
+        if (!already) emit("invoke", "close", obj());
         gate.close();  // wakes the consumer thread out of the gated poll; its loop ends
         try {
             container.stop();  // joins the consumer thread: wrapUp drains queued acks, commits, closes the client
-            if (gate.closeError != null) {
+            if (already) {
+                // nothing more to record: the client closed when the container gave up
+            } else if (gate.closeError != null) {
                 ObjectNode v = obj();
                 v.put("error", gate.closeError);
                 emit("info", "close", v);
@@ -558,7 +576,7 @@ public class SpringShareDriver {
         } catch (Exception e) {
             ObjectNode v = obj();
             v.put("error", errorText(e));
-            emit("info", "close", v);
+            if (!already) emit("info", "close", v);
         }
         ObjectNode last = obj();
         last.put("n", n);
