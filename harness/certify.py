@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import shutil
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.client_rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.errors import HarnessError
+from harness.settings import for_command, shell, to_argv
+from harness.spec import RunSpec
 
 #: Results a rule can have, and what the certificate says for each.
 RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive (its set-up did not hold)",
@@ -316,36 +318,41 @@ def keep_runs(cert: dict[str, Any], out: Path) -> None:
 CHAOS_RULES = tuple(r for r in RULES if r.startswith("chaos-"))
 
 
-def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = None, kafka_home: str | None = None,
-            backend: str = "local", kafka_image: str | None = None, kafka_image_classpath: str | None = None,
-            kfake_version: str | None = None, seed: int = 1, seeds: int = 3, rules: list[str] | None = None,
-            client_options: dict[str, str] | None = None, out_root: Path | None = None,
-            profile: str = "ci", quiet: bool = False) -> tuple[dict[str, Any], Path]:
-    """Run the rules with `client`'s driver (its manifest's client options, then `client_options`);
-    the chaos rules with `seeds` seeds from `seed` on; (the certificate, its directory)."""
+@dataclass(frozen=True)
+class Certification:
+    """What one certification runs. `spec` holds the client (built-in name or manifest path), the client options
+    the user gave (the manifest's own come first), the cluster to certify on (release, backend, external
+    servers), the first seed and the rules (all when empty); the chaos rules run with `seeds` seeds from the
+    spec's on; certificates go under `out_root` (default reports/certificates); `quiet`: pytest's output to
+    pytest.log only."""
+
+    spec: RunSpec
+    seeds: int = 3
+    out_root: Path | None = None
+    quiet: bool = False
+
+
+def certify(request: Certification) -> tuple[dict[str, Any], Path]:
+    """Run the rules with the request's driver (its manifest's client options, then the user's); the chaos
+    rules with its seeds; (the certificate, its directory)."""
     from harness.clients.options import check_options, label, probe
     from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
     from harness.report.rundir import new_stamped_dir, reports_root
-    from harness.spec import MAX_SEEDS, RunSpec
+    from harness.spec import MAX_SEEDS
     # Everything is refused here, in one line, before a directory, a download, a cluster or pytest starts.
+    seeds, asked = request.seeds, request.spec
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
         raise HarnessError(f"invalid seeds {seeds!r}: the chaos rules run with 1..{MAX_SEEDS} seeds")
-    info = driver_info(client)  # a bad client is a one-line error before anything starts
-    options = {**info.options, **(client_options or {})}
+    info = driver_info(asked.client)  # a bad client is a one-line error before anything starts
+    options = {**info.options, **asked.client_options}
     check_options(options)
-    spec = RunSpec(seed=seed, kafka_version=kafka_version, kafka_home=kafka_home, bootstrap_servers=bootstrap_servers,
-                   profile=profile, backend=backend, kafka_image=kafka_image,
-                   kafka_image_classpath=kafka_image_classpath or RunSpec.kafka_image_classpath,
-                   kfake_version=kfake_version or RunSpec.kfake_version, client=client,
-                   client_options=options).validate()
+    spec = replace(asked, client_options=options).validate()
     kafka_version = spec.kafka_version
     why = unsupported_by_spec(spec)
     if why:  # as `run` refuses it: every rule would be skipped, nothing certified
         raise HarnessError(f"client {info.name} on Kafka {kafka_version}: {why}")
-    rules = list(rules or RULES)
-    unknown = [r for r in rules if r not in RULES]
-    if unknown:
-        raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
+    rules = list(spec.rules or RULES)
+    client = spec.client
     if info.source != "built-in":  # a driver missing, exiting at once or declaring nothing: one line now
         check_manifest_driver(info, options, certify=True)
         client = str(Path(client).resolve())  # pytest runs from the repository
@@ -354,18 +361,18 @@ def certify(client: str, *, kafka_version: str, bootstrap_servers: str | None = 
         if info.jvm:
             from harness.kafka.jars import resolve
             from harness.paths import cache_dir
-            dist = resolve(kafka_version, cache_dir(), kafka_home)
+            dist = resolve(kafka_version, cache_dir(), spec.kafka_home)
         probe(info, options, dist)
     root = repo_root()
     # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
     # level, one would replace the other on the page of the client's certificates
-    out_root = out_root or reports_root() / "certificates" / (
+    out_root = request.out_root or reports_root() / "certificates" / (
         f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "")
     name = info.name + ("" if not options else "-" + label(options))
     out = new_stamped_dir(out_root, "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:80])
     try:
-        return _certify_into(out, out_root, root, info, client, spec, seed, seeds, rules, options, client_options,
-                             profile, quiet)
+        return _certify_into(out, out_root, root, info, replace(spec, client=client, rules=tuple(rules)), asked,
+                             seeds, request.quiet)
     except BaseException:
         _remove_if_empty(out, out_root)  # a certify that failed before it wrote anything leaves nothing
         raise
@@ -396,32 +403,20 @@ def _remove_if_empty(out: Path, out_root: Path) -> None:
         pass
 
 
-def _certify_into(out: Path, out_root: Path, root: Path, info, client: str, spec, seed: int, seeds: int,
-                  rules: list[str], options: dict[str, str], client_options: dict[str, str] | None, profile: str,
+def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, asked: RunSpec, seeds: int,
                   quiet: bool) -> tuple[dict[str, Any], Path]:
-    """Run pytest on the rules into the certificate directory `out`; the certificate and `out`."""
-    from harness.spec import backend_args
-    kafka_version, bootstrap_servers, kafka_home = spec.kafka_version, spec.bootstrap_servers, spec.kafka_home
+    """Run pytest on `spec`'s rules (every option of `spec` on the child's command line) into the certificate
+    directory `out`; the certificate and `out`. `asked`: the certification as the user gave it (its reproduce
+    command)."""
+    kafka_version, bootstrap_servers, seed, rules = spec.kafka_version, spec.bootstrap_servers, spec.seed, list(spec.rules)
+    options = spec.client_options
     chaos_seeds = [seed + i for i in range(seeds)] if any(r in CHAOS_RULES for r in rules) else []
+    child = replace(spec, conformance_out=str(out / "conformance"))
     cmd = [sys.executable, "-m", "pytest", *map(str, rule_files(root / "suites" / "conformance", rules)), "-m", "rule",
-           "-q", "-rfEsx",
-           "--ksh-client", client, "--ksh-seed", str(seed), "--ksh-seeds", str(seeds), "--ksh-profile", profile,
-           "--kafka-version", kafka_version, "--junitxml", str(out / "junit.xml"),
-           "--ksh-rules", ",".join(rules), "--ksh-conformance-out", str(out / "conformance")]
-    if options:
-        cmd += ["--ksh-client-options", json.dumps(options, sort_keys=True)]
-    if bootstrap_servers:
-        cmd += ["--bootstrap-servers", bootstrap_servers]
-    if kafka_home:
-        cmd += ["--kafka-home", kafka_home]
-    cmd += backend_args(spec)
-    reproduce = f"share-harness certify --client {client} --kafka-version {kafka_version} --seed {seed}" + \
-        (f" --seeds {seeds}" if seeds != 3 else "") + \
-        "".join(f" --client-option {shlex.quote(f'{k}={v}')}" for k, v in sorted((client_options or {}).items())) + \
-        (f" --bootstrap-servers {bootstrap_servers}" if bootstrap_servers else "") + \
-        (f" --kafka-home {kafka_home}" if kafka_home else "") + \
-        "".join(f" {shlex.quote(arg)}" for arg in backend_args(spec)) + \
-        (f" --rules {','.join(rules)}" if rules != list(RULES) else "")
+           "-q", "-rfEsx", *to_argv(child, "pytest", seeds=seeds), "--junitxml", str(out / "junit.xml")]
+    reproduce = shell(["share-harness", "certify", "--client", asked.client,
+                       *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
+                                only=[s.key for s in for_command("certify") if s.key != "client"])])
     from harness.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
         rc = run_pytest(cmd, cwd=root, stdout=log if quiet else None)

@@ -15,23 +15,11 @@ from harness.errors import HarnessError
 def cmd_certify(args: argparse.Namespace) -> int:
     """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when INCONCLUSIVE (a rule's set-up did not hold) or
     UNKNOWN (the rules could not be run)."""
-    from harness.certify import RESULT_WORDS, certify
-    from harness.clients.options import parse_options
-    options = parse_options(args.client_option or [])
-    rules = None
-    if args.rules is not None:
-        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
-        if not rules:
-            raise HarnessError(f"--rules {args.rules!r} names no rule: give rule ids, comma-separated, or leave "
-                               "--rules out for all of them")
-    from harness.kafka.implementations import default_kafka_version
-    cert, out = certify(args.client, kafka_version=(default_kafka_version(args.backend) if args.kafka_version is None
-                                       else args.kafka_version),
-                        bootstrap_servers=args.bootstrap_servers, kfake_version=args.kfake_version,
-                        kafka_home=args.kafka_home, backend=args.backend, kafka_image=args.kafka_image,
-                        kafka_image_classpath=args.kafka_image_classpath, seed=args.seed, seeds=args.seeds,
-                        rules=rules, client_options=options,
-                        out_root=args.out, quiet=args.quiet)
+    from harness.certify import RESULT_WORDS, Certification, certify
+    from harness.settings import given, spec_from_values
+    values = given(args, "certify")
+    seeds = values.pop("seeds", 3)
+    cert, out = certify(Certification(spec_from_values(values), seeds=seeds, out_root=args.out, quiet=args.quiet))
     for r in cert["rules"]:
         print(f"{RESULT_WORDS[r['result']]:>32}  {r['rule']}" + (f": {r['evidence'][:160]}" if r["evidence"] else ""))
     print(f"{cert['verdict']}: {cert['driver']} ({cert.get('client', '?')} {cert.get('client_version', '?')}, "

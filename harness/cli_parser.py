@@ -1,7 +1,8 @@
 """The command line of `share-harness`: every subcommand and its options, and one-line usage errors.
 
 `build_parser` makes the parser (one `_add_<command>` helper per subcommand, in the order `--help`
-lists them); every number typed goes through a `harness.parse` rule, so a bad one is one line.
+lists them); the settings of a run (`run`, `certify`, `explore`) come from the one table of them,
+`harness.settings`; every number typed goes through a `harness.parse` rule, so a bad one is one line.
 `SUITES` is which backends each `run --suite` can use. What the commands do is in `harness.cli_run`,
 `harness.cli_report`, `harness.cli_certify` and `harness.cli_upkeep`.
 """
@@ -11,13 +12,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness import parse
+from harness import parse, settings
 from harness.errors import HarnessError
-from harness.kafka.dead_letter import MODES as DEAD_LETTER_MODES
 from harness.kafka.implementations import KFAKE_VERSION
 from harness.kafka.versions import DEFAULT_VERSION
-from harness.spec import SPARK_THRESHOLD
-from harness.spec import BACKENDS, BEHAVIOURS, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, RunSpec
+from harness.spec import IMAGE_CLASSPATH, SPARK_THRESHOLD
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
 #: control; "external": --bootstrap-servers). A suite is refused up front on any other.
@@ -38,8 +37,6 @@ def _argument(parse):
 _whole = _argument(parse.whole)
 _positive_int = _argument(lambda text: parse.count(text, least=1))
 _non_negative_int = _argument(parse.count)
-_seconds = _argument(parse.seconds)
-_seed_count = _argument(lambda text: parse.count(text, least=1, most=MAX_SEEDS))
 
 
 def _path(text: str) -> Path:
@@ -73,11 +70,6 @@ def _kfake_version(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _workload_names() -> list[str]:
-    from harness.workloads import WORKLOADS
-    return list(WORKLOADS)
-
-
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the fix (no usage block)."""
 
@@ -101,54 +93,10 @@ def _add_run(sub) -> None:
                           "results and, for conformance, the area report go under reports/)")
     run.add_argument("--quiet", action="store_true",
                      help="no progress lines while the run runs (the outcome is printed either way)")
-    run.add_argument("--name", default="share-basic")
-    run.add_argument("--seed", type=_whole, default=1)
-    run.add_argument("--profile", choices=sorted(PROFILES), default="ci")
-    run.add_argument("--kafka-version", default=None, help=f"default {DEFAULT_VERSION} (on the kfake backend: "
-                                                           "the release whose API kfake serves)")
-    run.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
-    run.add_argument("--bootstrap-servers", default=None, help="run against an existing cluster")
-    _add_backend(run)
-    # (None: not given, so the run's default, or its --workload's, applies; a value given that the run would
-    # not honour, e.g. --consumers beside a --workload that sets its own, is refused by harness.cli_run)
-    run.add_argument("--brokers", type=_positive_int, default=None,
-                     help=f"brokers of a cluster the harness starts (default {RunSpec.brokers})")
-    run.add_argument("--log-dirs", type=_positive_int, default=None,
-                     help="log directories (disks) per broker of a local or docker cluster; 2 or more lets a disk "
-                          f"fail without halting the broker (fault disk-fail; default {RunSpec.log_dirs})")
-    run.add_argument("--partitions", type=_positive_int, default=None,
-                     help=f"partitions of the run's topic (default {RunSpec.topic_partitions}, or the workload's)")
-    run.add_argument("--consumers", type=_positive_int, default=None,
-                     help=f"share consumers (default {RunSpec.consumers}, or the workload's)")
-    run.add_argument("--behaviour", choices=BEHAVIOURS, default=None,
-                     help=f"what the consumers do (default {RunSpec.behaviour}, or the workload's)")
-    run.add_argument("--workload", default=None, help="a named consumer workload (sets behaviour, consumers, "
-                     "partitions, short locks and a low delivery limit): " + ", ".join(_workload_names()))
-    run.add_argument("--records", type=_positive_int, default=None)
-    run.add_argument("--base-port", type=_positive_int, default=None)
-    _add_run_faults(run)
-    run.add_argument("--dead-letter", choices=DEAD_LETTER_MODES, default="off",
-                     help="the share group's dead-letter queue (KIP-1191, Kafka 4.4+): off, headers (DLQ records "
-                          "carry the context headers only) or copy (and the record); checked by no-loss")
-    run.add_argument("--lock-duration-ms", type=_positive_int, default=None,
-                     help="the share group's acquisition lock (share.record.lock.duration.ms; default: the broker's)")
-    run.add_argument("--delivery-count-limit", type=_positive_int, default=None,
-                     help="the share group's delivery-count limit where the release has the group config (4.3+)")
-    run.add_argument("--group-config", action="append", default=[], metavar="KEY=VALUE",
-                     help="a group config of the share group (repeatable), e.g. share.isolation.level=read_committed")
-    run.add_argument("--client", default="confluent",
-                     help="the share-consumer library the consumers run: confluent, java, franz, spring, or the path "
-                          "of a driver manifest (docs/driver.md)")
-    _add_client_option(run)
-
-
-def _add_run_faults(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--faults", default=None, help="fault groups or names, comma-separated: "
-                     "leader,coordinator,partition,truncate,latency,consumer,restart (or all)")
-    run.add_argument("--fault-seed", type=_whole, default=None, help="seed of the fault schedule (default: --seed)")
-    run.add_argument("--fault-interval", type=_seconds, default=None, help="mean seconds between fault starts")
-    run.add_argument("--fault-mode", choices=FAULT_MODES, default="random",
-                     help="random: a seeded schedule drawn from --faults; once: each of --faults once")
+    # every run setting (harness.settings), not given: None, so the run's default or its --workload's applies;
+    # a value given that the run would not honour (e.g. --consumers beside a --workload that sets its own) is
+    # refused by harness.cli_run
+    settings.add_options(run, "run")
 
 
 def _add_check(sub) -> None:
@@ -181,41 +129,12 @@ def _add_tally(sub) -> None:
     tally.add_argument("--json", action="store_true")
 
 
-def _add_backend(parser) -> None:
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="start the cluster as local java processes (default), as containers (docker), or "
-                             "start franz-go's kfake instead of Apache Kafka (kfake)")
-    parser.add_argument("--kafka-image", default=None, help="docker backend: the Kafka image under test "
-                                                            "(default apache/kafka:<--kafka-version>)")
-    parser.add_argument("--kafka-image-classpath", default=IMAGE_CLASSPATH,
-                        help="docker backend: where the image keeps Kafka's jars (default /opt/kafka/libs/*)")
-    parser.add_argument("--kfake-version", default=KFAKE_VERSION,
-                        help=f"kfake backend: the Go module version of kfake (default {KFAKE_VERSION})")
-
-
-def _add_client_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--client-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="a client property a user of the library would set (repeatable), passed to every "
-                             "consumer and recorded, e.g. max.concurrent.fetches=0 for franz-go's fetch-on-poll; "
-                             "a property the driver does not apply is refused")
-
-
 def _add_certify(sub) -> None:
     certify = sub.add_parser("certify", help="run the client rules of KIP-932 with one share-consumer driver and "
                                               "write its certificate (and the comparison page of all certificates)")
-    certify.add_argument("--client", required=True, help="confluent, java, franz, spring, or the path of a driver "
-                                                         "manifest (docs/driver.md)")
-    certify.add_argument("--kafka-version", default=None, help=f"default {DEFAULT_VERSION} (on the kfake backend: "
-                                                               "the release whose API kfake serves)")
-    certify.add_argument("--kafka-home", default=None, help="use jars of an unpacked Kafka distribution")
-    certify.add_argument("--bootstrap-servers", default=None, help="certify against an existing cluster "
-                                                                   "(rules needing faults are not applicable)")
-    _add_backend(certify)
-    _add_client_option(certify)
-    certify.add_argument("--seed", type=_whole, default=1)
-    certify.add_argument("--seeds", type=_seed_count, default=3,
-                         help=f"seeds the chaos rules run with, from --seed on (default 3, at most {MAX_SEEDS})")
-    certify.add_argument("--rules", default=None, help="comma-separated rule ids (default: all)")
+    settings.add_options(certify, "certify", client={"required": True},
+                         bootstrap_servers={"help": "certify against an existing cluster (rules needing faults are "
+                                                    "not applicable)"})
     certify.add_argument("--out", type=_path, default=None, help="certificates root (default: reports/certificates)")
     certify.add_argument("--quiet", action="store_true", help="pytest's output to pytest.log only")
 
@@ -256,14 +175,17 @@ def _add_explore(sub) -> None:
     explore = sub.add_parser("explore", help="generated runs: operations of the share-group surface interleaved "
                                               "with faults, checked by the oracle; failures shrunk and stored as "
                                               "findings (reports/findings)")
-    explore.add_argument("--kafka-version", type=_released, default=None,
-                         help=f"the release under test (default {DEFAULT_VERSION}; with --replay: the schedule's)")
-    explore.add_argument("--kafka-home", type=_path, default=None, help="use jars of an unpacked Kafka distribution")
-    _add_backend(explore)
-    explore.add_argument("--client", default=None, help="the share-consumer library: confluent (default), java, "
-                                                        "franz, or a driver manifest (with --replay: the schedule's)")
-    explore.add_argument("--seed", type=_whole, default=1, help="the exploration's seed: every run's schedule "
-                                                                "derives from it and the run's number")
+    # the run settings explore takes (harness.settings); with --replay, the schedule's where not given
+    settings.add_options(
+        explore, "explore",
+        kafka_version={"type": _released, "help": f"the release under test (default {DEFAULT_VERSION}; with "
+                                                  "--replay: the schedule's)"},
+        kafka_home={"type": _path}, backend={"default": "local"}, kafka_image_classpath={"default": IMAGE_CLASSPATH},
+        kfake_version={"default": KFAKE_VERSION}, client={"help": "the share-consumer library: confluent (default), "
+                                                                 "java, franz, or a driver manifest (with --replay: "
+                                                                 "the schedule's)"},
+        seed={"default": 1, "help": "the exploration's seed: every run's schedule derives from it and the run's "
+                                    "number"})
     explore.add_argument("--budget", type=_budget, default=120.0,
                          help="how long to explore (90s, 30m, 2h; default 2m); a run started before the end "
                               "finishes, and one run is always made")
@@ -278,7 +200,6 @@ def _add_explore(sub) -> None:
                               "nothing runs")
     explore.add_argument("--findings", type=_path, default=None,
                          help="the findings store (default: reports/findings under $KSH_REPORTS_DIR or ./reports)")
-    explore.add_argument("--base-port", type=_positive_int, default=None)
 
 
 def _add_clean(sub) -> None:

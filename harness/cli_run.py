@@ -12,15 +12,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from harness import exitcodes
+from harness import exitcodes, settings
 from harness.cli_parser import SUITES, build_parser
 from harness.errors import HarnessError
-from harness.spec import RunSpec, backend_args
+from harness.spec import RunSpec
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
-_SUITE_OPTIONS = ("command", "suite", "seed", "profile", "kafka_version", "kafka_home", "bootstrap_servers",
-                  "backend", "kafka_image", "kafka_image_classpath", "kfake_version", "faults", "fault_seed", "fault_interval", "client",
-                  "client_option")
+_SUITE_OPTIONS = ("command", "suite", *(s.key for s in settings.for_command("suite")))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -35,33 +33,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The run's spec from the command line, validated (every bad value is one line, before anything starts;
     so is a value the run would not honour: `_refuse_not_honoured`)."""
-    from harness.faults import parse_faults
-    if args.faults is not None and not args.faults.strip():  # "" is a mistake, not "no faults"
-        raise HarnessError("empty --faults: name fault groups or faults (e.g. --faults leader), or leave --faults out "
-                           "for a run without faults")
-    spec = RunSpec(profile=args.profile).with_profile()
-    from harness.kafka.implementations import default_kafka_version
-    brokers = RunSpec.brokers if args.brokers is None else args.brokers
-    spec = replace(spec, name=args.name, seed=args.seed,
-                   kafka_version=default_kafka_version(args.backend) if args.kafka_version is None else args.kafka_version,
-                   kafka_home=args.kafka_home, bootstrap_servers=args.bootstrap_servers, brokers=brokers,
-                   log_dirs=RunSpec.log_dirs if args.log_dirs is None else args.log_dirs,
-                   replication_factor=min(3, brokers), min_insync_replicas=min(2, brokers),
-                   topic_partitions=RunSpec.topic_partitions if args.partitions is None else args.partitions,
-                   consumers=RunSpec.consumers if args.consumers is None else args.consumers,
-                   behaviour=RunSpec.behaviour if args.behaviour is None else args.behaviour,
-                   base_port=args.base_port, records=args.records or spec.records, faults=parse_faults(args.faults),
-                   fault_seed=args.fault_seed, fault_interval=args.fault_interval, fault_mode=args.fault_mode,
-                   client=args.client, backend=args.backend, kafka_image=args.kafka_image,
-                   kafka_image_classpath=args.kafka_image_classpath, kfake_version=args.kfake_version,
-                   dead_letter=args.dead_letter, client_options=_client_options(args))
-    if args.workload:
-        from harness.workloads import apply_workload
-        spec = apply_workload(spec, args.workload)
-    spec = replace(spec, group_configs=_group_configs(getattr(args, "group_config", [])),
-                   lock_duration_ms=getattr(args, "lock_duration_ms", None) or spec.lock_duration_ms,
-                   delivery_count_limit=getattr(args, "delivery_count_limit", None) or spec.delivery_count_limit)
-    spec = spec.validate().check_faults_hostable()
+    spec = settings.spec_from_values(settings.given(args, "run"))
+    spec = spec.check_faults_hostable()
     _refuse_not_honoured(args, spec)
     if not getattr(args, "suite", None):  # (a suite's pytest session probes its driver itself)
         from harness.clients.registry import check_manifest_driver, driver_info, probe_spec
@@ -83,7 +56,7 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
     applied, the run would pass something not asked for)."""
     suite = getattr(args, "suite", None)
     if not suite and not spec.faults:  # (a suite's tests set their own faults: its options apply to them)
-        if args.fault_mode != "random":
+        if args.fault_mode not in (None, "random"):
             raise HarnessError(f"--fault-mode {args.fault_mode} needs --faults: it says how the faults named there "
                                "are scheduled; name them (e.g. --faults leader) or leave --fault-mode out")
         for option, value in (("--fault-interval", args.fault_interval), ("--fault-seed", args.fault_seed)):
@@ -97,7 +70,7 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
         from harness.workloads import WORKLOADS
         workload = WORKLOADS[args.workload]
         for option, given, own in (("--consumers", args.consumers, workload.consumers),
-                                   ("--partitions", args.partitions, workload.partitions),
+                                   ("--partitions", args.topic_partitions, workload.partitions),
                                    ("--behaviour", args.behaviour, workload.behaviour)):
             if given is not None and given != own:
                 raise HarnessError(f"{option} {given} cannot be used with --workload {args.workload}, which runs "
@@ -112,30 +85,13 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
     elif spec.backend == "kfake" and args.log_dirs is not None:
         raise HarnessError("--log-dirs cannot be used with --backend kfake: kfake keeps its logs in memory (no log "
                            "directories, no disk faults); leave --log-dirs out")
-    limit = getattr(args, "delivery_count_limit", None)
+    limit = args.delivery_count_limit
     if limit is not None:
         from harness.kafka.versions import release_line
         if release_line(spec.kafka_version).group_config("delivery_count_limit") is None:
             raise HarnessError(f"--delivery-count-limit needs a release with the group config share.delivery.count."
                                f"limit (Kafka 4.3+), which {spec.kafka_version} has not: its brokers' limit "
                                f"(group.share.delivery.count.limit) applies; leave the option out, or use 4.3+")
-
-
-def _client_options(args: argparse.Namespace) -> dict[str, str]:
-    """`--client-option KEY=VALUE` options as a dict (harness.clients.options); a malformed one is one line."""
-    from harness.clients.options import parse_options
-    return parse_options(getattr(args, "client_option", None) or [])
-
-
-def _group_configs(pairs: list[str]) -> dict[str, str]:
-    """`--group-config KEY=VALUE` options as a dict; a malformed one is a one-line error."""
-    configs = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise HarnessError(f"invalid --group-config {pair!r}: use KEY=VALUE, e.g. share.isolation.level=read_committed")
-        configs[key.strip()] = value.strip()
-    return configs
 
 
 def run_suite(args: argparse.Namespace) -> int:
@@ -165,11 +121,12 @@ def run_suite(args: argparse.Namespace) -> int:
 def _refuse_options_not_applied(args: argparse.Namespace) -> None:
     """Every option given that `--suite` would not pass on is an error naming the ones it does."""
     defaults = vars(build_parser().parse_args(["run"]))
-    ignored = [f"--{name.replace('_', '-')}" for name, value in vars(args).items()
+    flag = {s.key: s.cli for s in settings.SETTINGS}
+    ignored = [flag.get(name) or f"--{name.replace('_', '-')}" for name, value in vars(args).items()
                if name not in _SUITE_OPTIONS and value != defaults.get(name)]
     if ignored:  # taken and then silently not applied would be a pass of something not asked for
         raise HarnessError(f"{', '.join(ignored)} cannot be used with --suite (each suite sets its own workloads): "
-                           f"with --suite, give only {', '.join('--' + o.replace('_', '-') for o in _SUITE_OPTIONS[2:])}")
+                           f"with --suite, give only {', '.join(flag[o] for o in _SUITE_OPTIONS[2:])}")
 
 
 def _refuse_backend(suite: str, spec: RunSpec) -> None:
@@ -182,27 +139,12 @@ def _refuse_backend(suite: str, spec: RunSpec) -> None:
 
 def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[str]:
     """The pytest command line: the suite, the run's options as the plugin's, JUnit XML (and allure) in `out`."""
-    cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if suite == "basic" else str(target),
-           "-q", "-rfEsx", "--ksh-profile", spec.profile, "--ksh-seed", str(spec.seed),
-           "--kafka-version", spec.kafka_version, "--junitxml", str(out / "junit.xml")]
-    if spec.bootstrap_servers:
-        cmd += ["--bootstrap-servers", spec.bootstrap_servers]
-    if spec.kafka_home:
-        cmd += ["--kafka-home", spec.kafka_home]
-    cmd += backend_args(spec)
-    if spec.faults:
-        cmd += ["--faults", ",".join(spec.faults)]
     if spec.client != "confluent":  # a manifest's path as the pytest child (run from the repository) finds it
         from harness.clients.registry import driver_info
-        builtin = driver_info(spec.client).source == "built-in"
-        cmd += ["--ksh-client", spec.client if builtin else str(Path(spec.client).resolve())]
-    if spec.client_options:
-        import json
-        cmd += ["--ksh-client-options", json.dumps(spec.client_options, sort_keys=True)]
-    if spec.fault_seed is not None:
-        cmd += ["--fault-seed", str(spec.fault_seed)]
-    if spec.fault_interval is not None:
-        cmd += ["--fault-interval", repr(spec.fault_interval)]
+        if driver_info(spec.client).source != "built-in":
+            spec = replace(spec, client=str(Path(spec.client).resolve()))
+    cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if suite == "basic" else str(target),
+           "-q", "-rfEsx", *settings.to_argv(spec, "pytest"), "--junitxml", str(out / "junit.xml")]
     try:
         import allure_pytest  # noqa: F401
         cmd += ["--alluredir", str(out / "allure")]

@@ -39,11 +39,13 @@ import shlex
 import shutil
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.settings import to_argv
+from harness.spec import RunSpec
 
 CLIENTS = ("confluent", "java", "franz")
 #: the chaos row: one line of the page for the short chaos set
@@ -175,14 +177,13 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
     kfake = kfake_column(version)
     if kfake is not None:  # kfake at its Kafka API level, with the chaos it can host
         from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
-        suites, target = KFAKE_CHAOS_SUITES, ["--kafka-version", KFAKE_KAFKA_LEVEL, "--backend", "kfake",
-                                             "--kfake-version", kfake]
+        suites, spec = KFAKE_CHAOS_SUITES, RunSpec(kafka_version=KFAKE_KAFKA_LEVEL, backend="kfake", kfake_version=kfake)
     else:
-        suites, target = CHAOS_SUITES, ["--kafka-version", version]
+        suites, spec = CHAOS_SUITES, RunSpec(kafka_version=version)
+    spec = replace(spec, client=client, seed=seed, profile="ci", conformance_out=str(out / "conformance"))
     cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
-           *(str(root / suite) for suite in suites), "-q", "-rfEsx", "-p", "no:cacheprovider", "--ksh-client", client,
-           "--ksh-seed", str(seed), "--ksh-profile", "ci", *target, "--junitxml", str(out / "junit.xml"),
-           "--ksh-conformance-out", str(out / "conformance"),
+           *(str(root / suite) for suite in suites), "-q", "-rfEsx", "-p", "no:cacheprovider",
+           *to_argv(spec, "pytest"), "--junitxml", str(out / "junit.xml"),
            # C-level writes to stderr pass uncaptured into the cell's log: the one line a native abort
            # leaves (an assertion of librdkafka or glibc) is never lost with the process's capture file
            "--capture=sys"]

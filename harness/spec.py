@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import shlex
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -349,48 +348,6 @@ class RunSpec:
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, indent=2)
 
-    def reproduce_command(self) -> str:
-        """A shell command that runs this spec again (one the CLI takes back: no option it would refuse as not
-        honoured, e.g. --brokers beside --bootstrap-servers, or a workload's own limit on a release without it)."""
-        from harness.workloads import DELIVERY_COUNT_LIMIT, LOCK_DURATION_MS
-        args = ["share-harness", "run", "--name", self.name, "--seed", str(self.seed),
-                "--profile", self.profile, "--kafka-version", self.kafka_version]
-        if not self.bootstrap_servers:
-            args += ["--brokers", str(self.brokers)]
-        args += ["--workload", self.workload] if self.workload else [
-            "--partitions", str(self.topic_partitions), "--consumers", str(self.consumers),
-            "--behaviour", self.behaviour]
-        args += ["--records", str(self.records)]
-        if self.log_dirs != RunSpec.log_dirs:
-            args += ["--log-dirs", str(self.log_dirs)]
-        if self.kafka_home:
-            args += ["--kafka-home", self.kafka_home]
-        if self.lock_duration_ms is not None and not (self.workload and self.lock_duration_ms == LOCK_DURATION_MS):
-            args += ["--lock-duration-ms", str(self.lock_duration_ms)]
-        if self.delivery_count_limit is not None and self._has_limit_config() \
-                and not (self.workload and self.delivery_count_limit == DELIVERY_COUNT_LIMIT):
-            args += ["--delivery-count-limit", str(self.delivery_count_limit)]
-        for key, value in sorted(self.group_configs.items()):
-            args += ["--group-config", f"{key}={value}"]
-        if self.dead_letter != "off":
-            args += ["--dead-letter", self.dead_letter]
-        if self.client != "confluent":
-            args += ["--client", self.client]
-        for key, value in sorted(self.client_options.items()):
-            args += ["--client-option", f"{key}={value}"]
-        if self.bootstrap_servers:
-            args += ["--bootstrap-servers", self.bootstrap_servers]
-        args += backend_args(self)
-        if self.faults:
-            args += ["--faults", ",".join(self.faults)]
-        if self.faults or self.workload_events:  # a workload's consumer events are scheduled by the same seed
-            args += ["--fault-seed", str(self.effective_fault_seed)]
-            if self.faults and self.fault_mode != "random":
-                args += ["--fault-mode", self.fault_mode]
-            if self.fault_interval is not None:
-                args += ["--fault-interval", f"{self.fault_interval:g}"]
-        return shlex.join(args)
-
     def _has_limit_config(self) -> bool:
         """Whether the release has the group-level delivery-count limit (else the brokers' applies)."""
         from harness.kafka.versions import release_line
@@ -399,17 +356,3 @@ class RunSpec:
         except HarnessError:
             return True  # a version the harness does not know: say what the spec holds
 
-
-def backend_args(spec: RunSpec) -> list[str]:
-    """The command-line options (the CLI's and the pytest plugin's: the same spelling) that choose
-    `spec`'s backend, image and image classpath, or kfake's version; none for the local default."""
-    if spec.backend == "local":
-        return []
-    args = ["--backend", spec.backend]
-    if spec.kfake_version != RunSpec.kfake_version:
-        args += ["--kfake-version", spec.kfake_version]
-    if spec.kafka_image is not None:
-        args += ["--kafka-image", spec.kafka_image]
-    if spec.kafka_image_classpath != RunSpec.kafka_image_classpath:
-        args += ["--kafka-image-classpath", spec.kafka_image_classpath]
-    return args

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    from harness.certify import certify
+    from harness.certify import Certification, certify
+    from harness.spec import RunSpec
     from harness.errors import HarnessError
     from harness.kafka.implementations import default_kafka_version
     from harness.report.rundir import reports_root
@@ -77,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"share-harness: {path} names no rule it breaks: add \"breaks\" to its manifest", file=sys.stderr)
             return 2
         try:
-            cert, _ = certify(str(path), kafka_version=args.kafka_version or default_kafka_version("local"),
-                              seed=args.seed, seeds=1, rules=None if args.all_rules else breaks, out_root=out,
-                              quiet=True)
+            spec = RunSpec(client=str(path), kafka_version=args.kafka_version or default_kafka_version("local"),
+                           seed=args.seed, rules=() if args.all_rules else tuple(breaks))
+            cert, _ = certify(Certification(spec, seeds=1, out_root=out, quiet=True))
         except HarnessError as exc:
             print("\n".join(summary(rows)) if rows else "", flush=True)
             print(f"share-harness: {exc}", file=sys.stderr)

@@ -12,14 +12,15 @@ HALF = 0
 
 
 def certify_faulty(kafka_cluster, ksh_spec, tmp_path, name, manifest):
-    from harness.certify import certify
+    from harness.certify import Certification, certify
+    from harness.spec import RunSpec
     breaks, evidence = manifest["breaks"], manifest["evidence"]
     # (a rule decided on the suite's own cluster, with settings of the harness's choosing, needs certify to
     # start that cluster itself: given the session cluster's address it would be "not applicable")
     bootstrap = None if manifest.get("own_cluster") else kafka_cluster.bootstrap_servers
-    cert, out = certify(str(HERE / f"{name}.json"), kafka_version=kafka_cluster.version,
-                        bootstrap_servers=bootstrap, seed=ksh_spec.seed, rules=breaks,
-                        out_root=tmp_path, quiet=True)
+    spec = RunSpec(client=str(HERE / f"{name}.json"), kafka_version=kafka_cluster.version,
+                   bootstrap_servers=bootstrap, seed=ksh_spec.seed, rules=tuple(breaks))
+    cert, out = certify(Certification(spec, out_root=tmp_path, quiet=True))
     log = (out / "pytest.log").read_text()[-3000:]
     results = {r["rule"]: r for r in cert["rules"]}
     assert sorted(results) == sorted(breaks), (sorted(results), breaks)

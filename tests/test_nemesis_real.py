@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from harness.settings import reproduce_command
+
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.nightly]
 
 
@@ -25,7 +27,7 @@ def test_run_with_a_fault_schedule_records_heals_and_plots_it(local_cluster, sha
     assert schedule["seed"] == 3 and len(schedule["schedule"]) == len(outcome.faults)
     page = (outcome.run_dir / "run.html").read_text()  # the run's page: its plots and fault table
     assert 'class="plot"' in page and "Plotly.newPlot" in page and "<h2>Faults</h2>" in page
-    assert "--faults leader-kill,latency,consumer-kill --fault-seed 3" in outcome.spec.reproduce_command()
+    assert "--faults leader-kill,latency,consumer-kill --fault-seed 3" in reproduce_command(outcome.spec)
     # Every property holds, or (a consumer killed mid-batch) the only open question is an ACCEPT whose
     # outcome the broker alone knows and the durable read could not settle: reported unknown, never a pass.
     assert all(r.valid is not False for r in outcome.results), outcome.summary()

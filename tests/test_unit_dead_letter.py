@@ -11,6 +11,7 @@ from harness.checkers import no_loss
 from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED, parse_dead_letter, writes_pending
+from harness.settings import reproduce_command
 from harness.spec import RunSpec
 from tests.test_unit_checkers import H, T, kinds
 
@@ -182,7 +183,7 @@ def test_dead_letter_needs_a_release_with_a_dlq():
         RunSpec(kafka_version="4.3.1", dead_letter="headers").validate()
     with pytest.raises(HarnessError, match="invalid dead-letter"):
         RunSpec(dead_letter="on").validate()
-    assert "--dead-letter headers" in RunSpec(dead_letter="headers").reproduce_command()
+    assert "--dead-letter headers" in reproduce_command(RunSpec(dead_letter="headers"))
 
 
 def test_a_record_still_archiving_at_the_read_is_pending_not_missing(tmp_path):

@@ -14,7 +14,8 @@ from harness.cluster.docker_node import ContainerNode
 from harness.cluster.local_node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
-from harness.spec import RunSpec, backend_args
+from harness.settings import backend_args
+from harness.spec import RunSpec
 
 
 def test_local_is_the_default_backend_and_needs_no_options():

@@ -24,6 +24,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import HarnessError
+from harness.settings import reproduce_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -218,8 +219,10 @@ def test_certify_caps_the_seeds_as_the_plugin_does(tmp_path):
 def test_certify_function_caps_the_seeds(tmp_path):
     """`harness.certify.certify` itself (what the CLI calls), in a child: without the cap it builds the list."""
     code = ("import sys\nimport harness.pytest_child\nharness.pytest_child.run_pytest = lambda *a, **k: sys.exit(99)\n"
-            "from pathlib import Path\nfrom harness.certify import certify\nfrom harness.errors import HarnessError\n"
-            f"try:\n    certify('confluent', kafka_version='4.4.0', seeds=10**18, out_root=Path('{tmp_path / 'certs'}'))\n"
+            "from pathlib import Path\nfrom harness.certify import Certification, certify\n"
+            "from harness.errors import HarnessError\nfrom harness.spec import RunSpec\n"
+            f"try:\n    certify(Certification(RunSpec(client='confluent', kafka_version='4.4.0'), seeds=10**18, "
+            f"out_root=Path('{tmp_path / 'certs'}')))\n"
             "except HarnessError as exc:\n    print(exc, file=sys.stderr); sys.exit(2)\n")
     line = _child_refused(tmp_path, code=code)
     assert "seeds" in line and "1000" in line, line
@@ -442,7 +445,7 @@ def _again(spec):
 
     from harness.cli_parser import build_parser
     from harness.cli_run import spec_from_args
-    return spec_from_args(build_parser().parse_args(shlex.split(spec.reproduce_command())[1:]))
+    return spec_from_args(build_parser().parse_args(shlex.split(reproduce_command(spec))[1:]))
 
 
 def test_the_reproduce_command_is_taken_back_whole(tmp_path):

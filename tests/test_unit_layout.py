@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.settings import reproduce_command
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -135,7 +137,7 @@ def test_the_spec_validates_client_engine_threshold_and_rules():
     spec = RunSpec(client="franz", check_engine="auto", spark_threshold=10, rules=("ack-accept",)).validate()
     assert spec.engine_for(10) == "inprocess" and spec.engine_for(11) == "spark"
     assert RunSpec(check_engine="spark").engine_for(1) == "spark"
-    assert "--client franz" in spec.reproduce_command()
+    assert "--client franz" in reproduce_command(spec)
 
 
 def test_one_topic_naming_for_every_run():

@@ -20,6 +20,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.ports import allocate, is_free
 from harness.proxy.links import Link, LinkMap
+from harness.settings import reproduce_command
 from harness.spec import BEHAVIOURS, PROFILES, RunSpec
 from harness.wait import WaitTimeout, wait_until
 
@@ -143,13 +144,13 @@ def test_validate_messages_name_valid_choices():
 
 def test_reproduce_command_contains_seed_and_options():
     spec = replace(RunSpec(), seed=4242, consumers=5, behaviour="accept-explicit", bootstrap_servers="h:9092")
-    cmd = spec.reproduce_command()
+    cmd = reproduce_command(spec)
     assert cmd.startswith("share-harness run ")
     assert "--seed 4242" in cmd
     assert "--consumers 5" in cmd
     assert "--behaviour accept-explicit" in cmd
     assert "--bootstrap-servers h:9092" in cmd
-    assert "--bootstrap-servers" not in RunSpec().reproduce_command()
+    assert "--bootstrap-servers" not in reproduce_command(RunSpec())
 
 
 def test_reproduce_command_round_trips_through_the_cli_parser():
@@ -157,8 +158,8 @@ def test_reproduce_command_round_trips_through_the_cli_parser():
 
     from harness.cli import build_parser
     spec = replace(RunSpec(), name="a b", seed=7, brokers=2, topic_partitions=4, records=123)
-    args = build_parser().parse_args(shlex.split(spec.reproduce_command())[1:])
-    assert (args.name, args.seed, args.brokers, args.partitions, args.records) == ("a b", 7, 2, 4, 123)
+    args = build_parser().parse_args(shlex.split(reproduce_command(spec))[1:])
+    assert (args.name, args.seed, args.brokers, args.topic_partitions, args.records) == ("a b", 7, 2, 4, 123)
 
 
 def test_reproduce_command_carries_the_groups_lock_limit_and_configs_back_into_the_same_spec():
@@ -168,13 +169,13 @@ def test_reproduce_command_carries_the_groups_lock_limit_and_configs_back_into_t
     from harness.cli_run import spec_from_args
     spec = replace(RunSpec(), lock_duration_ms=2000, delivery_count_limit=3,
                    group_configs={"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
-    cmd = spec.reproduce_command()
+    cmd = reproduce_command(spec)
     assert "--lock-duration-ms 2000" in cmd and "--delivery-count-limit 3" in cmd
     assert "--group-config share.auto.offset.reset=earliest --group-config share.isolation.level=read_committed" in cmd
     again = spec_from_args(build_parser().parse_args(shlex.split(cmd)[1:]))
     assert (again.lock_duration_ms, again.delivery_count_limit, again.group_configs) == (
         2000, 3, spec.group_configs)
-    assert "--lock-duration-ms" not in RunSpec().reproduce_command()
+    assert "--lock-duration-ms" not in reproduce_command(RunSpec())
 
 
 def test_a_malformed_group_config_option_is_one_line():

@@ -42,7 +42,7 @@ def _usage_error_text(result: pytest.RunResult) -> str:
 def test_plugin_is_loaded(pytester):
     result = _run(pytester, "--help")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*Kafka share-group harness*", "*--kafka-version*", "*--ksh-profile*"])
+    result.stdout.fnmatch_lines(["*Kafka share-group harness*", "*--ksh-profile*", "*--kafka-version*"])
 
 
 def test_bogus_profile_is_usage_error_listing_valid_profiles(pytester):
@@ -103,11 +103,13 @@ def test_bad_fault_options_are_usage_errors(pytester, option, word):
 
 def test_fault_options_reach_the_spec(pytester):
     pytester.makepyfile(test_spec="""
+from harness.settings import reproduce_command
+
 def test_spec(ksh_spec):
     assert ksh_spec.faults == ("leader-stop", "leader-kill", "leader-pause", "isolate-node", "disk-fail")
     assert ksh_spec.fault_seed == 5 and ksh_spec.fault_interval == 2.5
     assert ("--faults leader-stop,leader-kill,leader-pause,isolate-node,disk-fail --fault-seed 5"
-            in ksh_spec.reproduce_command())
+            in reproduce_command(ksh_spec))
 """)
     result = pytester.runpytest_subprocess(*FAST, "--faults=leader,isolate-node", "--fault-seed=5",
                                            "--fault-interval=2.5", "test_spec.py", timeout=60)

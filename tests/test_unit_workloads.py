@@ -13,6 +13,7 @@ from harness.errors import HarnessError
 from harness.faults import CATALOGUE, parse_faults
 from harness.faults.schedule import TIMINGS, generate
 from harness.history.schema import Op
+from harness.settings import reproduce_command
 from harness.spec import RunSpec
 from harness.workloads import WORKLOADS, apply_workload
 
@@ -123,7 +124,7 @@ def test_workloads_set_behaviour_shape_and_limits_and_reject_unknown_names():
     assert apply_workload(RunSpec(), "crash").workload_events == ("consumer-kill",)
     assert all(w.behaviour in BEHAVIOURS for w in WORKLOADS.values())
     assert all(set(w.events) <= set(parse_faults("consumer")) for w in WORKLOADS.values())
-    assert "--workload poison" in apply_workload(RunSpec(), "poison").validate().reproduce_command()
+    assert "--workload poison" in reproduce_command(apply_workload(RunSpec(), "poison").validate())
     with pytest.raises(HarnessError, match="invalid workload 'nope'.*accept-implicit"):
         apply_workload(RunSpec(), "nope")
     with pytest.raises(HarnessError, match="fault-mode"):

@@ -31,6 +31,7 @@ from harness.cluster.base import Cluster
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
+from harness.settings import reproduce_command
 from harness.spec import RunSpec
 from harness.timing import timed
 from harness.wait import wait_until
@@ -122,7 +123,7 @@ class RunContext:
         from harness.clients.logging import LOGGER
         spec.validate()
         run_dir = run_dir or new_run_dir(spec.name)
-        write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": spec.reproduce_command()})
+        write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": reproduce_command(spec)})
         ctx = cls(spec, cluster, run_dir, HistoryWriter(run_dir / "history.jsonl"), owns_cluster=cluster is None)
         ctx._client_log = logging.FileHandler(run_dir / "logs" / "librdkafka.log")
         LOGGER.addHandler(ctx._client_log)
@@ -298,5 +299,5 @@ class RunContext:
             "valid": valid, "verdict": verdict_word(valid), "overall": valid if overall is None else overall,
             "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
             "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
-            "reproduce": self.spec.reproduce_command(), "ended_early": ended_early})
+            "reproduce": reproduce_command(self.spec), "ended_early": ended_early})
         return valid

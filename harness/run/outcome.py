@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.checkers import Result, verdict_word
 from harness.errors import HarnessError
+from harness.settings import reproduce_command
 from harness.spec import RunSpec
 
 
@@ -62,7 +63,7 @@ class RunOutcome:
             lines += [f"  {f.id} {','.join(f.targets)}: NOT APPLIED: {f.reason}" for f in self.faults if not f.applied]
             lines += [f"  {f.id}: HEAL FAILED: {f.reason}" for f in self.faults if f.applied and not f.healed_ok]
         lines.append(f"run directory: {self.run_dir}")
-        lines.append(f"reproduce: {self.spec.reproduce_command()}")
+        lines.append(f"reproduce: {reproduce_command(self.spec)}")
         return "\n".join(lines)
 
     def _stories(self, most: int = 2) -> list[str]:

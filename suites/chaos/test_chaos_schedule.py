@@ -7,6 +7,7 @@ import pytest
 
 from ksh_fixtures.chaos import assert_chaos_verdict
 from harness.faults import parse_faults
+from harness.settings import reproduce_command
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
@@ -27,4 +28,4 @@ def test_random_fault_schedule(chaos_run):
     assert schedule["seed"] == seed and len(schedule["schedule"]) == len(outcome.faults)
     page = (outcome.run_dir / "run.html").read_text()  # the run's page: its plots and fault table
     assert 'class="plot"' in page and "Plotly.newPlot" in page and "<h2>Faults</h2>" in page
-    assert f"--faults {','.join(faults)} --fault-seed {seed}" in outcome.spec.reproduce_command()
+    assert f"--faults {','.join(faults)} --fault-seed {seed}" in reproduce_command(outcome.spec)
