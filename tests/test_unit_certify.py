@@ -152,7 +152,7 @@ def test_comparison_page_shows_complete_certificates_a_column_per_client(tmp_pat
 
 def test_an_acknowledgement_of_a_record_no_poll_handed_over_is_flagged():
     from harness.checkers import check_safe
-    from harness.checkers.ack_results import check
+    from harness.checkers.registry import CHECKERS
     from harness.history.events import EventTable
     from harness.history.store import Op
 
@@ -167,10 +167,10 @@ def test_an_acknowledgement_of_a_record_no_poll_handed_over_is_flagged():
             {"topic": "t", "partition": 0, "offset": o, "type": "ACCEPT"} for o in ack_offsets]}))
         rows.append(Op(5, 3, "c", "ok", "commit", {"results": [{"topic": "t", "partition": 0, "error": None}]}))
         return rows
-    flagged = check_safe("ack-results", check, EventTable.from_ops(ops([0, 2])))
+    flagged = check_safe("ack-results", CHECKERS["ack-results"], EventTable.from_ops(ops([0, 2])))
     assert flagged.valid is False and [a.kind for a in flagged.anomalies] == ["ack-undelivered"]
     assert "t-0@2" in flagged.anomalies[0].message
-    fine = check_safe("ack-results", check, EventTable.from_ops(ops([0])))
+    fine = check_safe("ack-results", CHECKERS["ack-results"], EventTable.from_ops(ops([0])))
     assert fine.valid is not False
 
 

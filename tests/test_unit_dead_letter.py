@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from harness.checkers import no_loss
+from harness.checkers.registry import property_result
 from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED, parse_dead_letter, writes_pending
@@ -43,7 +44,7 @@ def read(h: H, entries: list[tuple[int, int, str]], group: str = "g") -> None:
 def test_every_rejected_and_limit_archived_record_accounted_passes():
     h = dlq_history()
     read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True, r
     assert r.stats["dead_letter_queue"]["accounted"] == 2
 
@@ -51,7 +52,7 @@ def test_every_rejected_and_limit_archived_record_accounted_passes():
 def test_a_duplicate_dead_letter_is_allowed_and_counted():
     h = dlq_history()
     read(h, [(1, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and r.stats["dead_letter_queue"]["duplicates"] == 1, r
 
 
@@ -59,7 +60,7 @@ def test_a_duplicate_dead_letter_is_allowed_and_counted():
 def test_a_rejected_or_archived_record_missing_from_the_dlq_fails(entries, missing):
     h = dlq_history()
     read(h, entries)
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is False and "dlq-missing" in kinds(r), r
     assert any(a.detail.get("offset") == missing for a in r.anomalies if a.kind == "dlq-missing")
 
@@ -67,7 +68,7 @@ def test_a_rejected_or_archived_record_missing_from_the_dlq_fails(entries, missi
 def test_an_accepted_record_in_the_dlq_fails():
     h = dlq_history()
     read(h, [(0, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
-    assert kinds(no_loss.check(h.ops)) == ["dlq-accepted"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["dlq-accepted"]
 
 
 @pytest.mark.parametrize("fault", [True, False])
@@ -82,7 +83,7 @@ def test_a_record_accepted_after_a_leader_change_that_the_old_leader_archived_at
         h.add("nemesis", "ok", "fault-heal", spec)
     h.consume("consumer-1", [("c", 0, 2, 2)])  # delivered again at the limit, accepted
     read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)])
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if fault:
         assert r.valid is True and r.allowances == {"dead-lettered-by-lost-leader": 1}, r
     else:
@@ -109,7 +110,7 @@ def test_a_record_at_the_limit_whose_accept_had_no_outcome_when_its_lock_ran_out
                                                                "offsets": [3, 4] if accept else [3]}], "error": None},
               dt_ms=5000)
         read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_LIMIT)] + ([(4, 2, MESSAGE_LIMIT)] if in_dlq else []))
-        r = no_loss.check(h.ops)
+        r = property_result(no_loss.NAME, h.ops)
         if accept or in_dlq:
             assert r.valid is True, (accept, r)
         else:
@@ -121,30 +122,30 @@ def test_a_record_at_the_limit_whose_accept_had_no_outcome_when_its_lock_ran_out
 def test_a_dead_letter_with_the_wrong_context_fails(entry, group):
     h = dlq_history()
     read(h, [entry, (2, 2, MESSAGE_LIMIT)], group=group)
-    found = kinds(no_loss.check(h.ops))
+    found = kinds(property_result(no_loss.NAME, h.ops))
     assert set(found) == {"dlq-wrong-context"} and len(found) == (2 if group != "g" else 1), found
 
 
 def test_a_limit_archived_record_named_rejected_fails():
     h = dlq_history()
     read(h, [(1, 1, MESSAGE_REJECTED), (2, 2, MESSAGE_REJECTED)])
-    assert kinds(no_loss.check(h.ops)) == ["dlq-wrong-context"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["dlq-wrong-context"]
 
 
 def test_a_group_with_a_dlq_and_no_read_is_unknown_never_a_pass():
     h = dlq_history()
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid == "unknown" and DLQ in r.reason, r
     h.add("admin-dlq", "invoke", "dead-letters", {"group": "g", "dlq_topic": DLQ})
     h.add("admin-dlq", "fail", "dead-letters", {"group": "g", "dlq_topic": DLQ, "error": "no topic"})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid == "unknown" and "no topic" in r.reason, r
 
 
 def test_a_history_without_a_dlq_ignores_the_accounting():
     h = dlq_history()
     del h.ops[0].value["dead_letter_topic"]
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and "dead_letter_queue" not in r.stats
 
 
@@ -158,7 +159,7 @@ def test_the_parquet_rows_of_a_read_give_the_same_verdicts(tmp_path):
         path = EventTable.from_ops(h.ops).write_parquet(tmp_path / f"h-{valid}.parquet")
         obs = replay_parquet(path)
         assert (not obs.anomalies["no-loss"]) is valid, obs.anomalies["no-loss"]
-        assert [a.kind for a in obs.anomalies["no-loss"]] == kinds(no_loss.check(h.ops))
+        assert [a.kind for a in obs.anomalies["no-loss"]] == kinds(property_result(no_loss.NAME, h.ops))
         assert set(PROPERTIES) >= set(obs.anomalies)
 
 
@@ -193,12 +194,12 @@ def test_a_record_still_archiving_at_the_read_is_pending_not_missing(tmp_path):
     h = dlq_history()
     read(h, [(1, 1, MESSAGE_REJECTED)])
     h.ops[-1].value["archiving"] = [[T, 0, 2, 2]]
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and r.stats["dead_letter_queue"]["pending_at_the_read"] == 1, r
     obs = replay_parquet(EventTable.from_ops(h.ops).write_parquet(tmp_path / "h.parquet"))
     assert not obs.anomalies["no-loss"]
     h.ops[-1].value["archiving"] = [[T, 0, 3, 9]]  # another range: offset 2 is missing
-    assert kinds(no_loss.check(h.ops)) == ["dlq-missing"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["dlq-missing"]
 
 
 @pytest.mark.parametrize("in_dlq", [True, False])
@@ -220,13 +221,13 @@ def test_a_reject_whose_result_was_a_transport_failure_is_not_accepted_by_the_st
     h.add("admin", "ok", "share-state", {"group": "g", "partitions": [
         {"topic": T, "partition": 0, "start_offset": 2, "batches": []}]})
     read(h, [(1, 1, MESSAGE_REJECTED)] if in_dlq else [])
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True, kinds(r)
     if in_dlq:  # the accepted one in the DLQ is still an anomaly
         h2 = H()
         h2.ops[:] = h.ops[:-2]
         read(h2, [(0, 1, MESSAGE_REJECTED), (1, 1, MESSAGE_REJECTED)])
-        assert "dlq-accepted" in kinds(no_loss.check(h2.ops))
+        assert "dlq-accepted" in kinds(property_result(no_loss.NAME, h2.ops))
 
 
 def test_an_accept_never_sent_before_the_consumer_was_killed_at_the_limit_is_no_accepted_record():
@@ -248,5 +249,5 @@ def test_an_accept_never_sent_before_the_consumer_was_killed_at_the_limit_is_no_
             {"topic": T, "partition": 0, "start_offset": 0, "batches": [[0, 0, state, 2]]}]})
         read(h, [(0, 2, MESSAGE_LIMIT)])
         return h
-    assert "dlq-accepted" not in kinds(no_loss.check(history(4).ops))  # Archived
-    assert "dlq-accepted" in kinds(no_loss.check(history(2).ops))  # Acknowledged: it was accepted after all
+    assert "dlq-accepted" not in kinds(property_result(no_loss.NAME, history(4).ops))  # Archived
+    assert "dlq-accepted" in kinds(property_result(no_loss.NAME, history(2).ops))  # Acknowledged: it was accepted after all

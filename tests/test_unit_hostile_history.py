@@ -16,6 +16,7 @@ import pytest
 
 from harness import exitcodes
 from harness.checkers import compose, verdict_word
+from harness.checkers.registry import property_result
 from harness.errors import HarnessError
 from harness.history.events import EventTable, load_history
 from harness.history.schema import Op
@@ -238,7 +239,7 @@ def test_state_ranges_read_like_the_offsets_they_hold_later_batches_winning():
 def test_state_topic_anomalies_still_read_the_ranges():
     ops = _with_state([[0, 0, 2, 1], [1, 1, 0, 1]], start=0)
     from harness.checkers import durable_state
-    [anomaly] = durable_state.check(ops).anomalies
+    [anomaly] = property_result(durable_state.NAME, ops).anomalies
     assert anomaly.kind == "state-topic-not-terminal" and "as AVAILABLE (delivery count 1)" in anomaly.message
 
 

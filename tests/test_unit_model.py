@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from harness.checkers import (ack_results, batch_order, check_safe, delivery_count, durable_state, exclusive,
                               no_loss, no_redelivery)
+from harness.checkers.registry import OWN
 from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.model.profiles import MODEL_PROFILES, model_profile
@@ -117,7 +118,7 @@ SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_heal
 
 
 def verdicts(ops) -> dict[str, object]:
-    return {m.NAME: check_safe(m.NAME, m.check, ops) for m in CHECKERS}
+    return {m.NAME: check_safe(m.NAME, OWN[m.NAME], ops) for m in CHECKERS}
 
 
 @SETTINGS
@@ -134,7 +135,7 @@ def test_model_histories_survive_the_parquet_round_trip(tmp_path):
     table = EventTable.from_ops(ops)
     back = EventTable.read_parquet(table.write_parquet(tmp_path / "h.parquet"))
     assert back.columns == table.columns and back.schema_version == 1
-    assert {m.NAME: m.check(back).valid for m in CHECKERS} == {m.NAME: True for m in CHECKERS}
+    assert {m.NAME: OWN[m.NAME](back).valid for m in CHECKERS} == {m.NAME: True for m in CHECKERS}
 
 
 # ------------------------------------------------------------------ mutations

@@ -10,6 +10,7 @@ from __future__ import annotations
 from test_unit_checkers import MS, H, kinds
 
 from harness.checkers import ack_results, delivery_count, durable_state, exclusive, no_loss, no_redelivery
+from harness.checkers.registry import property_result
 
 
 def close(h: H, c: str) -> None:
@@ -47,8 +48,8 @@ def test_orderly_closes_after_the_drain_do_not_excuse_a_record_never_delivered()
     for c in ("consumer-0", "consumer-1", "consumer-2"):
         close(h, c)
     h.read_start({0: 2})
-    assert kinds(no_loss.check(h.ops)) == ["lost"]
-    assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["lost"]
+    assert kinds(property_result(durable_state.NAME, h.ops)) == ["durable-state-ahead"]
 
 
 def test_session_ends_before_the_record_existed_do_not_excuse_it():
@@ -60,7 +61,7 @@ def test_session_ends_before_the_record_existed_do_not_excuse_it():
     h.produce("b", 0, 1)
     h.consume("consumer-0", [("b", 0, 1)])
     h.read_start({0: 2})
-    assert kinds(no_loss.check(h.ops)) == ["lost"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["lost"]
 
 
 def test_one_session_ended_twice_counts_once():
@@ -74,7 +75,7 @@ def test_one_session_ended_twice_counts_once():
     h.add("nemesis", "ok", "fault-heal", fault)
     h.consume("consumer-0", [("b", 0, 1)])
     h.read_start({0: 2})
-    assert kinds(no_loss.check(h.ops)) == ["lost"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["lost"]
 
 
 def test_enough_crashes_while_the_record_was_available_excuse_it_with_their_evidence():
@@ -85,7 +86,7 @@ def test_enough_crashes_while_the_record_was_available_excuse_it_with_their_evid
     crashes = [crash(h, c) for c in ("consumer-0", "consumer-1", "consumer-2")]
     h.consume("consumer-0", [("b", 0, 1)])
     read = h.read_start({0: 2})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
     assert r.allowance_evidence["unobserved-acquisition"] == [[produced.index, *crashes, read.index]]
 
@@ -106,9 +107,9 @@ def test_a_record_delivered_once_and_never_acknowledged_needs_the_remaining_sess
         if crash_after_the_read:
             crash(h, "consumer-2")
         return h.ops
-    assert kinds(no_loss.check(history(False))) == ["not-accepted"]
-    assert kinds(no_loss.check(history(False, crash_after_the_read=True))) == ["not-accepted"]
-    r = no_loss.check(history(True))
+    assert kinds(property_result(no_loss.NAME, history(False))) == ["not-accepted"]
+    assert kinds(property_result(no_loss.NAME, history(False, crash_after_the_read=True))) == ["not-accepted"]
+    r = property_result(no_loss.NAME, history(True))
     assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}
 
 
@@ -125,11 +126,11 @@ def test_the_state_topic_must_hold_a_record_archived_unseen_as_archived():
             {"topic": "t", "partition": 0, "start_offset": 2, "batches": [], "writes_from": 0,
              "ever_written": ever_written, "ever_archived": ever_archived}]})
         return h
-    ok = no_loss.check(history([[0, 1]], [[0, 0]]).ops)
+    ok = property_result(no_loss.NAME, history([[0, 1]], [[0, 0]]).ops)
     assert ok.valid is True and ok.allowances == {"unobserved-acquisition": 1}
-    skipped = no_loss.check(history([[1, 1]], []).ops)
+    skipped = property_result(no_loss.NAME, history([[1, 1]], []).ops)
     assert kinds(skipped) == ["skipped"] and "skipped it" in skipped.anomalies[0].message
-    assert kinds(no_loss.check(history([[0, 1]], []).ops)) == ["skipped"]
+    assert kinds(property_result(no_loss.NAME, history([[0, 1]], []).ops)) == ["skipped"]
 
 
 # ------------------------------------------------------------------ windows
@@ -154,8 +155,8 @@ def _archived_then_redelivered(fault_before_produce: bool):
 
 
 def test_a_fault_healed_before_the_record_existed_does_not_excuse_its_redelivery_after_the_limit():
-    assert kinds(delivery_count.check(_archived_then_redelivered(True).ops)) == ["delivered-after-limit"]
-    r = delivery_count.check(_archived_then_redelivered(False).ops)
+    assert kinds(property_result(delivery_count.NAME, _archived_then_redelivered(True).ops)) == ["delivered-after-limit"]
+    r = property_result(delivery_count.NAME, _archived_then_redelivered(False).ops)
     assert r.valid is True and r.allowances == {"delivery-count-lag": 1}
     assert r.allowance_evidence["delivery-count-lag"][0][0] > 0  # the fault start's index comes first
 
@@ -168,7 +169,7 @@ def test_an_accept_from_a_consumer_never_handed_the_record_fails_even_after_anot
     h.consume("consumer-0", [("a", 0, 0)])
     h.ack("consumer-1", [(0, 0)])
     h.commit("consumer-1", {0: None}, offsets={0: [0]})
-    r = ack_results.check(h.ops)
+    r = property_result(ack_results.NAME, h.ops)
     assert kinds(r) == ["ack-undelivered"] and "consumer-1" in r.anomalies[0].message
 
 
@@ -178,7 +179,7 @@ def test_an_accept_from_a_consumer_never_handed_the_record_fails_while_another_h
     h.poll("consumer-0", [("a", 0, 0)])
     h.ack("consumer-1", [(0, 0)])
     h.commit("consumer-1", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
-    assert kinds(ack_results.check(h.ops)) == ["ack-undelivered"]
+    assert kinds(property_result(ack_results.NAME, h.ops)) == ["ack-undelivered"]
 
 
 def test_a_second_acknowledgement_of_one_delivery_fails_but_one_per_delivery_is_fine():
@@ -188,10 +189,10 @@ def test_a_second_acknowledgement_of_one_delivery_fails_but_one_per_delivery_is_
     h.ack("consumer-0", [(0, 0)], "RELEASE")
     h.commit("consumer-0", {0: None}, offsets={0: [0]})
     h.consume("consumer-0", [("a", 0, 0, 2)])  # delivered again: its acknowledgement is its own
-    assert ack_results.check(h.ops).valid is True
+    assert property_result(ack_results.NAME, h.ops).valid is True
     h.ack("consumer-0", [(0, 0)])
     h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
-    assert "ack-undelivered" in kinds(ack_results.check(h.ops))
+    assert "ack-undelivered" in kinds(property_result(ack_results.NAME, h.ops))
 
 
 def test_a_consumer_may_acknowledge_again_after_its_acknowledgement_failed():
@@ -202,7 +203,7 @@ def test_a_consumer_may_acknowledge_again_after_its_acknowledgement_failed():
     h.commit("consumer-0", {0: "COORDINATOR_NOT_AVAILABLE"}, offsets={0: [0]})
     h.ack("consumer-0", [(0, 0)])
     h.commit("consumer-0", {0: None}, offsets={0: [0]})
-    assert ack_results.check(h.ops).valid is True
+    assert property_result(ack_results.NAME, h.ops).valid is True
 
 
 def test_a_consumer_that_restarted_may_not_acknowledge_what_its_last_instance_was_handed():
@@ -212,7 +213,7 @@ def test_a_consumer_that_restarted_may_not_acknowledge_what_its_last_instance_wa
     crash(h, "consumer-0")
     h.ack("consumer-0", [(0, 0)])
     h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
-    assert kinds(ack_results.check(h.ops)) == ["ack-undelivered"]
+    assert kinds(property_result(ack_results.NAME, h.ops)) == ["ack-undelivered"]
 
 
 def test_a_commit_result_for_a_partition_never_acknowledged_is_unsolicited():
@@ -221,7 +222,7 @@ def test_a_commit_result_for_a_partition_never_acknowledged_is_unsolicited():
     h.poll("consumer-0", [("a", 0, 0)])
     h.ack("consumer-0", [(0, 0)])
     h.commit("consumer-0", {0: None, 1: None}, callback=False)
-    r = ack_results.check(h.ops)
+    r = property_result(ack_results.NAME, h.ops)
     assert kinds(r) == ["ack-result-unsolicited"] and "t-1" in r.anomalies[0].message
 
 
@@ -242,9 +243,9 @@ def test_a_record_written_again_at_a_settled_offset_and_truncated_undelivered_is
         h.add("nemesis", "ok", "truncated", {"id": "c-1", "topic": "t", "partition": 0, "unclean": False,
                                              "records": [{"offset": 0, "id": "x"}]})
         return h.ops
-    r = no_loss.check(history(False))
+    r = property_result(no_loss.NAME, history(False))
     assert r.valid is True and r.allowances == {"lost-to-unclean-election": 1}
-    assert kinds(no_loss.check(history(True))) == ["truncated-delivered"]
+    assert kinds(property_result(no_loss.NAME, history(True))) == ["truncated-delivered"]
 
 
 # ------------------------------------------------------------------ found by an independent review
@@ -256,7 +257,7 @@ def test_a_consumer_may_acknowledge_a_record_delivered_after_it_was_deleted():
     h.add("admin", "ok", "records-deleted", {"topic": "t", "partition": 0, "offset": 1})
     h.consume("consumer-1", [("a", 0, 0)], error="INVALID_RECORD_STATE")  # prefetched before the delete
     h.consume("consumer-1", [("b", 0, 1)])
-    assert ack_results.check(h.ops).valid is True
+    assert property_result(ack_results.NAME, h.ops).valid is True
 
 
 def _settled_by_another_then_acknowledged(result: str | None) -> H:
@@ -276,12 +277,12 @@ def test_a_consumer_may_retry_an_acknowledgement_that_failed_after_another_settl
     h = _settled_by_another_then_acknowledged("INVALID_RECORD_STATE")
     h.ack("consumer-0", [(0, 0)])  # the client retries what it was handed
     h.commit("consumer-0", {0: "INVALID_RECORD_STATE"}, offsets={0: [0]})
-    assert ack_results.check(h.ops).valid is True
-    assert exclusive.check(h.ops).valid is True
+    assert property_result(ack_results.NAME, h.ops).valid is True
+    assert property_result(exclusive.NAME, h.ops).valid is True
 
 
 def test_a_successful_acknowledgement_of_a_record_another_consumer_settled_is_an_anomaly():
-    assert kinds(exclusive.check(_settled_by_another_then_acknowledged(None).ops)) == ["ack-from-non-owner"]
+    assert kinds(property_result(exclusive.NAME, _settled_by_another_then_acknowledged(None).ops)) == ["ack-from-non-owner"]
 
 
 def test_a_commit_result_for_a_partition_of_gaps_only_is_no_anomaly_where_the_log_has_gaps():
@@ -294,8 +295,8 @@ def test_a_commit_result_for_a_partition_of_gaps_only_is_no_anomaly_where_the_lo
         h.ack("consumer-0", [(0, 0)])
         h.commit("consumer-0", {0: None, 1: None}, callback=False)  # partition 1 held only a marker
         return h.ops
-    assert ack_results.check(history(True)).valid is True
-    assert kinds(ack_results.check(history(False))) == ["ack-result-unsolicited"]
+    assert property_result(ack_results.NAME, history(True)).valid is True
+    assert kinds(property_result(ack_results.NAME, history(False))) == ["ack-result-unsolicited"]
 
 
 def test_a_record_written_again_at_a_settled_offset_is_judged_like_any_record():
@@ -307,7 +308,7 @@ def test_a_record_written_again_at_a_settled_offset_is_judged_like_any_record():
     h.produce("x", 0, 0)  # the log reused offset 0
     h.consume("consumer-0", [("x", 0, 0, 1)], ack="RELEASE")
     h.consume("consumer-1", [("x", 0, 0, 2)])  # released, delivered again: no redelivery after an ack
-    results = {m.NAME: m.check(h.ops) for m in (no_loss, no_redelivery, delivery_count, ack_results)}
+    results = {m.NAME: property_result(m.NAME, h.ops) for m in (no_loss, no_redelivery, delivery_count, ack_results)}
     assert all(r.valid is True for r in results.values()), {k: kinds(r) for k, r in results.items()}
 
 
@@ -326,4 +327,4 @@ def test_acknowledging_a_record_deleted_or_compacted_while_held_succeeds_without
         h.add("consumer-0", "ok", "callback", {"partitions": [{"topic": "t", "partition": 0, "offsets": [0]}],
                                                "error": None})
         h.consume("consumer-0", [("b", 0, 1)])
-        assert exclusive.check(h.ops).valid is True and ack_results.check(h.ops).valid is True, event["f"]
+        assert property_result(exclusive.NAME, h.ops).valid is True and property_result(ack_results.NAME, h.ops).valid is True, event["f"]

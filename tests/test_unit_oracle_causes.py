@@ -18,6 +18,7 @@ import pytest
 from test_unit_checkers import MS, H, T, kinds
 
 from harness.checkers import delivery_count, durable_state, exclusive, no_loss
+from harness.checkers.registry import property_result
 from harness.kafka.dead_letter import MESSAGE_LIMIT
 
 START = {"client": "test", "client_version": "1"}
@@ -58,14 +59,14 @@ def test_other_consumers_closes_during_a_live_lock_release_no_unseen_acquisition
         h.t += 1500 * MS
     closes = [close_and_restart(h, c) for c in ("consumer-1", "consumer-2")]
     read = h.read_start({0: 1})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if after_the_lock:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
         assert r.allowance_evidence["unobserved-acquisition"] == [[poll.index, *closes, read.index]]
-        assert durable_state.check(h.ops).valid is True
+        assert property_result(durable_state.NAME, h.ops).valid is True
     else:
         assert kinds(r) == ["not-accepted"], r
-        assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
+        assert kinds(property_result(durable_state.NAME, h.ops)) == ["durable-state-ahead"]
 
 
 @pytest.mark.parametrize("started", [False, True])
@@ -84,7 +85,7 @@ def test_a_consumer_that_never_started_releases_nothing(started):
         h.add(c, "ok", "close", {})
     h.consume("consumer-0", [("b", 0, 1)])
     h.read_start({0: 2})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if started:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -106,7 +107,7 @@ def test_the_owners_kill_and_crash_are_one_session_end(other_crash):
     if other_crash:
         crash(h, "consumer-1")
     h.read_start({0: 1})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if other_crash:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -130,12 +131,12 @@ def test_an_unseen_expiry_needs_a_lock_duration_after_the_previous_lock_ended(li
     h.poll("consumer-0", [("a", 0, 0, 1)])
     h.t += (after_ms - 1) * MS
     h.poll("consumer-1", [("a", 0, 0, count)])
-    r = delivery_count.check(h.ops)
+    r = property_result(delivery_count.NAME, h.ops)
     if allowed:
         assert r.valid is True and r.allowances == {"unobserved-acquisition-expired": 1}, r
     else:
         assert kinds(r) == ["count-skipped"], r
-    assert exclusive.check(h.ops).valid is True  # (consumer-0's lock was over)
+    assert property_result(exclusive.NAME, h.ops).valid is True  # (consumer-0's lock was over)
 
 
 # ------------------------------------------------------------------ 2c: windows start at the produce's invoke
@@ -160,7 +161,7 @@ def test_a_delivery_before_its_produce_returned_counts_session_ends_from_the_inv
         _crashes(h)
     h.poll("consumer-0", [("a", 0, 0, 3)])
     h.add("producer-0", "ok", "produce", {"id": "a", "topic": T, "partition": 0, "offset": 0})
-    r = delivery_count.check(h.ops)
+    r = property_result(delivery_count.NAME, h.ops)
     if ends_after_invoke:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -180,7 +181,7 @@ def test_a_record_produced_at_an_unreported_offset_counts_session_ends_from_the_
     if ends_after_invoke:
         _crashes(h)
     h.poll("consumer-0", [("a", 0, 0, 3)])
-    r = delivery_count.check(h.ops)
+    r = property_result(delivery_count.NAME, h.ops)
     if ends_after_invoke:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -202,7 +203,7 @@ def test_a_record_an_offset_reset_brought_back_counts_session_ends_from_the_rese
     if ends_after_reset:
         _crashes(h)
     h.consume("consumer-0", [("a", 0, 0, 3)])
-    r = delivery_count.check(h.ops)
+    r = property_result(delivery_count.NAME, h.ops)
     if ends_after_reset:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -232,7 +233,7 @@ def test_only_a_client_error_is_a_session_end(message, counts):
         h.add(c, "info", "error", {"code": None, "message": message})
     h.consume("consumer-0", [("b", 0, 1)])
     h.read_start({0: 2})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if counts:
         assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     else:
@@ -265,7 +266,7 @@ def test_dead_lettered_by_lost_leader_needs_a_leader_change_after_the_produce_wa
     h.add("admin-dlq", "ok", "dead-letters", {"group": "g", "dlq_topic": "dlq." + T, "records": [
         {"topic": T, "partition": 0, "offset": 0, "group": "g", "delivery_count": 2, "message": MESSAGE_LIMIT,
          "key": None, "value": None, "dlq_partition": 0, "dlq_offset": 0}]})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     if fault_in_its_life:
         assert r.valid is True and r.allowances == {"dead-lettered-by-lost-leader": 1}, r
     else:
@@ -307,7 +308,7 @@ def _prefetched(second_at_ms: int, previous_poll: bool = True, restarted: bool =
 def test_a_lock_runs_from_the_owners_previous_poll_of_the_partition():
     """8: consumer-1's delivery 1100 ms after consumer-0's previous poll (300 ms after the poll that handed
     a over) is legal: consumer-0 may have acquired a at that previous poll, its lock over by now."""
-    r = exclusive.check(_prefetched(1100).ops)
+    r = property_result(exclusive.NAME, _prefetched(1100).ops)
     assert r.valid is True, r
 
 
@@ -319,7 +320,7 @@ def test_a_lock_runs_from_the_owners_previous_poll_of_the_partition():
 def test_a_lock_from_the_earliest_acquisition_is_still_exclusive(second_at_ms, previous_poll, restarted):
     """8, converse: the delivery comes while the lock is live however early the acquisition was."""
     h = _prefetched(second_at_ms, previous_poll, restarted)
-    assert kinds(exclusive.check(h.ops)) == ["acquired-while-locked"]
+    assert kinds(property_result(exclusive.NAME, h.ops)) == ["acquired-while-locked"]
 
 
 @pytest.mark.parametrize("second_after_ms, legal", [(1100, True), (900, False)])
@@ -339,7 +340,7 @@ def test_a_lock_at_the_first_poll_of_a_partition_runs_from_an_earlier_poll_of_an
     h.poll("consumer-0", [("a", 0, 0, 1)])
     h.t = first + second_after_ms * MS
     h.poll("consumer-0", [("a", 0, 0, 2)])
-    r = exclusive.check(h.ops)
+    r = property_result(exclusive.NAME, h.ops)
     assert (r.valid is True) if legal else kinds(r) == ["acquired-while-locked"], r
 
 
@@ -372,7 +373,7 @@ def test_a_disruption_of_the_partition_explains_one_unseen_acquisition(fault_par
     h.add("nemesis", "ok", "fault-heal", fault)
     h.t += 500 * MS
     h.poll("consumer-1", [("a", 0, 0, 1 + need)])
-    r = delivery_count.check(h.ops)
+    r = property_result(delivery_count.NAME, h.ops)
     if allowed:
         assert r.valid is True and r.allowances == {"unobserved-acquisition-disrupted": 1}, r
         [evidence] = r.allowance_evidence["unobserved-acquisition-disrupted"]

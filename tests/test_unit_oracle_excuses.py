@@ -15,6 +15,7 @@ import pytest
 from test_unit_checkers import MS, H, kinds
 
 from harness.checkers import Result, durable_state, no_redelivery
+from harness.checkers.registry import property_result
 from harness.history.schema import Op
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_item3_a_regression_written_before_the_acknowledgement_excuses_nothing()
     but at 45 ms, before their ACCEPT succeeded (53 ms): it does not explain that the acknowledged records are
     not terminal. It used to (any listed regression of a phase with the bug); now no write surely after the
     acknowledgement shows it: unknown, not excused."""
-    r = durable_state.check(_regressed_during_upgrade([45]).ops)
+    r = property_result(durable_state.NAME, _regressed_during_upgrade([45]).ops)
     assert r.valid == "unknown" and not r.allowances, r
     assert "after it was settled" in r.reason
 
@@ -65,14 +66,14 @@ def test_item3_a_regression_written_before_the_acknowledgement_excuses_nothing()
 def test_item3_a_regression_after_the_acknowledgement_without_the_bug_is_an_anomaly_whatever_came_before():
     """Item 3: a write with the bug before the acknowledgement (45 ms) and one without it after (500 ms, every
     node on 4.4): the one that moved the start back over the acknowledged records is the latter."""
-    r = durable_state.check(_regressed_during_upgrade([45, 500]).ops)
+    r = property_result(durable_state.NAME, _regressed_during_upgrade([45, 500]).ops)
     assert kinds(r) == ["state-start-offset-regressed"] * 2 and not r.allowances, r
 
 
 def test_item3_a_cut_list_of_regressions_is_unknown_never_excused():
     """Item 3: the decoder keeps the first 50 writes that moved the start back; with 50 listed, the write that
     moved it back over the record may be beyond them: unknown, even if every listed one had the bug."""
-    r = durable_state.check(_regressed_during_upgrade([80] * 50).ops)
+    r = property_result(durable_state.NAME, _regressed_during_upgrade([80] * 50).ops)
     assert r.valid == "unknown" and not r.allowances, r
 
 
@@ -81,7 +82,7 @@ def test_item3_converse_a_regression_with_the_bug_after_the_acknowledgement_is_t
     counted per record with the state read as evidence. A release with the bug throughout (no upgrade) keeps
     the old rule: its profile has the bug."""
     h = _regressed_during_upgrade([80])
-    r = durable_state.check(h.ops)
+    r = property_result(durable_state.NAME, h.ops)
     assert r.valid is True and r.allowances == {"state-start-offset-regressed": 2}, r
     read_index = len(h.ops) - 1
     assert all(read_index in e for e in r.allowance_evidence["state-start-offset-regressed"]), r
@@ -92,7 +93,7 @@ def test_item3_converse_a_regression_with_the_bug_after_the_acknowledgement_is_t
     steady.add("admin", "ok", "share-state", {"group": "g", "partitions": [
         {"topic": "t", "partition": 0, "start_offset": 2, "batches": [], "max_start_offset": 4,
          "writes": [["update", 3, 4, []], ["update", 3, 2, []]]}]})
-    kept = durable_state.check(steady.ops)
+    kept = property_result(durable_state.NAME, steady.ops)
     assert kept.valid is True and kept.allowances == {"state-start-offset-regressed": 2}, kept
 
 
@@ -118,15 +119,15 @@ def test_item3_a_redelivery_is_explained_only_by_a_regression_between_the_acknow
     """Item 3: the writes with the bug came before the acknowledgement (45 ms) and after the redelivery it
     would explain (95 ms, the redelivery at 90 ms): neither lost the state before the redelivery: unknown,
     not the known bug."""
-    r = no_redelivery.check(_redelivered_during_upgrade([45, 95]).ops)
+    r = property_result(no_redelivery.NAME, _redelivered_during_upgrade([45, 95]).ops)
     assert r.valid == "unknown" and not r.allowances, r
 
 
 def test_item3_converse_a_regression_between_the_acknowledgement_and_the_redelivery_explains_it():
     h = _redelivered_during_upgrade([80]).ops
-    r = no_redelivery.check(h)
+    r = property_result(no_redelivery.NAME, h)
     assert r.valid is True and kinds(r) == [], r
-    d = durable_state.check(h)
+    d = property_result(durable_state.NAME, h)
     assert d.allowances == {"state-start-offset-regressed": 4}, d
 
 
@@ -321,7 +322,7 @@ def test_item9_a_copy_from_a_failed_leader_handed_after_anothers_accept_is_the_k
     consumer-0's ACCEPT on the new leader was confirmed. An allowance, with the fault start as evidence (it
     was the anomaly redelivered-after-ack)."""
     h, fault_at = _stale_copy(held_open=held_open)
-    r = no_redelivery.check(h.ops)
+    r = property_result(no_redelivery.NAME, h.ops)
     assert r.valid is True and r.allowances == {"redelivered-from-lost-leader": 1}, r
     [evidence] = r.allowance_evidence["redelivered-from-lost-leader"]
     assert fault_at in evidence and len(h.ops) - 1 in evidence
@@ -333,7 +334,7 @@ def test_item9_a_copy_counted_higher_by_the_leader_that_lost_it_is_the_kips_too(
     accepted. The leader that lost the record counts on its own: a copy's count does not say when it was
     acquired."""
     h, fault_at = _stale_copy(count=2)
-    r = no_redelivery.check(h.ops)
+    r = property_result(no_redelivery.NAME, h.ops)
     assert r.valid is True and r.allowances == {"redelivered-from-lost-leader": 1}, r
 
 
@@ -351,7 +352,7 @@ def test_item9_converse_without_the_failover_that_could_have_lost_it_it_stays_an
         "lock-ran-out": {"late_ms": 1500},
         "same-consumer": {"stale_to": "consumer-0"},
     }[case])
-    r = no_redelivery.check(h.ops)
+    r = property_result(no_redelivery.NAME, h.ops)
     assert kinds(r) == ["redelivered-after-ack"] and not r.allowances, r
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from test_unit_checkers import ALL, H, T, kinds
 
 from harness.checkers import durable_state, no_loss
+from harness.checkers.registry import property_result
 
 START = {"client": "test", "client_version": "1"}
 
@@ -27,7 +28,7 @@ def test_a_second_copy_of_a_produced_id_is_no_phantom_and_is_followed():
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0), ("a", 0, 1)])
     h.read_start({0: 2})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True, r
     assert r.stats["duplicate_writes"] == 1
 
@@ -37,7 +38,7 @@ def test_a_second_copy_delivered_once_and_never_accepted_is_not_accepted():
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0)])
     h.poll("consumer-0", [("a", 0, 1)])
-    assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["not-accepted"]
 
 
 def test_a_copy_of_an_id_whose_record_already_settled_is_no_phantom():
@@ -48,7 +49,7 @@ def test_a_copy_of_an_id_whose_record_already_settled_is_no_phantom():
     h.produce("b", 0, 2)
     h.consume("consumer-0", [("a", 0, 1), ("b", 0, 2)])
     h.read_start({0: 3})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and r.stats["duplicate_writes"] == 1, r
 
 
@@ -56,7 +57,7 @@ def test_an_id_no_produce_invoked_is_a_phantom():
     h = H()
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0), ("zzz", 0, 1)])
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert kinds(r) == ["phantom"] and "no produce invoked" in r.anomalies[0].message, r
 
 
@@ -67,7 +68,7 @@ def test_an_offset_whose_produce_reported_another_id_is_offset_reused():
     h.produce("b", 0, 1)
     h.consume("consumer-0", [("b", 0, 0), ("b", 0, 1)])
     h.read_start({0: 2})
-    assert kinds(no_loss.check(h.ops)) == ["offset-reused"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["offset-reused"]
 
 
 def test_ids_of_other_shapes_and_out_of_order_sequences_are_remembered():
@@ -107,7 +108,7 @@ def test_a_durable_state_excuse_is_an_allowance_with_its_evidence():
         crashes.append(h.add("harness", "info", "crash", {"process": c}).index)
         h.add(c, "ok", "start", START)
     h.read_start({0: 1})
-    r = durable_state.check(h.ops)
+    r = property_result(durable_state.NAME, h.ops)
     assert r.valid is True and r.allowances == {"unobserved-acquisition": 1}, r
     assert set(crashes) <= set(r.allowance_evidence["unobserved-acquisition"][0])
 
@@ -130,18 +131,18 @@ def _released_at_the_limit(version: str, lock_ms: int = 60_000, close: bool = Tr
 
 def test_on_4_1_a_record_at_the_limit_released_by_a_session_end_is_not_archived():
     """4.1's session release decrements the count and never archives: the record must come again."""
-    assert kinds(no_loss.check(_released_at_the_limit("4.1").ops)) == ["not-accepted"]
+    assert kinds(property_result(no_loss.NAME, _released_at_the_limit("4.1").ops)) == ["not-accepted"]
 
 
 def test_on_4_2_a_session_end_at_the_limit_archives():
-    assert no_loss.check(_released_at_the_limit("4.2").ops).valid is True
+    assert property_result(no_loss.NAME, _released_at_the_limit("4.2").ops).valid is True
 
 
 def test_on_4_1_the_start_past_it_needs_one_more_unseen_acquisition():
     h = _released_at_the_limit("4.1")
     h.read_start({0: 1})
-    assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
-    assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["not-accepted"]
+    assert kinds(property_result(durable_state.NAME, h.ops)) == ["durable-state-ahead"]
     h = _released_at_the_limit("4.1")
     # a fault cutting consumer-0's connections: an acquisition of it may have run out its lock at the limit
     # (a crash would not do on 4.1: its session end takes the acquisition back)
@@ -149,7 +150,7 @@ def test_on_4_1_the_start_past_it_needs_one_more_unseen_acquisition():
     h.add("nemesis", "ok", "fault-start", cut)
     h.add("nemesis", "ok", "fault-heal", cut)
     h.read_start({0: 1})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True and "unobserved-acquisition" in r.allowances, r
 
 
@@ -166,8 +167,8 @@ def test_a_failed_state_topic_read_leaves_its_corroboration_unknown():
     h.read_start({0: 1})
     h.add("admin", "invoke", "share-state", {"group": "g"})
     h.add("admin", "fail", "share-state", {"group": "g", "error": "timed out reading __share_group_state"})
-    assert no_loss.check(h.ops).valid == "unknown"
-    r = durable_state.check(h.ops)
+    assert property_result(no_loss.NAME, h.ops).valid == "unknown"
+    r = property_result(durable_state.NAME, h.ops)
     assert r.valid == "unknown" and "__share_group_state read" in r.reason, r
 
 
@@ -176,14 +177,14 @@ def test_an_offset_reset_that_names_no_records_is_unknown_for_no_loss():
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0)])
     h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T, "partitions": [{"partition": 0, "offset": 0}]})
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid == "unknown" and "does not name" in r.reason, r
     h = H()  # a reset that names none (it brings back nothing) is decided
     h.produce("a", 0, 0)
     h.consume("consumer-0", [("a", 0, 0)])
     h.add("admin", "ok", "reset-offsets", {"group": "g", "topic": T,
                                            "partitions": [{"partition": 0, "offset": 1, "records": []}]})
-    assert no_loss.check(h.ops).valid is True
+    assert property_result(no_loss.NAME, h.ops).valid is True
 
 
 # ------------------------------------------------------------------ item 5: by_duration against timestamps
@@ -212,18 +213,18 @@ def _by_duration(old_stamp: bool, wall: bool = True) -> H:
 
 
 def test_by_duration_skips_records_older_than_the_duration():
-    r = no_loss.check(_by_duration(old_stamp=True).ops)
+    r = property_result(no_loss.NAME, _by_duration(old_stamp=True).ops)
     assert r.valid is True and r.allowances == {"before-latest-start": 2}, r
 
 
 def test_by_duration_must_deliver_records_within_the_duration():
     """Produced a few ms before the first consumer started, so within the last 10 minutes: the old rule
     excused them as if the reset were latest."""
-    assert kinds(no_loss.check(_by_duration(old_stamp=False).ops)) == ["lost", "lost"]
+    assert kinds(property_result(no_loss.NAME, _by_duration(old_stamp=False).ops)) == ["lost", "lost"]
 
 
 def test_by_duration_without_the_wall_clock_is_unknown():
-    r = no_loss.check(_by_duration(old_stamp=True, wall=False).ops)
+    r = property_result(no_loss.NAME, _by_duration(old_stamp=True, wall=False).ops)
     assert r.valid == "unknown" and "timestamp" in r.reason, r
 
 
@@ -247,7 +248,7 @@ def test_a_state_topic_write_holding_a_record_acquired_is_an_anomaly():
         {"topic": T, "partition": 0, "start_offset": 2, "batches": [], "writes": [
             ["snapshot", 4, 0, [[0, 1, 1, 1]]], ["update", 5, 2, [[0, 1, 2, 1]]]]},
         {"topic": T, "partition": 1, "start_offset": 1, "batches": []}]})
-    r = durable_state.check(h.ops)
+    r = property_result(durable_state.NAME, h.ops)
     assert kinds(r) == ["state-topic-acquired"] and "snapshot e4: 0-1" in r.anomalies[0].message, r
 
 
@@ -258,7 +259,7 @@ def test_on_4_1_a_fault_cutting_the_holder_at_the_limit_lets_its_lock_run_out_an
     cut = {"id": "cut-1", "fault": "consumer-cut", "effects": ["session-loss"], "processes": ["consumer-1"]}
     h.add("nemesis", "ok", "fault-start", cut)
     h.add("nemesis", "ok", "fault-heal", cut, dt_ms=20_000)
-    assert no_loss.check(h.ops).valid is True
+    assert property_result(no_loss.NAME, h.ops).valid is True
 
 
 def test_a_produce_value_that_is_not_a_timestamp_does_not_crash_the_replay():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from test_unit_checkers import H, kinds
 
 from harness.checkers import ack_results, durable_state, no_loss
+from harness.checkers.registry import property_result
 
 REFUSED = "INVALID_RECORD_STATE: Broker: The record state is invalid"
 
@@ -33,14 +34,14 @@ def _acked_then_start_passed(error: str | None, between=None, type_: str = "ACCE
 
 def test_a_refused_accept_does_not_let_the_start_offset_settle_the_record():
     h = _acked_then_start_passed(REFUSED)
-    assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
-    assert kinds(durable_state.check(h.ops)) == ["durable-state-ahead"]
-    assert ack_results.check(h.ops).valid is True  # the refusal is a result: ack-results holds
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["not-accepted"]
+    assert kinds(property_result(durable_state.NAME, h.ops)) == ["durable-state-ahead"]
+    assert property_result(ack_results.NAME, h.ops).valid is True  # the refusal is a result: ack-results holds
 
 
 def test_a_refused_reject_does_not_either():
     h = _acked_then_start_passed(REFUSED, type_="REJECT")
-    assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["not-accepted"]
 
 
 def test_a_transport_error_keeps_the_acknowledgement_open():
@@ -48,8 +49,8 @@ def test_a_transport_error_keeps_the_acknowledgement_open():
     for error in ("_TRANSPORT: Local: Broker transport failure", "REQUEST_TIMED_OUT",
                   "org.apache.kafka.common.errors.DisconnectException", "i/o timeout"):
         h = _acked_then_start_passed(error)
-        assert no_loss.check(h.ops).valid is True, error
-        assert durable_state.check(h.ops).valid is True, error
+        assert property_result(no_loss.NAME, h.ops).valid is True, error
+        assert property_result(durable_state.NAME, h.ops).valid is True, error
 
 
 def test_a_refusal_after_a_disruption_may_mask_a_retried_landing_with_evidence():
@@ -59,9 +60,9 @@ def test_a_refusal_after_a_disruption_may_mask_a_retried_landing_with_evidence()
         h.add("nemesis", "ok", "fault-start", fault)
         h.add("nemesis", "ok", "fault-heal", fault)
     h = _acked_then_start_passed(REFUSED, disrupt)
-    r = no_loss.check(h.ops)
+    r = property_result(no_loss.NAME, h.ops)
     assert r.valid is True
-    acks = ack_results.check(h.ops)
+    acks = property_result(ack_results.NAME, h.ops)
     assert acks.allowances == {"refusal-may-mask-landing": 1}
     fault_index = next(op.index for op in h.ops if op.f == "fault-start")
     assert fault_index in acks.allowance_evidence["refusal-may-mask-landing"][0]
@@ -74,7 +75,7 @@ def test_a_disruption_of_another_partition_masks_nothing():
         h.add("nemesis", "ok", "fault-start", fault)
         h.add("nemesis", "ok", "fault-heal", fault)
     h = _acked_then_start_passed(REFUSED, disrupt)
-    assert kinds(no_loss.check(h.ops)) == ["not-accepted"]
+    assert kinds(property_result(no_loss.NAME, h.ops)) == ["not-accepted"]
 
 
 def test_a_refused_accept_redelivered_and_accepted_passes():
@@ -86,8 +87,8 @@ def test_a_refused_accept_redelivered_and_accepted_passes():
     h.commit("consumer-0", {0: REFUSED}, callback=False)
     h.consume("consumer-0", [("a", 0, 0, 2)])
     h.read_start({0: 1})
-    assert no_loss.check(h.ops).valid is True
-    assert durable_state.check(h.ops).valid is True
+    assert property_result(no_loss.NAME, h.ops).valid is True
+    assert property_result(durable_state.NAME, h.ops).valid is True
 
 
 def test_another_consumers_open_accept_still_counts():
@@ -104,7 +105,7 @@ def test_another_consumers_open_accept_still_counts():
     h.ack("consumer-1", [(0, 0)])
     h.commit("consumer-1", {0: REFUSED}, callback=False)
     h.read_start({0: 1})
-    assert no_loss.check(h.ops).valid is True
+    assert property_result(no_loss.NAME, h.ops).valid is True
 
 
 def test_definitive_errors():

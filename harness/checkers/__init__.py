@@ -71,12 +71,6 @@ def crash_reason(exc: Exception) -> str:
     return f"checker crashed: {type(exc).__name__}: {exc}{where}"
 
 
-def property_result(prop: str, history: Any) -> Result:
-    """The Result for one property from the shared model replay (see `harness.checkers.replay`)."""
-    from harness.checkers.replay import replay
-    return observed_result(prop, replay(history))
-
-
 def observed_result(prop: str, obs: Any) -> Result:
     """The Result for `prop` from a replay's Observation (whichever engine built it)."""
     anomalies = tuple(obs.anomalies.get(prop, ()))

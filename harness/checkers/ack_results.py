@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Any
 
-from harness.checkers import Result, exclusive, property_result
+from harness.checkers import exclusive
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
 
 NAME = "ack-results"
@@ -45,10 +44,6 @@ def definitive(error) -> bool:
         return False
     flat = text.replace("_", "")
     return any(code in flat or code in text for code in REFUSALS)
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 class AckBook:

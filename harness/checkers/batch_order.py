@@ -6,15 +6,7 @@ Anomaly: `batch-order`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from harness.checkers import Result, property_result
-
 NAME = "batch-order"
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 class Judge:

@@ -19,17 +19,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.checkers import Result, property_result
 from harness.checkers.evidence import READ_SLACK_NS
 from harness.checkers.ledger import ACCEPTED
 from harness.model.share_partition import (RELEASE, SESSION, archived_after_release, count_after_release,
                                            next_delivery_count)
 
 NAME = "delivery-count"
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,

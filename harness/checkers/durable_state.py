@@ -8,16 +8,10 @@ delivery limit (`durable-state-ahead`: that record would be skipped, lost).
 
 from __future__ import annotations
 
-from typing import Any
-
-from harness.checkers import Result, no_loss, property_result
+from harness.checkers import no_loss
 from harness.checkers.ledger import ACCEPTED
 
 NAME = "durable-state"
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 def judge_start_read(r, index: int, time: int, process: str, tp: tuple, start: int) -> None:

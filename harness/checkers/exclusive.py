@@ -13,16 +13,9 @@ Allowance: `acquired-lost-on-leader-change`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from harness.checkers import Result, property_result
 from harness.checkers.ledger import MS
 
 NAME = "exclusive-acquisition"
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int) -> bool:

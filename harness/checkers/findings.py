@@ -105,8 +105,6 @@ class Partial:
                        data.get("allowance_evidence", {}))
 
 
-
-
 def observation(partials: Sequence[Partial], batches: int | None = None) -> Observation:
     """The verdict-ready Observation of the partials' history (one partial: a whole-history replay).
 

@@ -16,16 +16,9 @@ settles nothing (`ack_results.definitive`). An acknowledgement whose commit outc
 
 from __future__ import annotations
 
-from typing import Any
-
-from harness.checkers import Result, property_result
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, NEVER
 
 NAME = "no-loss"
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 def lost_delivered(r, index: int, tp: tuple, offset: int, rid: str, unclean: bool, evidence: tuple) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checkers import Result, property_result
 from harness.checkers.findings import ANOMALY_CAP, NEVER
 from harness.checkers.ledger import ACCEPTED, REJECTED
 
@@ -18,10 +17,6 @@ NAME = "no-redelivery-after-ack"
 #: records that left the ledger settled, acquired last within a lock duration after a disruption began, kept
 #: (the latest, per replay) for a stale copy of them handed over later (`AfterTerminal.lost_leader`)
 LEFT_KEPT = 100_000
-
-
-def check(history: Any) -> Result:
-    return property_result(NAME, history)
 
 
 class AfterTerminal:

@@ -72,8 +72,6 @@ class StateRanges:
         return found
 
 
-
-
 def writes_touching(writes: list[list], offset: int, last: int = 6) -> str:
     """The state-topic writes (snapshot, then updates) that set `offset`'s state or a start offset, the
     latest `last` of them, e.g. `update e7 start 3 [3-7 ACKNOWLEDGED c1]`."""
@@ -85,8 +83,6 @@ def writes_touching(writes: list[list], offset: int, last: int = 6) -> str:
     if not shown:
         return "none"
     return ("... " if len(shown) > last else "") + "; ".join(shown[-last:])
-
-
 
 
 class StateTopic:

@@ -13,10 +13,9 @@ from harness.mutants.registry import Mutant
 
 def check_table(table: Any) -> dict[str, Any]:
     """Every checker's Result for an EventTable (the seven checkers share one replay of it)."""
-    from harness.checkers import (ack_results, batch_order, check_safe, delivery_count, durable_state, exclusive,
-                                  no_loss, no_redelivery)
-    return {m.NAME: check_safe(m.NAME, m.check, table)
-            for m in (no_loss, delivery_count, batch_order, exclusive, no_redelivery, ack_results, durable_state)}
+    from harness.checkers import check_safe
+    from harness.checkers.registry import OWN
+    return {name: check_safe(name, checker, table) for name, checker in OWN.items()}
 
 
 def check_all(ops: Sequence[Op]) -> dict[str, Any]:

@@ -196,8 +196,7 @@ def _results(file: Path, obs, crash) -> tuple:
     crash is each one's crash. A checker that is not the registry's own (a test's stand-in) gets the
     history loaded whole, with the replay already kept on it."""
     from harness.checkers import Result, check_safe, observed_result
-    from harness.checkers.registry import CHECKERS, MODULES
-    own = {m.NAME: m.check for m in MODULES}
+    from harness.checkers.registry import CHECKERS, OWN as own
     events = None
     results = []
     for name, fn in CHECKERS.items():
