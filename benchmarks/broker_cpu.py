@@ -5,7 +5,7 @@ seconds of CPU the brokers burn starting and idling are seconds the tests' own w
 For each variant, `LocalCluster.start()` (proxies, format, start, ready once a share group consumed a record),
 then a quiet `--idle` seconds; prints the start's wall and CPU seconds and the idle CPU seconds per minute,
 summed over the brokers' processes (/proc/<pid>/stat), median of `--repeat`, and the ratio of the harness's
-flags (C1 only: `-XX:TieredStopAtLevel=1`, harness/cluster/local_node.py) to the JVM's default (C1 and C2).
+flags (C1 only: `-XX:TieredStopAtLevel=1`, harness/cluster/local/node.py) to the JVM's default (C1 and C2).
 Target: the harness's flags at most 0.7 of the default's CPU for the start and for an idle minute.
 
     python benchmarks/broker_cpu.py [--version 4.4.0] [--repeat 1] [--idle 60]
@@ -40,7 +40,7 @@ def cpu_seconds(pids: list[int]) -> float:
 
 def measure(version: str, c2: bool, idle: float) -> tuple[float, float, float]:
     """(start wall s, start CPU s, idle CPU s per minute) of one cluster; `c2`: without the C1-only flag."""
-    from harness.cluster import local_node
+    from harness.cluster.local import node as local_node
     from harness.cluster.base import node_ids
     from harness.run.context import make_cluster
     from harness.spec import RunSpec

@@ -35,10 +35,10 @@ from harness.cluster.local import LocalCluster, LocalClusterSpec  # noqa: E402
 from harness.kafka import cds  # noqa: E402
 from harness.kafka import config as kconfig  # noqa: E402
 from harness.kafka.jars import resolve  # noqa: E402
-from harness.paths import cache_dir  # noqa: E402
-from harness.ports import allocate  # noqa: E402
-from harness.procs import spawn  # noqa: E402
-from harness.wait import wait_until  # noqa: E402
+from harness.sys.paths import cache_dir  # noqa: E402
+from harness.sys.ports import allocate  # noqa: E402
+from harness.sys.procs import spawn  # noqa: E402
+from harness.sys.wait import wait_until  # noqa: E402
 
 
 def bare_start(version: str, workdir: Path, heap_mb: int = 512, cds_archives: bool = False) -> float:

@@ -59,7 +59,7 @@ def main() -> int:
     args = parser.parse_args()
     from harness.errors import HarnessError
     from harness.spark.standalone import DRIVER_ENV, applications, standalone_cluster
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     os.environ.update(DRIVER_ENV)  # the drivers (children) bind and advertise loopback only
     os.environ.setdefault("KSH_SPARK_MEMORY", "1g")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

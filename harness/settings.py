@@ -13,7 +13,7 @@ Everything that turns flags into a spec or a spec into flags is generated from t
 command goes through a spec and back unchanged.
 
 Settings of one command that no run carries (`check --engine`, `clean --keep`, `explore --budget`,
-`matrix --versions`) stay with their command (`harness.cli_parser`): nothing translates them.
+`matrix --versions`) stay with their command (`harness.cli.parser`): nothing translates them.
 """
 
 from __future__ import annotations

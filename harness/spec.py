@@ -326,7 +326,7 @@ class RunSpec:
         from harness.clients.options import check_options
         check_options(self.client_options)
         if self.rules:
-            from harness.client_rules import RULES
+            from harness.certify.rules import RULES
             unknown = [r for r in self.rules if r not in RULES]
             if unknown:
                 raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")

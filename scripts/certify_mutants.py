@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    from harness.certify import Certification, certify
+    from harness.certify.certificate import Certification, certify
     from harness.spec import RunSpec
     from harness.errors import HarnessError
     from harness.kafka.implementations import default_kafka_version

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 die() { echo "docker_images.sh: error: $*" >&2; exit 2; }
 command -v docker >/dev/null 2>&1 || die "no docker CLI: apt-get install docker.io"
 docker info >/dev/null 2>&1 || die "no Docker engine answers: start one (bash scripts/docker_engine.sh start)"
-cache="$(python3 -c 'from harness.paths import cache_dir; print(cache_dir())')/docker"
+cache="$(python3 -c 'from harness.sys.paths import cache_dir; print(cache_dir())')/docker"
 mkdir -p "$cache"
 base=ksh/debian-jre:bookworm-17
 work=$(mktemp -d)
@@ -47,7 +47,7 @@ for version in "${versions[@]}"; do
     echo "docker_images.sh: $image present"
     continue
   fi
-  libs=$(python3 -c 'import sys; from harness.kafka.jars import resolve; from harness.paths import cache_dir
+  libs=$(python3 -c 'import sys; from harness.kafka.jars import resolve; from harness.sys.paths import cache_dir
 print(resolve(sys.argv[1], cache_dir()).libs)' "$version") || die "Kafka $version's jars did not resolve (above)"
   mkdir -p "$work/$version"
   cp -r "$libs" "$work/$version/libs"

@@ -166,7 +166,7 @@ def run_command(harness_image: str, command: list[str], reports: Path) -> list[s
 
 def sweep(harness_image: str) -> None:
     """Remove containers of harness processes of this host that no longer run (docker_engine.sweep)."""
-    code = ("from harness.cluster.docker_engine import engine, sweep\n"
+    code = ("from harness.cluster.docker.engine import engine, sweep\n"
             "for name in sweep(engine()): print('docker_run: removed leftover container', name)")
     docker("run", "--rm", "--network", "host", "--pid", "host", "-v", f"{socket_path()}:/var/run/docker.sock",
            harness_image, "python3", "-c", code, check=False, quiet=False)

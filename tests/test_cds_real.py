@@ -11,7 +11,7 @@ from harness.cluster.local import LocalCluster
 from harness.kafka import cds
 from harness.kafka.jars import resolve
 from harness.kafka.versions import DEFAULT_VERSION
-from harness.paths import cache_dir
+from harness.sys.paths import cache_dir
 
 pytestmark = [pytest.mark.real]
 

@@ -12,7 +12,7 @@ HALF = 0
 
 
 def certify_faulty(kafka_cluster, ksh_spec, tmp_path, name, manifest):
-    from harness.certify import Certification, certify
+    from harness.certify.certificate import Certification, certify
     from harness.spec import RunSpec
     breaks, evidence = manifest["breaks"], manifest["evidence"]
     # (a rule decided on the suite's own cluster, with settings of the harness's choosing, needs certify to

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import ports as port_registry
-from harness.procs import live_processes, python_env
-from harness.wait import wait_until
+from harness.sys import ports as port_registry
+from harness.sys.procs import live_processes, python_env
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.local_only]
 
@@ -182,7 +182,7 @@ def test_closed_cluster_leaves_no_process_port_or_data_even_after_a_restart(tmp_
         cluster.restart_node(1)  # a process started after the cluster came up
         assert cluster.node_pid(1) not in (None, first)
         started = {pid for pid in _children(os.getpid()) - before  # the reaper lives as long as we do
-                   if "harness.reaper" not in " ".join(_cmdlines({pid}))}
+                   if "harness.sys.reaper" not in " ".join(_cmdlines({pid}))}
         kinds = " ".join(_cmdlines(started))
         assert "kafka.Kafka" in kinds and "toxiproxy" in kinds, kinds
         ports = set(cluster._ports)

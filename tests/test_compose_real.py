@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.docker_engine import engine, require_image
+from harness.cluster.docker.engine import engine, require_image
 from harness.cluster.external import ExternalCluster
 from harness.cluster.inspect import ClusterInspector
-from harness.ports import allocate, release
-from harness.procs import REAPER, python_env, run as run_tool
+from harness.sys.ports import allocate, release
+from harness.sys.procs import REAPER, python_env, run as run_tool
 from harness.run import run
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.docker]
 

@@ -19,13 +19,13 @@ from dataclasses import replace
 import pytest
 
 from harness.cluster.base import Killable, Partitionable, Pausable
-from harness.cluster.docker_engine import LABEL, engine, owner
+from harness.cluster.docker.engine import LABEL, engine, owner
 from harness.errors import HarnessError
 from harness.faults import CATALOGUE
-from harness.procs import python_env
+from harness.sys.procs import python_env
 from harness.report.rundir import new_run_dir
 from harness.run import make_cluster, run
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.docker]
 

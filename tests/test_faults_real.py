@@ -25,8 +25,8 @@ from harness.faults.base import FaultContext, probe
 from harness.faults.nemesis import Nemesis
 from harness.faults.recovery import in_sync, off_preferred, restore_preferred_leaders, topics_of
 from harness.history.store import HistoryWriter
-from harness.procs import live_processes
-from harness.wait import wait_until
+from harness.sys.procs import live_processes
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from harness.cluster import java_admin
-from harness.paths import cache_dir
-from harness.procs import live_processes
+from harness.sys.paths import cache_dir
+from harness.sys.procs import live_processes
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
 

@@ -32,7 +32,7 @@ def test_the_launcher_serves_the_pinned_kfake_and_leaves_with_the_harness(kfake,
     assert kfake.reported_version == KFAKE_VERSION  # the module version built in, not just the one asked for
     assert kfake.inspector.broker_ids() == [0, 1, 2]
     # a second cluster closed: its process gone, its ports free to bind again
-    from harness.ports import is_free
+    from harness.sys.ports import is_free
     other = KfakeCluster(tmp_path, brokers=1)
     other.start()
     proc, ports = other._proc, list(other._ports)
@@ -45,8 +45,8 @@ def test_the_launcher_serves_the_pinned_kfake_and_leaves_with_the_harness(kfake,
 def test_a_start_that_fails_leaves_nothing_running(tmp_path):
     """A start that does not complete (here: no time to become ready) stops the launcher and frees its ports."""
     from harness.errors import HarnessError
-    from harness.ports import is_free
-    from harness.procs import live_processes
+    from harness.sys.ports import is_free
+    from harness.sys.procs import live_processes
     seen: dict = {}
 
     class Watched(KfakeCluster):
@@ -72,7 +72,7 @@ def test_a_leader_moves_on_request_and_the_metadata_follows(kfake):
     target = next(b for b in kfake.broker_ids if b != leader)
     kfake.move_leader("ksh-moves", 1, target)
     assert kfake.leader_of("ksh-moves", 1) == target
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     wait_until(lambda: kfake.inspector.leader_of("ksh-moves", 1) == target, timeout=10,
                what=f"the Admin API to report n{target} leading ksh-moves-1")
     from harness.errors import HarnessError
@@ -139,7 +139,7 @@ def test_the_launcher_exits_when_the_harness_dies(tmp_path):
         launcher = int(parent.stdout.readline())
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait(timeout=10)
-        from harness.wait import wait_until
+        from harness.sys.wait import wait_until
         wait_until(lambda: not _alive(launcher), timeout=15, what=f"the kfake launcher {launcher} to exit")
     finally:
         parent.kill()

@@ -10,8 +10,8 @@ import pytest
 from confluent_kafka.admin import NewTopic
 
 from harness.cluster.inspect import ClusterInspector
-from harness.procs import run
-from harness.wait import wait_until
+from harness.sys.procs import run
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only]
 

@@ -119,7 +119,7 @@ def test_every_report_page_has_the_same_look_and_opens_without_errors(tmp_path):
     """The HTML twins of the Markdown reports (conformance, matrix, certificates and their comparison)
     and the nightly report: the harness's one style, result words as badges, no script error."""
     from harness.conformance.report import Row, write_report
-    from harness.matrix import Cell, write_matrix
+    from harness.certify.matrix import Cell, write_matrix
     from harness.report.html import STYLE
     conformance = write_report([Row("ordering", "suites/conformance/test_ordering.py::test_a", "in order", "pass"),
                                 Row("locks", "suites/conformance/test_locks.py::test_b", "lock", "fail", "held")],
@@ -132,7 +132,7 @@ def test_every_report_page_has_the_same_look_and_opens_without_errors(tmp_path):
     # the certificates kept in the repository, each rendered again, and their comparison
     import shutil
 
-    from harness.certify import render_certificate, write_comparison
+    from harness.certify.certificate import render_certificate, write_comparison
     from harness.report.html import write_html_twin
     certs, verdicts = tmp_path / "certificates", set()
     shutil.copytree(Path(__file__).resolve().parent.parent / "docs" / "certificates", certs)

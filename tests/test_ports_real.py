@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from harness import ports
+from harness.sys import ports
 
 pytestmark = pytest.mark.real
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.local import LocalCluster, LocalClusterSpec, copy_new_log_bytes
-from harness.cluster.local_node import LocalNode as _Node
+from harness.cluster.local.node import LocalNode as _Node
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.versions import DEFAULT_VERSION

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import procs
-from harness.wait import wait_until
+from harness.sys import procs
+from harness.sys.wait import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 
@@ -57,7 +57,7 @@ def test_children_of_a_pool_thread_survive_the_pool():
 
 
 def test_a_child_still_dies_with_the_harness_process(tmp_path):
-    code = ("import sys, threading; from harness import procs\n"
+    code = ("import sys, threading; from harness.sys import procs\n"
             "box = {}\n"
             "t = threading.Thread(target=lambda: box.setdefault('p', procs.spawn('s', ['sleep', '60'])))\n"
             "t.start(); t.join()\n"

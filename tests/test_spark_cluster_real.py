@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import procs
+from harness.sys import procs
 from harness.history.events import EventTable
 from harness.spark.standalone import DRIVER_ENV, alive_workers, applications, standalone_cluster
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.spark, pytest.mark.nightly]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.certify import RULES, build_certificate, render_certificate, rule_result, write_comparison
+from harness.certify.certificate import RULES, build_certificate, render_certificate, rule_result, write_comparison
 from harness.clients.registry import CONTRACT_VERSION, FEATURES, builtin_drivers, driver_info, load_manifest
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
@@ -180,7 +180,7 @@ def test_every_rule_cites_its_sentence_and_has_a_test():
     import re
     from pathlib import Path
 
-    from harness.client_rules import CLIENT_RULES
+    from harness.certify.rules import CLIENT_RULES
     suites = Path(__file__).resolve().parents[1] / "suites" / "conformance"
     marked = set(re.findall(r'mark\.rule\("([a-z-]+)"\)', "".join(p.read_text() for p in suites.glob("test_*.py"))))
     assert set(CLIENT_RULES) == marked, (set(CLIENT_RULES) ^ marked)
@@ -270,7 +270,7 @@ def test_the_spring_driver_starts_offline_applies_options_and_refuses_41():
     from harness.clients.options import probe
     from harness.clients.registry import unsupported_release
     from harness.kafka.jars import resolve
-    from harness.paths import cache_dir
+    from harness.sys.paths import cache_dir
     assert "kafka-clients 4.2+" in unsupported_release("spring", "4.1.2")
     assert unsupported_release("spring", "4.4.0") == ""
     if shutil.which("mvn") is None or shutil.which("javac") is None:
@@ -288,7 +288,7 @@ def test_the_spring_driver_starts_offline_applies_options_and_refuses_41():
 def test_a_frameworks_fail_names_the_result_of_the_client_beneath(tmp_path):
     """A spring certificate (its driver reports the kafka-clients it runs on) points at the bare client's
     certificate on the same release, and each FAIL says whether the client beneath fails it too."""
-    from harness.certify import beneath, render_certificate
+    from harness.certify.certificate import beneath, render_certificate
     java = {"driver": "java", "client_version": "4.4.0", "kafka_version": "4.4.0", "complete": True,
             "client_options": {}, "rules": [{"rule": "ack-accept", "result": "pass"},
                                             {"rule": "ack-order", "result": "fail"}]}
@@ -311,7 +311,7 @@ def test_a_frameworks_fail_names_the_result_of_the_client_beneath(tmp_path):
 
 
 def test_evidence_leaves_out_what_an_early_stop_explains_and_runs_are_kept(tmp_path):
-    from harness.certify import _evidence, keep_runs
+    from harness.certify.certificate import _evidence, keep_runs
     run = tmp_path / "runs" / "20261127-x"
     run.mkdir(parents=True)
     anomalies = [{"kind": "not-accepted", "message": "left acquired"}, {"kind": "lost", "message": "never polled"},
@@ -466,7 +466,7 @@ def test_a_contract_3_driver_is_not_run_on_the_rules_of_contract_4(tmp_path):
 
 
 def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_certified():
-    from harness.certify import build_certificate
+    from harness.certify.certificate import build_certificate
     why = "older contract: the driver speaks contract 1; unsubscribe came with contract 2 (...)"
     rows = [{"rule": "ack-accept", "test": "t::a", "result": "pass", "reason": "", "run_dir": None},
             {"rule": "unsubscribe-stops", "test": "t::u", "result": "skipped", "reason": why, "run_dir": None}]
@@ -481,7 +481,7 @@ def test_a_certificate_with_rules_not_run_for_an_older_contract_is_never_plain_c
 def test_a_certification_collects_only_the_files_of_its_rules():
     """The certify child is given the conformance files holding its rules' marks (a text scan), never fewer:
     every rule is found by the scan, and a rule the scan cannot find falls back to the whole suite."""
-    from harness.certify import rule_files
+    from harness.certify.certificate import rule_files
     suite = Path(__file__).resolve().parents[1] / "suites" / "conformance"
     every = rule_files(suite, list(RULES))
     assert every != [suite] and all(p.parent == suite for p in every)  # the scan finds every rule's mark

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli_parser import build_parser
+from harness.cli.parser import build_parser
 from harness.cluster.docker import DEFAULT_CLASSPATH, _docker_name, default_image
-from harness.cluster.docker_node import ContainerNode
-from harness.cluster.local_node import LocalNode
+from harness.cluster.docker.node import ContainerNode
+from harness.cluster.local.node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.settings import backend_args
@@ -92,7 +92,7 @@ def test_sweep_removes_only_this_hosts_containers_of_dead_harnesses():
     import os
     import socket
 
-    from harness.cluster.docker_engine import owner, sweep
+    from harness.cluster.docker.engine import owner, sweep
     host = socket.gethostname()
     dead = 2 ** 22 + 12345  # above pid_max's default: no such process
     mine, gone = _Container("mine", owner()), _Container("gone", f"{host}/{dead}")

@@ -70,7 +70,7 @@ def test_certify_refuses_a_bad_version_before_writing_anything(tmp_path, capsys,
 
 
 def test_comparison_page_leaves_out_unknown_certificates(tmp_path):
-    from harness.certify import RULES, write_comparison
+    from harness.certify.certificate import RULES, write_comparison
     for name, verdict in (("20260101-000000-a", "CERTIFIED"), ("20260102-000000-a", "UNKNOWN")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "certificate.json").write_text(json.dumps(
@@ -217,7 +217,7 @@ _PARENT = """
 import signal, sys
 from pathlib import Path
 from harness.cli import _terminate
-from harness.pytest_child import run_pytest
+from harness.sys.pytest_child import run_pytest
 signal.signal(signal.SIGTERM, _terminate)
 try:
     rc = run_pytest([sys.executable, "-c", sys.argv[1], sys.argv[2]], cwd=Path("."))

@@ -281,7 +281,7 @@ def test_merge_runs_nothing_and_reports_what_it_folded(tmp_path, capsys):
 
 
 def test_the_budget_parser_reads_hours_minutes_and_seconds():
-    from harness.cli_parser import _budget
+    from harness.cli.parser import _budget
     assert _budget("2h") == 7200 and _budget("1h30m") == 5400 and _budget("90") == 90 and _budget("45s") == 45
 
 

@@ -374,8 +374,8 @@ def test_an_empty_path_is_refused_by_check_page_and_clean_never_the_current_dire
                                                                                     capsys):
     """The handlers refuse an empty path (the parser keeps "" as typed only if it passes strings: with
     `type=Path`, "" is "." before a handler sees it, see the report)."""
-    from harness.cli_report import cmd_check, cmd_nightly_report
-    from harness.cli_upkeep import cmd_clean, cmd_page
+    from harness.cli.report import cmd_check, cmd_nightly_report
+    from harness.cli.upkeep import cmd_clean, cmd_page
     run = _run(tmp_path)  # the current directory is a run, under a reports directory's layout
     stale = tmp_path / "reports" / "runs" / "20200101-000000-old"
     _run(stale)

@@ -37,7 +37,7 @@ class Started(BaseException):
 def nothing_starts(monkeypatch, tmp_path):
     """Every way a command starts real work raises `Started`; reports go under tmp_path."""
     import harness.kafka.jars
-    import harness.pytest_child
+    import harness.sys.pytest_child
     import harness.run
 
     def started(what):
@@ -45,7 +45,7 @@ def nothing_starts(monkeypatch, tmp_path):
             raise Started(what)
         return guard
     monkeypatch.setattr(harness.run, "run", started("a run"))
-    monkeypatch.setattr(harness.pytest_child, "run_pytest", started("a pytest session"))
+    monkeypatch.setattr(harness.sys.pytest_child, "run_pytest", started("a pytest session"))
     monkeypatch.setattr(harness.kafka.jars, "resolve", started("a jar resolution"))
     monkeypatch.setattr(harness.kafka.jars, "_download", started("a download"))
     import harness.cluster.kfake
@@ -84,9 +84,9 @@ _GUARD = textwrap.dedent("""
         def guard(*args, **kwargs):
             sys.stderr.write(f"STARTED {what}\\n"); sys.stderr.flush(); os._exit(99)
         return guard
-    import harness.run, harness.pytest_child, harness.kafka.jars
+    import harness.run, harness.sys.pytest_child, harness.kafka.jars
     harness.run.run = started("a run")
-    harness.pytest_child.run_pytest = started("a pytest session")
+    harness.sys.pytest_child.run_pytest = started("a pytest session")
     harness.kafka.jars.resolve = started("a jar resolution")
     from harness.cli import main
     sys.exit(main(sys.argv[1:]))
@@ -134,8 +134,8 @@ def test_run_refuses_fault_options_without_faults(capsys, tmp_path, option):
 
 
 def test_fault_interval_and_seed_apply_to_a_workloads_consumer_events():
-    from harness.cli_parser import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.parser import build_parser
+    from harness.cli.run import spec_from_args
     spec = spec_from_args(build_parser().parse_args(["run", "--workload", "crash", "--fault-interval", "3",
                                                      "--fault-seed", "2"]))
     assert spec.workload_events and spec.fault_interval == 3 and spec.fault_seed == 2
@@ -153,8 +153,8 @@ def test_run_refuses_settings_a_workload_overrides(capsys, tmp_path, argv, optio
 
 
 def test_a_workload_with_its_own_settings_repeated_is_taken():
-    from harness.cli_parser import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.parser import build_parser
+    from harness.cli.run import spec_from_args
     spec = spec_from_args(build_parser().parse_args(["run", "--workload", "wide", "--consumers", "5",
                                                      "--partitions", "2"]))
     assert (spec.consumers, spec.topic_partitions) == (5, 2)
@@ -217,9 +217,9 @@ def test_certify_caps_the_seeds_as_the_plugin_does(tmp_path):
 
 
 def test_certify_function_caps_the_seeds(tmp_path):
-    """`harness.certify.certify` itself (what the CLI calls), in a child: without the cap it builds the list."""
-    code = ("import sys\nimport harness.pytest_child\nharness.pytest_child.run_pytest = lambda *a, **k: sys.exit(99)\n"
-            "from pathlib import Path\nfrom harness.certify import Certification, certify\n"
+    """`harness.certify.certificate.certify` itself (what the CLI calls), in a child: without the cap it builds the list."""
+    code = ("import sys\nimport harness.sys.pytest_child\nharness.sys.pytest_child.run_pytest = lambda *a, **k: sys.exit(99)\n"
+            "from pathlib import Path\nfrom harness.certify.certificate import Certification, certify\n"
             "from harness.errors import HarnessError\nfrom harness.spec import RunSpec\n"
             f"try:\n    certify(Certification(RunSpec(client='confluent', kafka_version='4.4.0'), seeds=10**18, "
             f"out_root=Path('{tmp_path / 'certs'}')))\n"
@@ -232,7 +232,7 @@ def test_certify_function_caps_the_seeds(tmp_path):
 def test_one_seed_cap_for_certify_and_the_plugin():
     from harness.spec import MAX_SEEDS
     assert MAX_SEEDS == 1000
-    from harness.cli_parser import build_parser
+    from harness.cli.parser import build_parser
     assert build_parser().parse_args(["certify", "--client", "confluent", "--seeds", "1000"]).seeds == 1000
 
 
@@ -419,19 +419,19 @@ def test_run_refuses_a_manifest_driver_that_cannot_run_before_anything(tmp_path,
 # --- a failed certify leaves nothing behind ---------------------------------------------------------------------
 
 def test_a_certify_interrupted_before_pytest_wrote_anything_leaves_no_directory(capsys, monkeypatch, tmp_path):
-    import harness.pytest_child
+    import harness.sys.pytest_child
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(harness.pytest_child, "run_pytest", interrupted)
+    monkeypatch.setattr(harness.sys.pytest_child, "run_pytest", interrupted)
     out = tmp_path / "certs"
     assert main(["certify", "--client", "confluent", "--out", str(out)]) == 130
     assert not out.exists() or not any(out.iterdir()), sorted(out.rglob("*"))
 
 
 def test_a_certify_whose_pytest_refused_its_options_is_bad_input_and_leaves_nothing(capsys, monkeypatch, tmp_path):
-    import harness.pytest_child
-    monkeypatch.setattr(harness.pytest_child, "run_pytest", lambda *args, **kwargs: 4)
+    import harness.sys.pytest_child
+    monkeypatch.setattr(harness.sys.pytest_child, "run_pytest", lambda *args, **kwargs: 4)
     out = tmp_path / "certs"
     line = _refused(capsys, "certify", "--client", "confluent", "--out", str(out))
     assert "usage error" in line, line
@@ -443,8 +443,8 @@ def test_a_certify_whose_pytest_refused_its_options_is_bad_input_and_leaves_noth
 def _again(spec):
     import shlex
 
-    from harness.cli_parser import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.parser import build_parser
+    from harness.cli.run import spec_from_args
     return spec_from_args(build_parser().parse_args(shlex.split(reproduce_command(spec))[1:]))
 
 

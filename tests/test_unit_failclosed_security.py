@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import ports
+from harness.sys import ports
 from harness.errors import HarnessError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def test_the_authorization_users_passwords_are_random_per_run_not_fixed_and_not_
     assert first["alice"] != second["alice"] and first["bob"] != second["bob"] and first["alice"] != first["bob"]
     assert all(len(p) >= 24 and re.fullmatch(r"[A-Za-z0-9_.-]+", p) for p in first.values())
 
-    from harness.cluster.local_spec import LocalClusterSpec, random_sasl_users
+    from harness.cluster.local.spec import LocalClusterSpec, random_sasl_users
     random.seed(1)
     drawn = random_sasl_users("alice")
     random.seed(1)  # the run's seeded RNG, drawn again from the same seed: other passwords all the same
@@ -58,8 +58,8 @@ def test_the_authorization_users_passwords_are_random_per_run_not_fixed_and_not_
 
 
 def test_the_server_properties_holding_the_sasl_passwords_is_readable_by_its_user_only(tmp_path, monkeypatch):
-    from harness.cluster import local_files
-    from harness.cluster.local_spec import LocalClusterSpec, plan_ports
+    from harness.cluster.local import files as local_files
+    from harness.cluster.local.spec import LocalClusterSpec, plan_ports
     from harness.kafka.versions import release_line
     from harness.proxy.links import LinkMap
 
@@ -101,7 +101,7 @@ class _Containers:
 
 def test_the_image_classpath_is_an_argument_of_the_layout_check_never_shell_text():
     pytest.importorskip("docker")
-    from harness.cluster.docker_engine import check_layout
+    from harness.cluster.docker.engine import check_layout
     hostile = '/x"; id; echo "'
     client = SimpleNamespace(containers=_Containers())
     check_layout(client, "some/image:1", hostile + "/*")
@@ -117,7 +117,7 @@ def test_the_layout_checks_script_finds_jars_in_the_folder_it_is_given_and_runs_
     import subprocess
     if not shutil.which("sh"):
         pytest.skip("no sh")
-    from harness.cluster.docker_engine import layout_command
+    from harness.cluster.docker.engine import layout_command
 
     def run(classpath: str) -> int:  # the check's command here, `sh` standing in for the image's `java`
         shell, flag, script, *args = layout_command(classpath)

@@ -215,7 +215,7 @@ def test_every_fixture_of_the_plugin_counts_as_using_it():
 
 
 def _cell(tmp_path: Path, rc: int | None, areas: dict, chaos: str = "", select: str | None = None):
-    from harness.matrix import Cell, read_cell
+    from harness.certify.matrix import Cell, read_cell
     c = Cell("4.4.0", "java", tmp_path / "4.4.0" / "java", rc=rc, select=select)
     (c.out / "conformance").mkdir(parents=True)
     (c.out / "conformance" / "conformance.json").write_text(json.dumps({"areas": areas, "tests": []}))
@@ -237,14 +237,14 @@ def test_a_matrix_of_pairs_that_cannot_run_is_refused_up_front(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "would check nothing" in err[0] and "not supported on 4.1" in err[0], err
     assert not out.exists()
-    from harness.matrix import check_matrix_args
+    from harness.certify.matrix import check_matrix_args
     check_matrix_args(["4.1.2", "4.2.2"], ["confluent"])  # one pair can run: the other is a NOT SUPPORTED cell
     check_matrix_args(["4.1.2"], ["confluent", "java"])
 
 
 def test_a_cell_or_matrix_in_which_nothing_passed_is_unknown_never_a_pass(tmp_path):
     from harness.conformance.report import AREAS
-    from harness.matrix import CHAOS_AREA, Cell, cell_word, overall, render
+    from harness.certify.matrix import CHAOS_AREA, Cell, cell_word, overall, render
     refused = Cell("4.1.2", "confluent", tmp_path / "r", areas={a: "NOT SUPPORTED" for a in (*AREAS, CHAOS_AREA)})
     assert cell_word(refused) == "NOT SUPPORTED" and refused.finished()
     assert overall([refused]) == "UNKNOWN"  # every area NOT SUPPORTED, no test ran: nothing checked
@@ -273,7 +273,7 @@ def test_a_cell_or_matrix_in_which_nothing_passed_is_unknown_never_a_pass(tmp_pa
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("what", ["junit-dir", "junit-fifo", "junit-not-xml", "report-fifo", "report-not-object"])
 def test_a_cells_unreadable_reports_are_unknown_not_a_crash_or_a_hang(tmp_path, what):
-    from harness.matrix import Cell, cell_word, read_cell
+    from harness.certify.matrix import Cell, cell_word, read_cell
     c = Cell("4.4.0", "java", tmp_path / "c", rc=0)
     (c.out / "conformance").mkdir(parents=True)
     report, junit = c.out / "conformance" / "conformance.json", c.out / "junit.xml"
@@ -294,7 +294,7 @@ def test_a_cells_unreadable_reports_are_unknown_not_a_crash_or_a_hang(tmp_path, 
 
 @pytest.mark.timeout(60)
 def test_a_resumed_matrix_json_that_is_a_fifo_is_one_line(tmp_path):
-    from harness.matrix import run_matrix
+    from harness.certify.matrix import run_matrix
     os.mkfifo(tmp_path / "matrix.json")
     with pytest.raises(HarnessError, match="not a regular file"):
         run_matrix(["4.4.0"], ["java"], resume=tmp_path)

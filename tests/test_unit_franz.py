@@ -9,9 +9,9 @@ import pytest
 
 from harness.clients.contract import CONTRACT_VERSION
 from harness.clients.franz import FRANZ_FEATURES, SOURCE, build_franz_driver, franz_version
-from harness.gobuild import first_error_line as _first_error_line
+from harness.sys.gobuild import first_error_line as _first_error_line
 from harness.errors import HarnessError
-from harness.paths import cache_dir
+from harness.sys.paths import cache_dir
 
 
 @pytest.fixture(scope="module")

@@ -330,7 +330,7 @@ def test_render_jbod_node_has_its_disks_and_the_metadata_log_apart():
     its own, so a failed disk takes only its partitions offline (a failed metadata log dir halts the broker)."""
     from dataclasses import replace
 
-    from harness.cluster.local_files import log_dirs
+    from harness.cluster.local.files import log_dirs
     data = Path("/tmp/ksh-unit/n1")
     props = _props(kconfig.render(replace(_node(1), log_dirs=log_dirs(data, 2)), release_line("4.4.0")))
     assert props["log.dirs"] == f"{data}/disk0,{data}/disk1" and props["metadata.log.dir"] == f"{data}/meta"
@@ -339,7 +339,7 @@ def test_render_jbod_node_has_its_disks_and_the_metadata_log_apart():
 
 
 def test_cluster_id_of_a_formatted_node_and_one_clear_error_without(tmp_path):
-    from harness.cluster.local_files import cluster_id_of
+    from harness.cluster.local.files import cluster_id_of
     with pytest.raises(HarnessError, match="no formatted meta.properties"):
         cluster_id_of(tmp_path)
     (tmp_path / "meta").mkdir()

@@ -58,8 +58,8 @@ def test_the_spec_takes_kfake_and_refuses_what_does_not_fit_it():
 
 
 def test_the_cli_defaults_to_kfakes_api_level_and_names_kfake_in_reproduce():
-    from harness.cli_parser import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.parser import build_parser
+    from harness.cli.run import spec_from_args
     spec = spec_from_args(build_parser().parse_args(["run", "--backend", "kfake"]))
     assert spec.kafka_version == KFAKE_KAFKA_LEVEL and spec.kfake_version == KFAKE_VERSION
     spec = spec_from_args(build_parser().parse_args(["run"]))
@@ -67,7 +67,7 @@ def test_the_cli_defaults_to_kfakes_api_level_and_names_kfake_in_reproduce():
 
 
 def test_the_matrix_takes_kfake_columns(tmp_path):
-    from harness.matrix import Cell, cell_command, check_matrix_args, kfake_column, normalize_column, render
+    from harness.certify.matrix import Cell, cell_command, check_matrix_args, kfake_column, normalize_column, render
     assert normalize_column("kfake") == f"kfake@{KFAKE_VERSION}"
     assert kfake_column("4.3.1") is None
     check_matrix_args(["kfake", f"kfake@{KFAKE_VERSIONS[1]}"], ["franz"])
@@ -84,7 +84,7 @@ def test_the_matrix_takes_kfake_columns(tmp_path):
 
 def test_the_launcher_build_is_named_by_its_pins(tmp_path):
     from harness.cluster.kfake import SOURCE
-    from harness.gobuild import digest
+    from harness.sys.gobuild import digest
     assert digest(SOURCE) != digest(SOURCE, ["github.com/twmb/franz-go/pkg/kfake@" + KFAKE_VERSIONS[1]])
     assert digest(SOURCE) == digest(SOURCE, [])
 
@@ -209,7 +209,7 @@ def test_a_clients_deviation_is_expected_by_the_suite_and_failed_by_a_certificat
 
 def test_client_deviations_name_their_tests_clients_and_evidence():
     from harness.conformance.deviations import CLIENT_DEVIATIONS, client_deviations_for, deviation_of
-    from harness.client_rules import CLIENT_RULES
+    from harness.certify.rules import CLIENT_RULES
     repo = Path(__file__).resolve().parents[1]
     for dev in CLIENT_DEVIATIONS:
         assert dev.implementation in ("confluent", "java", "franz") and dev.evidence and dev.seen, dev

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.ports import allocate, is_free
+from harness.sys.ports import allocate, is_free
 from harness.proxy.links import Link, LinkMap
 from harness.settings import reproduce_command
 from harness.spec import BEHAVIOURS, PROFILES, RunSpec
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 # --------------------------------------------------------------------- links
 
@@ -166,7 +166,7 @@ def test_reproduce_command_carries_the_groups_lock_limit_and_configs_back_into_t
     import shlex
 
     from harness.cli import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.run import spec_from_args
     spec = replace(RunSpec(), lock_duration_ms=2000, delivery_count_limit=3,
                    group_configs={"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
     cmd = reproduce_command(spec)
@@ -180,7 +180,7 @@ def test_reproduce_command_carries_the_groups_lock_limit_and_configs_back_into_t
 
 def test_a_malformed_group_config_option_is_one_line():
     from harness.cli import build_parser
-    from harness.cli_run import spec_from_args
+    from harness.cli.run import spec_from_args
     with pytest.raises(HarnessError, match="use KEY=VALUE"):
         spec_from_args(build_parser().parse_args(["run", "--group-config", "share.isolation.level"]))
 

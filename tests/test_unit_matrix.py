@@ -1,4 +1,4 @@
-"""The version matrix's page from its cells (harness.matrix), without a cluster: each cell's words from
+"""The version matrix's page from its cells (harness.certify.matrix), without a cluster: each cell's words from
 its conformance report and JUnit XML, UNKNOWN for a cell that did not finish, bad input in one line."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.matrix import (CHAOS_AREA, Cell, check_matrix_args, default_versions, failing_checkers, overall,
+from harness.certify.matrix import (CHAOS_AREA, Cell, check_matrix_args, default_versions, failing_checkers, overall,
                             read_cell, render)
 
 JUNIT = """<?xml version="1.0"?><testsuites><testsuite>
@@ -121,7 +121,7 @@ def test_bad_input_is_one_line_before_anything_starts():
 
 
 def test_a_client_that_cannot_talk_to_a_release_is_not_supported_there_with_the_reason(tmp_path):
-    from harness.matrix import run_cell
+    from harness.certify.matrix import run_cell
     c = run_cell("4.1.2", "confluent", tmp_path / "cell")  # no pytest child: nothing to start
     assert set(c.areas.values()) == {"NOT SUPPORTED"} and c.rc is None
     assert "not supported on 4.1" in c.evidence[0] and "--client java" in c.evidence[0]
@@ -134,7 +134,7 @@ def test_an_area_that_ran_nothing_is_unknown_unless_tests_were_selected(tmp_path
 
 
 def test_a_resumed_matrix_keeps_its_finished_cells_and_runs_the_rest(tmp_path, monkeypatch):
-    from harness import matrix
+    from harness.certify import matrix
     done = Cell("4.3.1", "java", tmp_path / "4.3.1" / "java", rc=0, areas={"ordering": "PASS", CHAOS_AREA: "PASS"})
     unfinished = Cell("4.4.0", "java", tmp_path / "4.4.0" / "java", rc=-9, areas={"ordering": "UNKNOWN"})
     other_seed = Cell("4.2.2", "java", tmp_path / "4.2.2" / "java", rc=0, areas={"ordering": "PASS"}, seed=2)
@@ -152,7 +152,7 @@ def test_a_resumed_matrix_keeps_its_finished_cells_and_runs_the_rest(tmp_path, m
 
 
 def test_resume_and_workers_bad_input_is_one_line(tmp_path):
-    from harness import matrix
+    from harness.certify import matrix
     with pytest.raises(HarnessError, match="no matrix.json there"):
         matrix.run_matrix(["4.4.0"], ["java"], resume=tmp_path)
     (tmp_path / "matrix.json").write_text("{}")
@@ -163,7 +163,7 @@ def test_resume_and_workers_bad_input_is_one_line(tmp_path):
 
 
 def test_a_cell_on_workers_runs_whole_files_per_worker(tmp_path):
-    from harness.matrix import cell_command
+    from harness.certify.matrix import cell_command
     cmd = cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None, workers=2)
     assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--dist") + 1] == "loadfile"
     assert "-n" not in cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None)

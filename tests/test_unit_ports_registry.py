@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from harness import ports
+from harness.sys import ports
 from harness.errors import HarnessError
-from harness.procs import python_env
-from harness.wait import wait_until
+from harness.sys.procs import python_env
+from harness.sys.wait import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +85,7 @@ def _block_locked_elsewhere(registry, block: int) -> bool:
 
 def test_a_base_port_reserved_by_another_process_is_in_use(registry):
     child = subprocess.Popen([sys.executable, "-c",
-                              "import sys; from harness import ports; print(ports.allocate(3)[0], flush=True); "
+                              "import sys; from harness.sys import ports; print(ports.allocate(3)[0], flush=True); "
                               "sys.stdin.read()"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=python_env(), text=True)
     try:
@@ -162,7 +162,7 @@ def test_a_forked_child_does_not_inherit_the_parents_ports():
 
 def test_sigkilled_holder_leaves_no_reservation(registry):
     child = subprocess.Popen([sys.executable, "-c",
-                              "import sys; from harness import ports; print(*ports.allocate(40), flush=True); "
+                              "import sys; from harness.sys import ports; print(*ports.allocate(40), flush=True); "
                               "sys.stdin.read()"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=python_env(), text=True)
     theirs = [int(p) for p in child.stdout.readline().split()]

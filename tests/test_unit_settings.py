@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from harness import settings
-from harness.cli_parser import build_parser
+from harness.cli.parser import build_parser
 from harness.kafka.implementations import KFAKE_VERSIONS
 from harness.settings import SETTINGS, given, reproduce_command, spec_from_values, to_argv
 from harness.spec import RunSpec
@@ -142,7 +142,7 @@ def test_every_pytest_option_round_trips_through_the_spec(key, tmp_path):
 def test_every_reproduce_command_is_taken_back_whole(key, tmp_path):
     """The reproduce command of a run given the option makes that run's spec again (through the parser and the
     run's own translation, `spec_from_args`, which also refuses what a run would not honour)."""
-    from harness.cli_run import spec_from_args
+    from harness.cli.run import spec_from_args
     setting = settings.BY_KEY[key]
     if "run" not in setting.commands:
         return
@@ -159,7 +159,7 @@ def test_every_reproduce_command_is_taken_back_whole(key, tmp_path):
 
 def test_the_suite_command_passes_every_setting_it_takes_to_pytest(tmp_path):
     """`run --suite`'s pytest child gets the run's settings in the plugin's words (one writer: to_argv)."""
-    from harness.cli_run import _suite_command
+    from harness.cli.run import _suite_command
     words = ["--seed", "5", "--profile", "nightly", "--kafka-version", "4.3.1", "--faults", "leader", "--fault-seed",
              "8", "--fault-interval", "6", "--client", "java"]
     spec = spec_from_values(given(build_parser().parse_args(["run", "--suite", "chaos", *words]), "run"))
@@ -183,7 +183,7 @@ def test_a_value_refused_names_its_setting():
 
 
 def test_the_certify_and_matrix_children_are_written_by_the_table(tmp_path):
-    from harness.matrix import cell_command
+    from harness.certify.matrix import cell_command
     cmd = cell_command(tmp_path, f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
     again, _ = _from_plugin(cmd[cmd.index("no:cacheprovider") + 1:cmd.index("--junitxml")])
     assert (again.backend, again.kfake_version, again.client, again.seed) == ("kfake", KFAKE_VERSIONS[1], "java", 3)

@@ -91,8 +91,8 @@ def test_bad_input_is_one_line_before_anything_starts(monkeypatch, workers, core
 def test_a_daemon_that_exits_ends_the_wait_at_once_with_its_log_and_frees_everything(monkeypatch, tmp_path):
     """A master that dies on start (a stand-in that prints and exits: no JVM) is named with its exit
     code and its log's last lines; its ports go back to the registry and a temporary directory is removed."""
-    from harness import ports
-    from harness.wait import WaitTimeout
+    from harness.sys import ports
+    from harness.sys.wait import WaitTimeout
     dies = ["sh", "-c", "echo no such option >&2; exit 3"]
     monkeypatch.setattr(standalone, "master_command", lambda home, port, ui: dies)
     held = ports.held_ports()

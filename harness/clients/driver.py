@@ -3,7 +3,7 @@
 A driver is a separate process (so faults can kill and pause it for real) that
 prints one JSON operation per line. Lines that are not JSON are kept in the
 driver's log and recorded as `info` errors: never dropped, never trusted.
-Drivers may be started from any thread: `harness.procs` forks every child from
+Drivers may be started from any thread: `harness.sys.procs` forks every child from
 one long-lived spawner thread, to which the parent-death signal is tied.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.clients.contract import CONTRACT_VERSIONS, speaks
 from harness.history.store import HistoryWriter
-from harness.procs import ManagedProcess, python_env, spawn
+from harness.sys.procs import ManagedProcess, python_env, spawn
 from harness.timing import timed
 
 
@@ -208,7 +208,7 @@ class JavaStepDriver(StepDriver):
         import os
 
         from harness.cluster.java_admin import compiled
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         classes = compiled(self.dist, cache_dir(), "ShareDriver")
         return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{self.dist.classpath}",
                 "ShareDriver", json.dumps(self.config)]
@@ -230,7 +230,7 @@ class SpringStepDriver(StepDriver):
 
         from harness.cluster.java_admin import compiled
         from harness.kafka.spring_jars import SPRING_KAFKA_VERSION, spring_classpath
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         spring = spring_classpath(cache_dir())
         classes = compiled(self.dist, cache_dir(), "SpringShareDriver", spring, f"spring{SPRING_KAFKA_VERSION}")
         logging = resources.files("harness.java").joinpath("log4j2-stderr.properties")

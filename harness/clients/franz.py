@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.driver import StepDriver
-from harness.gobuild import GO_SOURCES, build_go
+from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.history.store import HistoryWriter
 
 #: The driver's Go module.
@@ -57,5 +57,5 @@ class FranzStepDriver(StepDriver):
         self.dist = dist
 
     def command_line(self) -> list[str]:
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         return [str(build_franz_driver(cache_dir())), json.dumps(self.config)]

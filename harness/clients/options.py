@@ -72,7 +72,7 @@ def probe(info, options: dict[str, str], dist=None, timeout: float = 60.0) -> di
     its start event: a HarnessError if it exits first or ignores one of them. Run before any test, so
     a bad option is one line at once, not an error in every test."""
     from harness.history.store import HistoryWriter
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     with tempfile.TemporaryDirectory(prefix="ksh-probe-") as tmp:
         history = HistoryWriter(Path(tmp) / "history.jsonl")
         (Path(tmp) / "logs").mkdir()

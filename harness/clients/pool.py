@@ -20,14 +20,14 @@ from harness.clients.registry import driver_info
 from harness.cluster.base import Cluster, ConsumerLanes
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 if TYPE_CHECKING:
     from harness.kafka.jars import KafkaDistribution
 
 
 class DriverPool:
-    """Implements `harness.faults.base.ConsumerPool`. Drivers may be started from any thread (`harness.procs`).
+    """Implements `harness.faults.base.ConsumerPool`. Drivers may be started from any thread (`harness.sys.procs`).
 
     `client` names the driver (`harness.clients.registry.driver_info`); `dist` is the Kafka release's
     jars, for the drivers that need them (java)."""

@@ -36,7 +36,7 @@ from harness.errors import HarnessError
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
 #: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client),
 #: `rack_id` (it passes `client.rack` to its client, which sends it as the member's rack id), and three
-#: client-API contracts of KafkaShareConsumer a library may have (harness.client_rules): `ack_mode_setting`
+#: client-API contracts of KafkaShareConsumer a library may have (harness.certify.rules): `ack_mode_setting`
 #: (a `share.acknowledgement.mode` setting whose implicit mode refuses acknowledge()), `renew_hand_back`
 #: (a renewed record is returned again by the next poll) and `implicit_batch_held` (in implicit mode the last
 #: batch stays unacknowledged until the application's next poll, commit or close: not so in a framework that
@@ -229,15 +229,15 @@ def unsupported_by_spec(spec) -> str:
     return "" if spec.kafka_home is not None else unsupported_release(spec.client, spec.kafka_version)
 
 
-#: What a driver manifest may weigh: a few hundred bytes in practice (harness.files reads it).
+#: What a driver manifest may weigh: a few hundred bytes in practice (harness.sys.files reads it).
 MANIFEST_LIMIT = 1024 * 1024
 
 
 def load_manifest(path: Path) -> DriverInfo:
     """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one. Read
-    with `harness.files` (a regular file of at most `MANIFEST_LIMIT` bytes: a fifo or a link to /dev/zero is
+    with `harness.sys.files` (a regular file of at most `MANIFEST_LIMIT` bytes: a fifo or a link to /dev/zero is
     one line, not a hang)."""
-    from harness.files import read_json_object
+    from harness.sys.files import read_json_object
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         raise HarnessError(f"driver manifest {path} does not exist: give a built-in client "
@@ -308,7 +308,7 @@ def probe_spec(spec) -> dict[str, Any] | None:
     dist = None
     if info.jvm:
         from harness.kafka.jars import resolve
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         dist = resolve(spec.kafka_version, cache_dir(), spec.kafka_home)
     return probe(info, options, dist)
 

@@ -91,7 +91,7 @@ def grant(admin: AdminClient, principal: str, resource: str, name: str, operatio
     from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
                                        ResourcePatternType)
 
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
     op = getattr(AclOperation, operation)
     binding = AclBinding(rtype, name, ResourcePatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW)
@@ -107,7 +107,7 @@ def revoke(admin: AdminClient, principal: str, resource: str, name: str, operati
     """Take back what `grant` allowed, and wait until the cluster no longer lists the ACL."""
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
     wanted = AclBindingFilter(rtype, name, ResourcePatternType.LITERAL, principal, "*", getattr(AclOperation, operation),
                               AclPermissionType.ALLOW)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 
 class ExternalCluster:

@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.jars import KafkaDistribution, require_tool
@@ -418,7 +418,7 @@ def share_probe(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str
     from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); a WaitTimeout naming the Java
     consumer's last error line if it does not within `timeout`. The readiness probe of the lines
     librdkafka cannot talk to (4.1)."""
-    from harness.wait import WaitTimeout
+    from harness.sys.wait import WaitTimeout
     try:
         _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
                   timeout + 30, None)

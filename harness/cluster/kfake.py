@@ -3,7 +3,7 @@
 kfake (`github.com/twmb/franz-go/pkg/kfake`) is a Go library; `harness/go/kfakelauncher` wraps it in
 a program that serves N brokers on loopback ports the harness chose, prints a ready line, answers a few
 commands on stdin (leaders, coordinators) and exits when its stdin closes, so it never outlives the
-harness. The launcher is built with `go build` at setup (`harness.gobuild`), once per kfake version:
+harness. The launcher is built with `go build` at setup (`harness.sys.gobuild`), once per kfake version:
 the version is pinned and selectable (`harness.kafka.implementations`), like Kafka's.
 
 What kfake offers of the Cluster protocol (`harness.cluster.base`), and what it does not:
@@ -32,13 +32,13 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from harness import ports as portreg
+from harness.sys import ports as portreg
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
-from harness.gobuild import GO_SOURCES, build_go
+from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
-from harness.procs import ManagedProcess, spawn
+from harness.sys.procs import ManagedProcess, spawn
 from harness.timing import timed
 
 #: The Go module of the launcher.
@@ -140,7 +140,7 @@ class KfakeCluster:
         """Build (or find) the launcher, start it on fresh loopback ports, wait for its ready line, then
         until a share group consumes a record (`harness.cluster.readiness`). A start that fails (or is
         interrupted) part-way leaves nothing running: the launcher is stopped and its ports freed."""
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         binary = build_kfake_launcher(self._cache or cache_dir(), self.kfake_version)
         try:
             self._start(binary)

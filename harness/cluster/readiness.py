@@ -32,7 +32,7 @@ from harness.clients.logging import client_logging
 from harness.cluster.admin import ensure_topic, set_group_configs
 from harness.cluster.inspect import ClusterInspector
 from harness.kafka import wire
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 READY_TOPIC = "__ksh_ready"
 log = logging.getLogger(__name__)

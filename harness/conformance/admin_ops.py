@@ -29,7 +29,7 @@ class AdminOperations:
     def read_share_offsets_or_none(self) -> dict[int, dict[str, Any]] | None:
         """`read_share_offsets`, None when the read failed (the history's `share-offsets` op says why)."""
         from harness.cluster.java_admin import read_share_offsets
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         found = read_share_offsets(self.dist(), cache_dir(), self.cluster.bootstrap_servers, self.group,
                                    self.history)
         return None if found is None else {p["partition"]: p for p in found if p["topic"] == self.topic}
@@ -117,12 +117,12 @@ class AdminOperations:
         result, or {"error": ExceptionName, "message"} when the broker refused it. `user`: (name,
         password) to run it as on the SASL/PLAIN listener."""
         from harness.cluster.java_admin import run_java
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         bootstrap, env = self.cluster.bootstrap_servers, None
         if user is not None:
             bootstrap = self.sasl_bootstrap()
             props = self.run_dir / f"admin-{user[0]}.properties"
-            from harness.cluster.local_files import write_private
+            from harness.cluster.local.files import write_private
             write_private(props, "".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
             env = {"KSH_CLIENT_PROPERTIES": str(props)}
         try:

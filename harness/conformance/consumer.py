@@ -9,7 +9,7 @@ from typing import Any, Callable
 from harness.checkers.evidence import DRIVER_OWN
 from harness.conformance.kafka_errors import error_is
 from harness.errors import HarnessError
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 
 #: How long past its acquisition lock a record may take to reach another consumer (the expiry timer, the next

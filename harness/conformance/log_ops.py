@@ -7,7 +7,7 @@ session's history where the checkers need it (`records-compacted`, `records-dele
 from __future__ import annotations
 
 from harness.errors import HarnessError
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 
 class LogOperations:

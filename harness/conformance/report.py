@@ -34,7 +34,7 @@ class Row:
     #  precondition did not hold: the behaviour was not exercised; harness.conformance.outcomes)
     reason: str = ""  # skip reason or failure summary (one line)
     run_dir: str = ""
-    rule: str = ""  # the client rule it decides (harness.certify.RULES), if any
+    rule: str = ""  # the client rule it decides (harness.certify.certificate.RULES), if any
 
 
 def outcome(report) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from harness.conformance.log_ops import LogOperations
 from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
 from harness.run.context import RunContext
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 
 class ShareSession(LogOperations, AdminOperations):

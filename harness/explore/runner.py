@@ -337,7 +337,7 @@ class _Steps:
         from confluent_kafka.admin import OffsetSpec
 
         from harness.cluster.inspect import ClusterInspector
-        from harness.wait import WaitTimeout, wait_until
+        from harness.sys.wait import WaitTimeout, wait_until
         admin = ClusterInspector(self.s.cluster.bootstrap_servers).admin
         tp = TopicPartition(self.s.topic, p)
 
@@ -368,7 +368,7 @@ class _Steps:
     def _growth_read_back(self, exc: Exception) -> None:
         """createPartitions raised: read the partition count back (recording a growth that happened)."""
         from harness.cluster.inspect import ClusterInspector
-        from harness.wait import WaitTimeout, wait_until
+        from harness.sys.wait import WaitTimeout, wait_until
         inspector = ClusterInspector(self.s.cluster.bootstrap_servers)
         try:
             count = wait_until(lambda: len(inspector.partitions(self.s.topic)) or None, timeout=90, interval=1.0,

@@ -100,7 +100,7 @@ class Schedule:
 
     @staticmethod
     def load(path: Path, known: tuple[str, ...] = ()) -> "Schedule":
-        from harness.files import read_json
+        from harness.sys.files import read_json
         return Schedule.from_json(read_json(path, "explorer schedule"), str(path), known)
 
     def text(self) -> str:

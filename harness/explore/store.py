@@ -113,14 +113,14 @@ class FindingsStore:
         return path
 
     def total_coverage(self) -> Coverage:
-        from harness.files import read_json
+        from harness.sys.files import read_json
         total = Coverage()
         for path in self.coverage_files():
             total = total.merge(Coverage.from_json(read_json(path, "explorer coverage"), str(path)))
         return total
 
     def findings(self) -> list[dict[str, Any]]:
-        from harness.files import read_json
+        from harness.sys.files import read_json
         out = []
         if self.root.is_dir():
             for path in sorted(self.root.glob("*/finding.json")):
@@ -136,7 +136,7 @@ class FindingsStore:
         occurrence = {"machine": machine(), "exploration_seed": exploration_seed, "run_seed": original.seed,
                       "run": str(run_dir), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
                       "steps": len(original.steps), "minimal_steps": len(minimal.steps)}
-        from harness.files import read_json
+        from harness.sys.files import read_json
         existing = read_json(folder / "finding.json", "explorer finding") if (folder / "finding.json").exists() else None
         new = existing is None
         keep_new_schedule = new or len(minimal.steps) < int(existing.get("minimal_steps", 1 << 30))
@@ -160,7 +160,7 @@ class FindingsStore:
     def merge(self, others: Sequence[Path]) -> tuple[int, int, int]:
         """Fold the stores `others` (other machines' reports/findings) into this one: (new findings, occurrences
         added, coverage files added)."""
-        from harness.files import read_json
+        from harness.sys.files import read_json
         new = added = files = 0
         for other in others:
             if not other.is_dir():

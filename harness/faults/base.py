@@ -156,7 +156,7 @@ def choose(items: list[Any], pick: int, what: str) -> Any:
 
 def wait_effect(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
     """`wait_until`, but a timeout means the fault did not take effect (NotApplied)."""
-    from harness.wait import WaitTimeout, wait_until
+    from harness.sys.wait import WaitTimeout, wait_until
     try:
         return wait_until(condition, timeout=timeout, what=what, interval=interval)
     except WaitTimeout as exc:

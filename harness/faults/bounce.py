@@ -32,7 +32,7 @@ from harness.faults.consumer import in_flight, wait_for_moment
 from harness.faults.process import DISRUPTS, take_down
 from harness.faults.recovery import partition_metadata, restore_preferred_leaders, wait_in_sync
 from harness.kafka import config as kconfig
-from harness.wait import WaitTimeout
+from harness.sys.wait import WaitTimeout
 
 SESSION_TIMEOUT_MS = int(kconfig.TEST_DEFAULTS["broker.session.timeout.ms"])
 

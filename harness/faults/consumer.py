@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from harness.clients.behaviours import commits_async, explicit
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 IN_FLIGHT_WAIT = 5.0  # how long to wait for the consumer to hold a batch before acting anyway
 

@@ -107,7 +107,7 @@ class CoordinatorLoss:
         if self.role == "share":
             return lambda: ctx.inspector.share_coordinator(ctx.group, ctx.topic, partition)
         from harness.cluster.java_admin import active_controller
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         return lambda: active_controller(ctx.cluster_as(Installed).distribution, cache_dir(),
                                          ctx.cluster.bootstrap_servers)
 

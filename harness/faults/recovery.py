@@ -13,7 +13,7 @@ from harness.cluster.inspect import OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from harness.faults.base import FaultContext
 from harness.kafka import wire
 from harness.kafka.wire import PartitionMeta
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
 

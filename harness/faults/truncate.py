@@ -35,7 +35,7 @@ from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_eff
 from harness.faults.network import cut_and_prove, heal_and_prove
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 from harness.proxy.links import Link
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 UNWRITTEN = 5  # records written to the leader that must never be committed
 UNCLEAN_CONFIGS = {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"}
@@ -193,7 +193,7 @@ def _leaders_seen(ctx: FaultContext, partition: int, brokers) -> set[int | str |
 
 def _active_controller(ctx: FaultContext) -> int | None:
     from harness.cluster.java_admin import active_controller
-    from harness.paths import cache_dir
+    from harness.sys.paths import cache_dir
     try:
         return active_controller(ctx.cluster_as(Installed).distribution, cache_dir(), ctx.cluster.bootstrap_servers)
     except RuntimeError as exc:

@@ -30,7 +30,7 @@ from harness.faults.bounce import heal_roll
 from harness.faults.process import DISRUPTS
 from harness.faults.recovery import wait_in_sync
 from harness.kafka.versions import DEFAULT_VERSION, SUPPORTED_LINES, newest_known, parse_version
-from harness.wait import WaitTimeout
+from harness.sys.wait import WaitTimeout
 
 
 def upgrade_path(current: str, target: str = DEFAULT_VERSION) -> list[str]:

@@ -28,14 +28,14 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Protocol
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution
 from harness.kafka.versions import ReleaseLine
-from harness.paths import cache_dir
-from harness.ports import allocate
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.paths import cache_dir
+from harness.sys.ports import allocate
+from harness.sys.wait import WaitTimeout, wait_until
 
 #: The programs that have an archive: the broker (`kafka.Kafka`) and `kafka.tools.StorageTool`.
 PROGRAMS = ("broker", "storage")

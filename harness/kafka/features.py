@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka.jars import KafkaDistribution, tools_classpath
 

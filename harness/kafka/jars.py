@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka.versions import KNOWN_VERSIONS, ReleaseLine, normalize_version, parse_version, release_line
 

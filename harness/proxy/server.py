@@ -2,7 +2,7 @@
 
 The binary comes from, in order: ``$TOXIPROXY_SERVER``, ``toxiproxy-server`` on
 PATH, the per-version cache, or ``go install`` into that cache (never rebuilt
-once cached). The server (and the build) is started through `harness.procs`:
+once cached). The server (and the build) is started through `harness.sys.procs`:
 in its own session, registered with the reaper, with the parent-death signal
 armed on the harness's long-lived spawner thread, so a crashed or killed
 harness leaves no orphan behind, whichever thread started it.
@@ -20,10 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable, Protocol, Sequence
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 from harness.proxy.client import ToxiproxyClient
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 DEFAULT_VERSION = "v2.12.0"
 GO_PACKAGE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -96,7 +96,7 @@ def _build(target: Path, version: str) -> Path:
 
 
 def spawn_process(argv: Sequence[str], log_path: Path) -> procs.ManagedProcess:
-    """Default `Spawn`: a managed child (`harness.procs.spawn`): own session, output appended to
+    """Default `Spawn`: a managed child (`harness.sys.procs.spawn`): own session, output appended to
     `log_path`, registered with the reaper, dies with the harness process on Linux."""
     return procs.spawn(BINARY_NAME, argv, log_path=log_path)
 

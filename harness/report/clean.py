@@ -8,7 +8,7 @@ a live process holds (its `.busy` lock: a session's cluster, a run still writing
 changed in the last `busy_s` seconds, anything that is not a directory (index pages, links), and
 any directory the harness did not make (`made_by_harness`: a user's folder under runs/ stays whatever
 its age). `check_root` refuses a root that is not a reports directory (none of the kinds' folders in it).
-Every file read here is read by `harness.files` (a fifo or a link to /dev/zero is unreadable, so kept).
+Every file read here is read by `harness.sys.files` (a fifo or a link to /dev/zero is unreadable, so kept).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.files import BadFile, read_json_object, read_text
+from harness.sys.files import BadFile, read_json_object, read_text
 from harness.report.rundir import BUSY, in_use
 
 KINDS = ("runs", "suites", "certificates", "conformance")

@@ -125,9 +125,9 @@ def render(ops: Sequence[Op], verdict: dict[str, Any] | None, title: str, files:
 
 def read_verdict(run_dir: Path) -> dict[str, Any] | None:
     """The run's verdict.json (None if it was not written): a JSON object in a regular file of bounded size,
-    else one line of bad input naming it (`harness.files`: a fifo never blocks, a link to /dev/zero never
+    else one line of bad input naming it (`harness.sys.files`: a fifo never blocks, a link to /dev/zero never
     fills the memory)."""
-    from harness.files import read_json_object
+    from harness.sys.files import read_json_object
     path = run_dir / "verdict.json"
     if not path.exists():
         return None

@@ -12,7 +12,7 @@ A run's word comes from its `verdict.json`, which is not trusted to agree with i
   is not `true` (the run's line under "not a pass" names which), a fault not applied or not healed, or
   no `verdict.json` at all (a run that crashed or still runs).
 
-Every `spec.json` and `verdict.json` is read with `harness.files` (a regular file of bounded size): a
+Every `spec.json` and `verdict.json` is read with `harness.sys.files` (a regular file of bounded size): a
 fifo, a device, a directory or an oversized file there, like a malformed one, makes the command refuse
 with one line naming the run directory (exit 2), never hang or fill memory. An empty path is refused
 too (it would be the current directory).
@@ -61,7 +61,7 @@ def run_dirs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 def _read(run: Path, name: str) -> dict:
     """`run/name` as a JSON object, read bounded; one line naming the run directory otherwise."""
-    from harness.files import BadFile, read_json_object
+    from harness.sys.files import BadFile, read_json_object
     try:
         return read_json_object(run / name, name, LIMIT)
     except BadFile as exc:

@@ -34,7 +34,7 @@ from harness.report.rundir import new_run_dir, write_json
 from harness.settings import reproduce_command
 from harness.spec import RunSpec
 from harness.timing import timed
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 if TYPE_CHECKING:
     from harness.cluster.local import LocalCluster, LocalClusterSpec
@@ -195,7 +195,7 @@ class RunContext:
     def dist(self):
         """The Kafka distribution (jars) of the version under test, for the Java tools and driver."""
         from harness.kafka.jars import resolve
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         return resolve(self.version, cache_dir(), self.spec.kafka_home)
 
     # -- after the consumers ------------------------------------------------------------------
@@ -206,7 +206,7 @@ class RunContext:
         short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
         as process `admin-state` (one outstanding operation per process)."""
         from harness.cluster.java_admin import read_share_offsets, read_share_state
-        from harness.paths import cache_dir
+        from harness.sys.paths import cache_dir
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
         names = self._state_topic_names()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
@@ -231,8 +231,8 @@ class RunContext:
         failed (recorded)."""
         from harness.cluster.java_admin import read_dead_letters, read_share_state
         from harness.kafka.dead_letter import archiving_ranges, writes_pending
-        from harness.paths import cache_dir
-        from harness.wait import WaitTimeout
+        from harness.sys.paths import cache_dir
+        from harness.sys.wait import WaitTimeout
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
 
         def settled() -> bool:

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from harness.history.schema import Op
 from harness.history.store import HistoryWriter
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 
 def settlement(history: Sequence[Op]) -> tuple[set[tuple[str, int, int]], dict[tuple[str, int, int], int]]:

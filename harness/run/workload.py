@@ -23,7 +23,7 @@ from harness.run.context import RunContext
 from harness.run.drain import all_settled
 from harness.spec import RunSpec
 from harness.timing import spent, timed
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 
 def start_consumers(ctx: RunContext) -> DriverPool:

@@ -94,8 +94,8 @@ def _seed(value: Any) -> int:
 
 def _json(path: Path, what: str) -> dict[str, Any]:
     """The JSON object in `path`; {} if it is missing or not one. BadFile (bad input) if it is not a regular
-    file or is too big (`harness.files`)."""
-    from harness.files import read_text
+    file or is too big (`harness.sys.files`)."""
+    from harness.sys.files import read_text
     if not path.exists():
         return {}
     text = read_text(path, f"the {what} file", limit=SMALL_FACTS)

@@ -2,9 +2,9 @@
 
 `standalone_cluster` starts one master and N workers with `bin/spark-class` from the installed
 pyspark package (no Spark download), everything bound to 127.0.0.1 on ports from the harness's port
-registry (`harness.ports`), daemon heaps bounded (`DAEMON_MEMORY`), logs and work directories in
+registry (`harness.sys.ports`), daemon heaps bounded (`DAEMON_MEMORY`), logs and work directories in
 the caller's directory (or a temporary one, removed). The daemons are managed processes
-(`harness.procs`): stopped on exit and Ctrl-C, killed with their executors if this process dies.
+(`harness.sys.procs`): stopped on exit and Ctrl-C, killed with their executors if this process dies.
 Readiness is awaited on the master's own status (its web UI's `/json/`: ALIVE, with N ALIVE workers).
 
 A driver in this process stays on loopback only if its JVM starts with `DRIVER_ENV` in the
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from harness import ports as port_registry
+from harness.sys import ports as port_registry
 from harness.errors import HarnessError
-from harness.procs import REAPER, ManagedProcess, spawn
-from harness.wait import wait_until
+from harness.sys.procs import REAPER, ManagedProcess, spawn
+from harness.sys.wait import wait_until
 
 HOST = "127.0.0.1"
 #: Heap of the master and of each worker daemon (not of the executors, which the application sizes).

@@ -16,7 +16,7 @@ import pytest
 
 import dataclasses
 
-from harness.cluster.local_spec import random_sasl_users
+from harness.cluster.local.spec import random_sasl_users
 from ksh_fixtures.plugin import CONFORMANCE_ROW_ATTR as ROW_ATTR
 
 _SESSIONS = pytest.StashKey[dict]()
@@ -24,7 +24,7 @@ _SESSIONS = pytest.StashKey[dict]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "kip(area): the KIP-932 area a conformance test checks")
-    config.addinivalue_line("markers", "rule(id): the client rule (harness.certify.RULES) a test decides, "
+    config.addinivalue_line("markers", "rule(id): the client rule (harness.certify.certificate.RULES) a test decides, "
                                        "for `share-harness certify`")
     config.addinivalue_line("markers", "requires(line, group_config): the release line (at least) or the "
                                        "group-level config a conformance test needs")
@@ -61,13 +61,13 @@ def _requires(request, ksh_spec):
 
 @pytest.fixture(autouse=True)
 def _rule_contract(request, ksh_spec):
-    """Skip as "not supported" a rule resting on a client-API contract (`harness.client_rules.Rule.feature`)
+    """Skip as "not supported" a rule resting on a client-API contract (`harness.certify.rules.Rule.feature`)
     that the driver does not declare: a library without, e.g., an acknowledgement-mode setting does not
     fail a rule about that setting."""
     marker = request.node.get_closest_marker("rule")
     if marker is None or not marker.args:
         return
-    from harness.client_rules import CLIENT_RULES
+    from harness.certify.rules import CLIENT_RULES
     from harness.clients.registry import driver_info
     rule = CLIENT_RULES.get(marker.args[0])
     older = rule is not None and rule.feature and driver_info(ksh_spec.client).older_contract(rule.feature)
@@ -121,7 +121,7 @@ def share_session(kafka_cluster, ksh_spec, request):
 
 
 #: SASL/PLAIN users of the authorization cluster (name -> password): passwords random per run, from
-#: `secrets`, not from the run's seed (`harness.cluster.local_spec.random_sasl_users`); the node's
+#: `secrets`, not from the run's seed (`harness.cluster.local.spec.random_sasl_users`); the node's
 #: server.properties that holds them is readable by this user only.
 SASL_USERS = random_sasl_users("alice", "bob")
 

@@ -116,7 +116,7 @@ def test_commit_sync_returns_a_result_per_partition(share_session):
 @pytest.mark.rule("commit-async-callback")
 def test_commit_async_reports_through_the_callback(share_session):
     """commitAsync's outcome arrives through the acknowledgement commit callback, per partition."""
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     s = share_session(topic_partitions=1)
     s.produce(5)
     c = s.consumer()
@@ -161,7 +161,7 @@ def _new_holder_accepts(other, theirs) -> None:
 def test_commit_async_reports_a_refused_acknowledgement_through_the_callback(share_session):
     """The callback brings a refusal too: commitAsync of an ACCEPT the broker refuses (the record's lock
     expired and another consumer holds it) reports INVALID_RECORD_STATE for its partition, not success."""
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
     late, mine, other, theirs = _expired_and_taken(s)
     taken = time.monotonic()
@@ -201,7 +201,7 @@ def test_a_poll_that_commits_a_refused_acknowledgement_raises_nothing(share_sess
     acknowledgements to Kafka asynchronously. In this case, no exception is thrown by a failure to commit the
     acknowledgements."), gap G10: the consumer's ACCEPT of a record whose lock expired (another consumer holds it)
     goes with its next poll; the broker refuses it (the callback says INVALID_RECORD_STATE) and no poll raised."""
-    from harness.wait import WaitTimeout, wait_until
+    from harness.sys.wait import WaitTimeout, wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
     s.require("callback")  # the refusal must be seen to have happened, or nothing failed to be thrown
     if mode == "implicit":  # the batch must stay held past its lock until the next poll (spring-kafka's container
@@ -259,7 +259,7 @@ def test_a_close_whose_commit_fails_still_leaves_the_group(share_session):
     throws the first error found."), gap G15: close() with an ACCEPT pending that the broker refuses (the record's
     lock expired and another consumer holds it) still leaves the group within the time close rules allow; if close
     reports an error, it is that first failure."""
-    from harness.wait import WaitTimeout, wait_until
+    from harness.sys.wait import WaitTimeout, wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=2000)
     late, mine, other, theirs = _expired_and_taken(s)
     refused = late.ack([mine], "ACCEPT")
@@ -367,7 +367,7 @@ def test_close_commits_the_pending_acknowledgements(share_session):
 def test_an_explicit_mode_poll_commits_the_acknowledgements(share_session):
     """In explicit mode the next poll commits the acknowledgements made since the last commit: with no commit
     called, the callback reports every ACCEPTed offset without error, and the broker settles them."""
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     s = share_session(topic_partitions=1)
     s.require("callback")
     s.produce(5)
@@ -387,7 +387,7 @@ def test_an_explicit_mode_poll_commits_the_acknowledgements(share_session):
 def test_an_implicit_mode_commit_async_accepts_the_last_batch(share_session):
     """In implicit mode commitAsync accepts every record the last poll returned and commits it: the broker
     settles them with no further poll, and the callback (served by a later poll) reports them without error."""
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     s = share_session(topic_partitions=1, lock_duration_ms=60000)
     s.require("implicit", "commit_async", "callback")
     s.produce(5)

@@ -93,7 +93,7 @@ def test_an_acknowledgement_after_read_was_revoked_is_refused_in_the_callback(ow
     accepts it."""
     from harness.conformance import precondition
     from harness.conformance.consumer import LATE_AFTER_LOCK_S
-    from harness.wait import WaitTimeout, wait_until
+    from harness.sys.wait import WaitTimeout, wait_until
     s = own_session(lock_duration_ms=15000)
     s.require("commit_async", "callback")
     alice = sasl_user("alice")

@@ -175,7 +175,7 @@ def _chaos_run(share_session, kafka_cluster, seed: int) -> ChaosRun:
     from harness.errors import HarnessError
     from harness.faults.base import FaultContext
     from harness.faults.nemesis import Nemesis
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     s = share_session(topic_partitions=2, lock_duration_ms=15000, seed=seed, name=f"chaos-rules-s{seed}")
     rng = random.Random(seed)
     ids = set(s.produce(60, partition=None))

@@ -1,6 +1,6 @@
 """Client-contract rules derived from docs/client-contract.md's gaps (issue 49): sentences of the
 KafkaShareConsumer Javadoc and KIP-932 that no rule decided, each now a rule run with today's driver commands.
-Each rule's sentence is in harness/client_rules.py; the row it closes is named in each test."""
+Each rule's sentence is in harness/certify/rules.py; the row it closes is named in each test."""
 
 import time
 
@@ -9,7 +9,7 @@ import pytest
 from harness.checkers.ack_results import definitive
 from harness.conformance import precondition
 from harness.conformance.consumer import LATE_AFTER_LOCK_S
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("client")]
 

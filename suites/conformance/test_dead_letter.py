@@ -12,7 +12,7 @@ limit-archived record in the DLQ read (`harness.checkers.dead_letter`)."""
 import pytest
 
 from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("dead-letter"),
               pytest.mark.requires(line="4.4", group_config="dead_letter_topic")]

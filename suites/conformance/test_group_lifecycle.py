@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.conformance import precondition
-from harness.wait import WaitTimeout, wait_until
+from harness.sys.wait import WaitTimeout, wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("lifecycle")]
 

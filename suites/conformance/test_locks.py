@@ -116,7 +116,7 @@ def test_in_flight_limit_stops_acquisition_until_locks_drop(share_session):
     assert s.try_group_configs(s.group, share_partition_max_record_locks=str(limit)) is None
     from harness.cluster.admin import group_configs_shown
     from harness.cluster.inspect import ClusterInspector
-    from harness.wait import wait_until
+    from harness.sys.wait import wait_until
     admin = ClusterInspector(s.cluster.bootstrap_servers).admin
     wait_until(lambda: all(group_configs_shown(admin, s.group, {"share.partition.max.record.locks": str(limit)})
                            for _ in range(3)), timeout=30, what="the in-flight limit to be shown")

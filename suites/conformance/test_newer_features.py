@@ -4,7 +4,7 @@ max.poll.records (KIP-1206), the member's rack id (KIP-1227). Dead-letter queues
 import pytest
 
 from harness.conformance import precondition
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("newer-features")]
 

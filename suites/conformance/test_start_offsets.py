@@ -3,7 +3,7 @@ altering (only on an empty group) and deleting of share-group offsets."""
 
 import pytest
 
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("start-offsets")]
 

@@ -18,11 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from harness import procs
+from harness.sys import procs
 from harness.errors import HarnessError
 
 #: The Go module directories of the repository.
-GO_SOURCES = Path(__file__).resolve().parent / "go"
+GO_SOURCES = Path(__file__).resolve().parents[1] / "go"
 _FILES = ("main.go", "go.mod", "go.sum")
 
 

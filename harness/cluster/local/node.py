@@ -1,10 +1,10 @@
 """One node of a local cluster: its `java ... kafka.Kafka` process and what can be done to it.
 
 A `LocalNode` knows its id, roles, home directory, config file and listener ports, and holds its
-managed process (`harness.procs`) once started: start, stop, kill, pause (SIGSTOP), resume
+managed process (`harness.sys.procs`) once started: start, stop, kill, pause (SIGSTOP), resume
 (SIGCONT), whether it lives, why it died. `wait_listening` waits until nodes answer ApiVersions
 on every listener they bind. What goes into the node's home before it starts is
-`harness.cluster.local_files`.
+`harness.cluster.local.files`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Callable, Sequence
 
 from harness.kafka import config as kconfig
 from harness.kafka.wire import probe
-from harness.procs import ManagedProcess, spawn
-from harness.wait import wait_until
+from harness.sys.procs import ManagedProcess, spawn
+from harness.sys.wait import wait_until
 
 
 @dataclass

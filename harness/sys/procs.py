@@ -4,7 +4,7 @@ Every process the harness starts is spawned here: long-lived ones (brokers,
 Toxiproxy, client drivers) through `spawn`, short-lived tools (StorageTool,
 javac, the Java admin programs, mvn, go) through `run`. Each child gets its own
 session/process group, the Linux parent-death signal set to SIGKILL, and is
-registered with a reaper process (`harness.reaper`) that kills the group and
+registered with a reaper process (`harness.sys.reaper`) that kills the group and
 removes registered temp dirs when the harness dies without cleaning up
 (SIGKILL, crash). Normal paths (success, failure, Ctrl-C) stop them through
 `ManagedProcess.stop`/`kill`; `run` kills its group on a timeout or an interrupt.
@@ -116,7 +116,7 @@ class _Reaper:
                 # by a thread writing here when another thread forks (preexec_fn runs the at-fork
                 # hooks in the child), would hang the child's close below before exec, forever.
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "harness.reaper"], stdin=subprocess.PIPE, bufsize=0,
+                    [sys.executable, "-m", "harness.sys.reaper"], stdin=subprocess.PIPE, bufsize=0,
                     start_new_session=True, close_fds=True,
                     env=python_env())
             assert self._proc.stdin is not None
@@ -156,7 +156,7 @@ class _Reaper:
 
 def python_env() -> dict[str, str]:
     """The environment for a Python child that must import `harness` (installed or not)."""
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     existing = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{existing}" if existing else root}
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import IO, Sequence
 
-from harness.procs import child_setup_for
+from harness.sys.procs import child_setup_for
 
 #: Seconds an interrupted pytest child gets to tear down (clusters, drivers, reports).
 GRACE_S = 120.0

@@ -1,7 +1,7 @@
 """The client rules a share-consumer library is certified against (`share-harness certify`).
 
 Each conformance test that decides a rule carries `pytest.mark.rule(id)`; a spec's `rules` names a
-subset to run. Kept apart from `harness.certify` so the spec can validate rule ids without it.
+subset to run. Kept apart from `harness.certify.certificate` so the spec can validate rule ids without it.
 
 Every rule rests on a sentence it cites: KIP-932's (or a follow-up KIP's), or a named client-API
 contract. A contract that is one library's API rather than the KIP's (`Rule.feature`) binds only a

@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from harness.cluster.docker_engine import LABEL, owner
-from harness.cluster.local_node import LocalNode
-from harness.procs import REAPER
+from harness.cluster.docker.engine import LABEL, owner
+from harness.cluster.local.node import LocalNode
+from harness.sys.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def host_network_container(image: str, command: list[str], name: str, mounts: li
 
     testcontainers' reaper (Ryuk) removes the containers when this process dies, where its image is
     on the engine; where it is not (no registry to pull it from), it is disabled and the harness's
-    own reaper (`harness.reaper`, which every container is registered with) does that alone."""
+    own reaper (`harness.sys.reaper`, which every container is registered with) does that alone."""
     from testcontainers.core.config import testcontainers_config
     from testcontainers.core.container import DockerContainer
 

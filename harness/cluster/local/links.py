@@ -2,7 +2,7 @@
 
 `ProxyLinks.start` runs the Toxiproxy server (a managed child, log in the run's logs/);
 `wire` creates a proxy for every link of the port plan; `cut`, `heal` and `heal_all` act on them;
-`stop` stops the server. Which links exist and on which ports is `harness.cluster.local_spec`.
+`stop` stops the server. Which links exist and on which ports is `harness.cluster.local.spec`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness.kafka import config as kconfig
-from harness.paths import cache_dir
-from harness.procs import spawn
+from harness.sys.paths import cache_dir
+from harness.sys.procs import spawn
 from harness.proxy.links import Link, LinkMap
 
 if TYPE_CHECKING:

@@ -3,8 +3,8 @@
 `build_parser` makes the parser (one `_add_<command>` helper per subcommand, in the order `--help`
 lists them); the settings of a run (`run`, `certify`, `explore`) come from the one table of them,
 `harness.settings`; every number typed goes through a `harness.parse` rule, so a bad one is one line.
-`SUITES` is which backends each `run --suite` can use. What the commands do is in `harness.cli_run`,
-`harness.cli_report`, `harness.cli_certify` and `harness.cli_upkeep`.
+`SUITES` is which backends each `run --suite` can use. What the commands do is in `harness.cli.run`,
+`harness.cli.report`, `harness.cli.certify` and `harness.cli.upkeep`.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _add_run(sub) -> None:
                      help="no progress lines while the run runs (the outcome is printed either way)")
     # every run setting (harness.settings), not given: None, so the run's default or its --workload's applies;
     # a value given that the run would not honour (e.g. --consumers beside a --workload that sets its own) is
-    # refused by harness.cli_run
+    # refused by harness.cli.run
     settings.add_options(run, "run")
 
 

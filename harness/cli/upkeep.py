@@ -13,7 +13,7 @@ from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 def cmd_setup(args: argparse.Namespace) -> int:
     from harness.kafka.jars import resolve
-    from harness.paths import cache_dir
+    from harness.sys.paths import cache_dir
     from harness.proxy.server import find_or_build_toxiproxy
     from harness.clients.franz import build_franz_driver
     from harness.kafka.implementations import KFAKE_VERSION
@@ -42,9 +42,9 @@ def cmd_page(args: argparse.Namespace) -> int:
     a plot not drawn is an internal error, never a quiet success. Bad input (2): an empty path, a run
     directory without a history, a spec.json or verdict.json that is not a JSON object (or not a regular
     file of a sane size), a screenshot path whose directory does not exist."""
-    from harness.cli_report import given_path
+    from harness.cli.report import given_path
     from harness.errors import first_line
-    from harness.files import read_json_object
+    from harness.sys.files import read_json_object
     from harness.history.store import read_history_prefix
     from harness.report.page import read_verdict, write_run_page
     given = given_path(args.run_dir, "the run directory", "give reports/runs/<run> (or reports/runs/latest)")
@@ -90,7 +90,7 @@ def cmd_page(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep; 2 for a root that is
     not a reports directory (`check_root`) or an empty --root."""
-    from harness.cli_report import given_path
+    from harness.cli.report import given_path
     from harness.report.clean import check_root, clean
     from harness.report.rundir import reports_root
     root = reports_root() if args.root is None else \

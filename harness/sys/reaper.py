@@ -1,6 +1,6 @@
 """The reaper: kills process groups and deletes dirs left behind when the harness dies.
 
-Started by `harness.procs`; reads commands on stdin, one per line:
+Started by `harness.sys.procs`; reads commands on stdin, one per line:
 `pgid N`, `forget-pgid N`, `container ID`, `forget-container ID`, `dir PATH`,
 `forget-dir PATH`. When stdin closes (the harness exited, cleanly or not) it
 SIGKILLs the remaining groups, removes the remaining containers (the docker

@@ -5,12 +5,12 @@ one proxy per directed link -> render configs -> format storage (StorageTool)
 -> start nodes -> wait until every broker is registered and a share group can
 consume a record. `close` stops nodes and Toxiproxy, deletes data dirs and
 releases the cluster's ports (logs stay in the run directory). Every process
-(StorageTool included) is a managed child (`harness.procs`); an interrupted
+(StorageTool included) is a managed child (`harness.sys.procs`); an interrupted
 `start` closes what it started.
 
-This module is the `LocalCluster` class, which composes the parts: the spec and port layout
-(`local_spec`), one node's process (`local_node`), its files on disk (`local_files`), the
-Toxiproxy links (`local_links`) and the server logs (`local_logs`). `LocalClusterSpec`,
+This package's front is the `LocalCluster` class, which composes the parts: the spec and port
+layout (`spec`), one node's process (`node`), its files on disk (`files`), the Toxiproxy links
+(`links`) and the server logs (`logs`). `LocalClusterSpec`,
 `LogMark` and `copy_new_log_bytes` are importable from here too.
 """
 
@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
-from harness.cluster.local_files import cluster_id_of, format_storage, log_dirs, write_node
-from harness.cluster.local_links import ProxyLinks
-from harness.cluster.local_logs import LogMark, copy_new_log_bytes, error_tails
-from harness.cluster.local_node import LocalNode, wait_listening
-from harness.cluster.local_spec import LocalClusterSpec, PortPlan, plan_ports
+from harness.cluster.local.files import cluster_id_of, format_storage, log_dirs, write_node
+from harness.cluster.local.links import ProxyLinks
+from harness.cluster.local.logs import LogMark, copy_new_log_bytes, error_tails
+from harness.cluster.local.node import LocalNode, wait_listening
+from harness.cluster.local.spec import LocalClusterSpec, PortPlan, plan_ports
 from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
 from harness.kafka import cds
@@ -34,12 +34,12 @@ from harness.kafka import config as kconfig
 from harness.kafka import features
 from harness.kafka.jars import KafkaDistribution, resolve
 from harness.kafka.versions import check_supported, parse_version
-from harness.paths import cache_dir
-from harness.ports import allocate, release
-from harness.procs import REAPER
+from harness.sys.paths import cache_dir
+from harness.sys.ports import allocate, release
+from harness.sys.procs import REAPER
 from harness.proxy.links import LinkMap
 from harness.timing import timed
-from harness.wait import wait_until
+from harness.sys.wait import wait_until
 
 if TYPE_CHECKING:
     from harness.proxy.client import ToxiproxyClient

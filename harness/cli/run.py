@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import exitcodes, settings
-from harness.cli_parser import SUITES, build_parser
+from harness.cli.parser import SUITES, build_parser
 from harness.errors import HarnessError
 from harness.spec import RunSpec
 
@@ -98,12 +98,12 @@ def run_suite(args: argparse.Namespace) -> int:
     """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
     `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
     refused before anything starts."""
-    from harness.pytest_child import run_pytest
+    from harness.sys.pytest_child import run_pytest
     from harness.report.rundir import new_stamped_dir, reports_root
     _refuse_options_not_applied(args)
     spec = spec_from_args(args)
     _refuse_backend(args.suite, spec)
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     target = repo / "suites" / ("" if args.suite == "basic" else args.suite)
     if not target.is_dir():
         raise HarnessError(f"{target} not found: run suites from a clone of the repository (pip install -e .)")

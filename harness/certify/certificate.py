@@ -5,7 +5,7 @@
 chaos schedule) with that driver on a real cluster, then writes in its run directory a
 certificate: rule x result (pass, FAIL with its evidence, inconclusive with the set-up that did not
 hold, not supported by the driver, not applicable to the cluster, a known deviation of the release),
-the sentence each rule rests on (`harness.client_rules`), the client options the driver ran with,
+the sentence each rule rests on (`harness.certify.rules`), the client options the driver ran with,
 the client's and the broker's versions, the seed and the command that reproduces it, the histories of
 the runs that decided each rule (`runs/`), beside pytest's JUnit XML. A comparison page across every
 certificate under the same root shows which rules each client (and configuration) passes.
@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.client_rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
+from harness.certify.rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.errors import HarnessError
 from harness.settings import for_command, shell, to_argv
 from harness.spec import RunSpec
@@ -45,7 +45,7 @@ OLDER_CONTRACT_VERDICT = "CERTIFIED ON AN OLDER CONTRACT"
 
 
 def repo_root() -> Path:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / "suites" / "conformance").is_dir():
         raise HarnessError(f"{root / 'suites' / 'conformance'} not found: certify from a clone of the repository "
                            "(pip install -e .)")
@@ -278,7 +278,7 @@ def write_comparison(root: Path) -> Path:
                                                     c.get("configuration", ""), str(c.get("kafka_version"))))
     lines = ["# Share-consumer certificates compared", "",
              "Each rule's sentence (KIP-932, a follow-up KIP, or a client-API contract a library may declare) is "
-             "in each certificate and in `harness/client_rules.py`.", "",
+             "in each certificate and in `harness/certify/rules.py`.", "",
              "| Rule | " + " | ".join(_column(c) for c in columns) + " |", "|---|" + "---|" * len(columns)]
     lines.append("| **Verdict** | " + " | ".join(f"**{c['verdict']}** ([certificate]({c['_path']}/certificate.md))"
                                                  for c in columns) + " |")
@@ -360,7 +360,7 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
         dist = None
         if info.jvm:
             from harness.kafka.jars import resolve
-            from harness.paths import cache_dir
+            from harness.sys.paths import cache_dir
             dist = resolve(kafka_version, cache_dir(), spec.kafka_home)
         probe(info, options, dist)
     root = repo_root()
@@ -417,7 +417,7 @@ def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, as
     reproduce = shell(["share-harness", "certify", "--client", asked.client,
                        *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
                                 only=[s.key for s in for_command("certify") if s.key != "client"])])
-    from harness.pytest_child import run_pytest
+    from harness.sys.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
         rc = run_pytest(cmd, cwd=root, stdout=log if quiet else None)
     from harness.timing import add_junit

@@ -22,11 +22,11 @@ else PASS. The matrix (`overall`) is FAIL if a cell failed, UNKNOWN if a cell is
 passed (nothing was checked: never a pass), else PASS. A matrix that asks only for pairs whose client
 cannot talk to the release is refused up front (`check_matrix_args`, exit 2), naming why.
 Every file read back (the cell's conformance.json and junit.xml, a resumed matrix.json) is read with
-`harness.files`: a fifo, a device or an oversized file there is an UNKNOWN cell or one line, never a hang.
+`harness.sys.files`: a fifo, a device or an oversized file there is an UNKNOWN cell or one line, never a hang.
 
 Each cell keeps its own conformance report, JUnit XML and log under `<out>/<release>/<client>/`, and
 the page gives the command that reproduces a cell. The work of a cell is `certify`'s (a pytest child
-torn down on Ctrl-C: `harness.pytest_child`); the areas and their results are the conformance
+torn down on Ctrl-C: `harness.sys.pytest_child`); the areas and their results are the conformance
 report's (`harness.conformance.report`).
 """
 
@@ -195,8 +195,8 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
 def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None,
              workers: int = 1) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
-    from harness.certify import repo_root
-    from harness.pytest_child import run_pytest
+    from harness.certify.certificate import repo_root
+    from harness.sys.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
     root = repo_root()
     cmd = cell_command(root, version, client, out, seed, select, workers)
@@ -231,7 +231,7 @@ def read_cell(cell: Cell) -> None:
     finish cleanly (exit other than 0, 1 or 5) or wrote no report, or a report that cannot be read, leaves
     every area UNKNOWN. Exit 5 (no test passed: every test skipped, deselected or an expected failure) keeps
     the areas' words (why each was skipped) but the cell is UNKNOWN (`cell_word`): nothing was checked."""
-    from harness.files import BadFile, read_json_object
+    from harness.sys.files import BadFile, read_json_object
     report = cell.out / "conformance" / "conformance.json"
     if cell.rc not in (0, 1, 5) or not os.path.lexists(report):
         _unknown_cell(cell, f"pytest exit {cell.rc}" if cell.rc not in (0, 1, 5) else "no conformance report")
@@ -265,8 +265,8 @@ def read_cell(cell: Cell) -> None:
 
 
 def _testcases(junit: Path) -> list[ET.Element] | str:
-    """The testcases of a JUnit XML, read with `harness.files`; why not, if it cannot be read or parsed."""
-    from harness.files import BadFile, read_text
+    """The testcases of a JUnit XML, read with `harness.sys.files`; why not, if it cannot be read or parsed."""
+    from harness.sys.files import BadFile, read_text
     try:
         return list(ET.fromstring(read_text(junit, "JUnit XML")).iter("testcase"))
     except BadFile as exc:
@@ -430,7 +430,7 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
 def finished_cells(resume: Path) -> dict[tuple[str, str], Cell]:
     """The cells a matrix directory's `matrix.json` holds as finished, by (release, client); bad input
     (no such directory, no matrix.json, not one a matrix wrote) is one line naming the fix."""
-    from harness.files import read_json_object
+    from harness.sys.files import read_json_object
     page = resume / "matrix.json"
     if not os.path.lexists(page):
         raise HarnessError(f"--resume {resume}: no matrix.json there: pass a directory a matrix run wrote "

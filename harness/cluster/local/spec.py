@@ -15,7 +15,7 @@ from typing import Iterator
 
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
-from harness.ports import validate_base
+from harness.sys.ports import validate_base
 from harness.proxy.links import Link
 
 

@@ -6,9 +6,9 @@ on stderr (`share-harness: error: ...`) and exit code 2; no traceback. Ctrl-C an
 SIGTERM stop everything the run started.
 
 This module is the entry point (`main`): it parses the command line, dispatches to the command and
-turns every exception into its exit code and one line. The parser is `harness.cli_parser`; the
-commands are `harness.cli_run` (run, run --suite), `harness.cli_report` (check, tally,
-nightly-report), `harness.cli_certify` (certify, matrix), `harness.cli_explore` (explore) and `harness.cli_upkeep` (setup, clean).
+turns every exception into its exit code and one line. The parser is `harness.cli.parser`; the
+commands are `harness.cli.run` (run, run --suite), `harness.cli.report` (check, tally,
+nightly-report), `harness.cli.certify` (certify, matrix), `harness.cli.explore` (explore) and `harness.cli.upkeep` (setup, clean).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import signal
 import sys
 
 from harness import exitcodes
-from harness.cli_certify import cmd_certify, cmd_matrix
-from harness.cli_explore import cmd_explore
-from harness.cli_parser import build_parser
-from harness.cli_report import cmd_check, cmd_nightly_report, cmd_tally
-from harness.cli_run import cmd_run
-from harness.cli_upkeep import cmd_clean, cmd_page, cmd_setup
+from harness.cli.certify import cmd_certify, cmd_matrix
+from harness.cli.explore import cmd_explore
+from harness.cli.parser import build_parser
+from harness.cli.report import cmd_check, cmd_nightly_report, cmd_tally
+from harness.cli.run import cmd_run
+from harness.cli.upkeep import cmd_clean, cmd_page, cmd_setup
 from harness.errors import HarnessError, Inconclusive, first_line
 
 __all__ = ["build_parser", "main", "cmd_run", "cmd_check", "cmd_tally", "cmd_nightly_report", "cmd_certify",
@@ -86,5 +86,3 @@ def _internal_error(exc: BaseException) -> int:
     return exitcodes.UNKNOWN
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness import procs
-from harness.cluster.local_node import LocalNode
-from harness.cluster.local_spec import LocalClusterSpec, PortPlan
+from harness.sys import procs
+from harness.cluster.local.node import LocalNode
+from harness.cluster.local.spec import LocalClusterSpec, PortPlan
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution
-from harness.procs import REAPER
+from harness.sys.procs import REAPER
 from harness.proxy.links import LinkMap
 
 

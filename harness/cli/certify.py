@@ -1,7 +1,7 @@
 """`share-harness certify`: run the client rules of KIP-932 against one share-consumer driver, print
-each rule's result and the verdict, and exit by the verdict (the work is `harness.certify`).
+each rule's result and the verdict, and exit by the verdict (the work is `harness.certify.certificate`).
 `share-harness matrix`: the conformance suite and a short chaos set over releases x clients, one page
-(the work is `harness.matrix`).
+(the work is `harness.certify.matrix`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 def cmd_certify(args: argparse.Namespace) -> int:
     """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when INCONCLUSIVE (a rule's set-up did not hold) or
     UNKNOWN (the rules could not be run)."""
-    from harness.certify import RESULT_WORDS, Certification, certify
+    from harness.certify.certificate import RESULT_WORDS, Certification, certify
     from harness.settings import given, spec_from_values
     values = given(args, "certify")
     seeds = values.pop("seeds", 3)
@@ -30,7 +30,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     """Exit 0 when no cell failed or is unknown, 1 when one failed, 3 when one is unknown."""
-    from harness.matrix import default_versions, overall, run_matrix
+    from harness.certify.matrix import default_versions, overall, run_matrix
 
     def names(text: str | None, what: str) -> list[str] | None:
         if text is None:

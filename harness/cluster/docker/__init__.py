@@ -10,7 +10,7 @@ image that has `java` on its PATH and Kafka's jars at one folder is an implement
 
 Toxiproxy is the binary the harness builds (as on the local backend). The harness's Java tools
 (the active controller, durable share-state reads, the Java driver) run from the jars of
-`--kafka-version` on the host. Containers are labelled (`docker_engine.LABEL`), registered with the
+`--kafka-version` on the host. Containers are labelled (`engine.LABEL`), registered with the
 harness's reaper (removed when the harness dies), and removed by `close`.
 """
 
@@ -21,15 +21,15 @@ import sys
 import uuid
 from pathlib import Path
 
-from harness.cluster.docker_engine import LABEL, check_layout, engine, owner, require_image, sweep
-from harness.cluster.docker_node import ContainerNode, host_network_container
+from harness.cluster.docker.engine import LABEL, check_layout, engine, owner, require_image, sweep
+from harness.cluster.docker.node import ContainerNode, host_network_container
 from harness.cluster.local import LocalCluster, LocalClusterSpec
-from harness.cluster.local_files import format_storage
-from harness.cluster.local_node import LocalNode
+from harness.cluster.local.files import format_storage
+from harness.cluster.local.node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import cds
 from harness.kafka.jars import KafkaDistribution
-from harness.procs import REAPER
+from harness.sys.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
 from harness.timing import timed
 
