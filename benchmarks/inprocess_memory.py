@@ -4,7 +4,7 @@
 
 1. generates a history of at least `--events` event rows from the reference model (as
    benchmarks/checkers_throughput.py does, sharing its cache under /tmp/ksh-bench);
-2. in a fresh process each, checks it with `harness.spark.inprocess.check_inprocess`:
+2. in a fresh process each, checks it with `harness.check.inprocess.check_inprocess`:
    (a) the whole-load path (`stream=False`: `load_history`, then the seven checkers on the table),
        the baseline, measured in the same run;
    (b) the default, streamed path (batch by batch, one replay, the facts counted per batch);
@@ -34,7 +34,7 @@ TARGET_MB = 1024
 
 def measure(path: Path, mode: str) -> dict:
     """One check of `path` in this (fresh) process: "whole" (the old path) or "streamed"."""
-    from harness.spark.inprocess import check_inprocess
+    from harness.check.inprocess import check_inprocess
     start = time.perf_counter()
     check = check_inprocess(path, stream=mode == "streamed")
     elapsed = time.perf_counter() - start

@@ -78,7 +78,7 @@ def run_engine(engine: str, path: Path, master: str) -> dict:
         [check] = check_files([path], master)
         results = check.results
     elif engine == "inprocess":  # what `share-harness check --engine inprocess` and the runner do
-        from harness.spark.engine import check_inprocess
+        from harness.check.inprocess import check_inprocess
         results = check_inprocess(path).results
     else:  # the in-process replay streamed batch by batch from Parquet (benchmarks/checkers_throughput.py)
         from harness.checkers import observed_result

@@ -335,12 +335,6 @@ class RunSpec:
         """Apply the profile's defaults (explicit options applied afterwards win)."""
         return replace(self, **PROFILES[self.profile])
 
-    def engine_for(self, events: int) -> str:
-        """The engine that checks a history of `events` rows: the spec's, `auto` resolved by the threshold."""
-        if self.check_engine != "auto":
-            return self.check_engine
-        return "spark" if events > self.spark_threshold else "inprocess"
-
     @property
     def effective_fault_seed(self) -> int:
         return self.seed if self.fault_seed is None else self.fault_seed

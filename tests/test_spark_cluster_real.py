@@ -111,7 +111,8 @@ def test_the_spark_engine_on_the_cluster_gives_the_in_process_engines_results(cl
     """Both layouts (each slot reading its file; rows shuffled between the executors), from a
     driver in this process whose master is the cluster, which granted it both workers' cores."""
     from harness.checkers import verdict_word
-    from harness.spark.engine import check_files, check_inprocess
+    from harness.check.inprocess import check_inprocess
+    from harness.spark.engine import check_files
     from harness.spark.session import spark_session, stop
     mine = [check_inprocess(f) for f in histories]
     assert {verdict_word(c.valid) for c in mine} >= {"PASS", "FAIL"}, "the comparison would prove little"

@@ -20,7 +20,10 @@ from harness.checkers import verdict_word
 from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.model.simulate import SimConfig, simulate
-from harness.spark.engine import check_files, check_histories, check_inprocess, history_files
+from harness.check import check_histories
+from harness.check.histories import history_files
+from harness.check.inprocess import check_inprocess
+from harness.spark.engine import check_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.real]
 
@@ -104,8 +107,9 @@ def test_spark_engine_spreads_share_partitions_over_more_slots_than_cores(tmp_pa
     (shuffle) and a file read by several slots (direct); "auto" sends the biggest files through
     the shuffle and the rest direct, in one call (CI); each layout alone for every file (nightly)."""
     import harness.spark.engine as engine
+    from harness.check.histories import events_in
     files = _model_histories(tmp_path)[::3]
-    sizes = [engine._events([f]) for f in files]
+    sizes = [events_in([f]) for f in files]
     monkeypatch.setattr(engine, "SLOT_ROWS", max(1, max(sizes) // 6))
     monkeypatch.setattr(engine, "MIN_SLOT_ROWS", 1)
     assert any(-(-n // engine.SLOT_ROWS) > engine.DIRECT_SLOTS for n in sizes), "no file takes the shuffle"

@@ -24,7 +24,8 @@ from harness import exitcodes
 from harness.errors import HarnessError
 from harness.history.events import EventTable, load_history
 from harness.history.schema import Op
-from harness.spark.engine import check_files, check_histories
+from harness.check import check_histories
+from harness.spark.engine import check_files
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_unit_checkers import base  # noqa: E402
@@ -513,7 +514,7 @@ HOSTILE_PARQUET = ["duplicate-index-next", "duplicate-index-far", "negative-part
 
 @pytest.mark.parametrize("case", HOSTILE_PARQUET)
 def test_a_hostile_parquet_history_is_malformed_for_both_engines(tmp_path, capsys, monkeypatch, rows, case):
-    from harness.spark import inprocess
+    from harness.check import inprocess
     hostile, words = _hostile_rows(rows, case)
     path = _parquet_rows(tmp_path / "run" / "history.parquet", hostile, row_group=4)
     monkeypatch.setattr(inprocess, "BATCH_ROWS", 3)  # the streamed engine meets it across batches
@@ -535,7 +536,7 @@ def test_a_hostile_parquet_history_is_malformed_for_both_engines(tmp_path, capsy
 def test_parquet_rows_out_of_index_order_but_each_op_once_are_still_a_history(tmp_path, monkeypatch, rows):
     """A history's rows need not be in index order (`test_unit_inprocess_stream`'s late config): only an
     index on two ops is refused, and an op's rows split over batches are one op."""
-    from harness.spark import inprocess
+    from harness.check import inprocess
     monkeypatch.setattr(inprocess, "BATCH_ROWS", 2)
     config = [r for r in rows if r["f"] == "config"]
     moved = [r for r in rows if r["f"] != "config"]
@@ -545,7 +546,7 @@ def test_parquet_rows_out_of_index_order_but_each_op_once_are_still_a_history(tm
     [check] = check_histories([path], "inprocess")[0]
     assert check.valid is True, [r.reason for r in check.results]
     load_history(path)
-    from harness.spark.histories import check_values
+    from harness.check.histories import check_values
     check_values(path)
 
 

@@ -20,7 +20,10 @@ from harness.checkers.registry import property_result
 from harness.errors import HarnessError
 from harness.history.events import EventTable, load_history
 from harness.history.schema import Op
-from harness.spark.engine import check_files, check_histories, check_inprocess, history_files
+from harness.check import check_histories
+from harness.check.histories import history_files
+from harness.check.inprocess import check_inprocess
+from harness.spark.engine import check_files
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_unit_checkers import T, H, base  # noqa: E402

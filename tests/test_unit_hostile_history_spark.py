@@ -10,7 +10,9 @@ import pytest
 
 from harness.checkers import compose, verdict_word
 from harness.history.events import EventTable
-from harness.spark.engine import check_files, check_histories, check_inprocess
+from harness.check import check_histories
+from harness.check.inprocess import check_inprocess
+from harness.spark.engine import check_files
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_unit_checkers import T, base  # noqa: E402

@@ -16,8 +16,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.history.events import EventTable
-from harness.spark import inprocess
-from harness.spark.inprocess import check_inprocess
+from harness.check import inprocess
+from harness.check.inprocess import check_inprocess
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.jsonl.gz"))
 

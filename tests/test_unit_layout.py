@@ -134,9 +134,11 @@ def test_the_spec_validates_client_engine_threshold_and_rules():
                 {"rules": ("ack-accept", "bogus-rule")}):
         with pytest.raises(HarnessError):
             RunSpec(**bad).validate()
+    from harness.check import engine_for
     spec = RunSpec(client="franz", check_engine="auto", spark_threshold=10, rules=("ack-accept",)).validate()
-    assert spec.engine_for(10) == "inprocess" and spec.engine_for(11) == "spark"
-    assert RunSpec(check_engine="spark").engine_for(1) == "spark"
+    assert engine_for(spec.check_engine, 10, spec.spark_threshold) == "inprocess"
+    assert engine_for(spec.check_engine, 11, spec.spark_threshold) == "spark"
+    assert engine_for("spark", 1) == "spark"
     assert "--client franz" in reproduce_command(spec)
 
 

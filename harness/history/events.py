@@ -509,7 +509,7 @@ def as_events(history: "EventTable | Sequence[Op]") -> EventTable:
 def load_history(path: Path) -> EventTable:
     """A run directory (its history.parquet, else history.jsonl), a .parquet or a .jsonl file. A .jsonl
     history whose last line was cut short (the run crashed while writing it) is its lines before it, with
-    `incomplete` saying so: its check is unknown, never a pass (`harness.spark.inprocess`)."""
+    `incomplete` saying so: its check is unknown, never a pass (`harness.check.inprocess`)."""
     from harness.history.store import read_history_prefix
     path = Path(path)
     if path.is_dir():

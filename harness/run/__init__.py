@@ -7,7 +7,7 @@ cluster stopped, history closed), check (every checker, in-process or on Spark a
 and verdict.json.
 
 A chaos run (`run`: `share-harness run`, the `share_run` fixture, the chaos suites) fills the
-middle with its workload (`harness.run.workload`): consumers of the spec's client, the seeded
+middle with its traffic (`harness.run.traffic`): consumers of the spec's client, the seeded
 producer, the nemesis beside it, then the drain (`harness.run.drain`). A conformance session
 (`harness.conformance.ShareSession`) fills it with a test's steps instead.
 """
@@ -22,7 +22,7 @@ from harness.cluster.base import Cluster
 from harness.run.context import RunContext, kafka_version_of, make_cluster
 from harness.run.drain import drain
 from harness.run.outcome import RunOutcome
-from harness.run.workload import produce, produce_under_faults, start_consumers
+from harness.run.traffic import produce, produce_under_faults, start_consumers
 from harness.spec import RunSpec
 
 __all__ = ["RunContext", "RunOutcome", "kafka_version_of", "make_cluster", "run"]

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.checkers import Result, check_safe, compose, verdict_word
-from harness.checkers.registry import CHECKERS
+from harness.check import check_events, engine_for
+from harness.checkers import Result, compose, verdict_word
 from harness.cluster.base import Cluster
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
 from harness.report.rundir import new_run_dir, write_json
 from harness.settings import reproduce_command
 from harness.spec import RunSpec
-from harness.timing import timed
 from harness.sys.wait import wait_until
+from harness.timing import timed
 
 if TYPE_CHECKING:
     from harness.cluster.local import LocalCluster, LocalClusterSpec
@@ -282,11 +282,8 @@ class RunContext:
         from harness.history.events import EventTable
         events = EventTable.from_ops(self.history.ops())
         events.write_parquet(self.run_dir / "history.parquet")
-        engine = self.spec.engine_for(len(events))
-        if engine == "spark":
-            from harness.spark.engine import check_files
-            return check_files([self.run_dir / "history.parquet"])[0].results, engine
-        return tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items()), engine
+        engine = engine_for(self.spec.check_engine, len(events), self.spec.spark_threshold)
+        return check_events(events, self.run_dir / "history.parquet", engine), engine
 
     def write_verdict(self, results: tuple[Result, ...], engine: str, overall: Any = None,
                       chaos_missing: str | None = None, faults: tuple = (), ended_early: bool = False) -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import Result, observed_result
-from harness.spark.results import RunCheck
+from harness.check.results import RunCheck
 from harness.spark.tables import replay_rows
 
 

@@ -180,3 +180,9 @@ def check_values(file: Path) -> None:
         check_event_values(batches, file)
     except (OSError, pa.ArrowException):
         return
+
+
+def events_in(files: list[Path]) -> int:
+    """The rows of the Parquet histories `files`, from their footers."""
+    import pyarrow.parquet as pq  # (deferred: pyarrow is loaded only when a Parquet history is sized)
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)

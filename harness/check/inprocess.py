@@ -18,8 +18,8 @@ import itertools
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.spark.histories import missing_history, run_history
-from harness.spark.results import RunCheck, missing_check
+from harness.check.histories import missing_history, run_history
+from harness.check.results import RunCheck, missing_check
 
 BATCH_ROWS = 262_144
 

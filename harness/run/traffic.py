@@ -1,4 +1,5 @@
-"""The workload of a chaos run: consumer drivers, the seeded producer, and the faults beside them.
+"""The traffic of a chaos run: consumer drivers, the seeded producer, and the faults beside them (what a
+named workload, `harness.workloads`, asks for is applied to the spec before; here it runs).
 
 `start_consumers` starts `spec.consumers` drivers of the spec's client, each in its own process,
 behaving as `spec.behaviour` says; `produce` writes `spec.records` unique ids at `spec.produce_rate`
