@@ -40,8 +40,8 @@ def cpu_seconds(pids: list[int]) -> float:
 
 def measure(version: str, c2: bool, idle: float) -> tuple[float, float, float]:
     """(start wall s, start CPU s, idle CPU s per minute) of one cluster; `c2`: without the C1-only flag."""
-    from harness.cluster.local import node as local_node
     from harness.cluster.base import node_ids
+    from harness.cluster.local import node as local_node
     from harness.run.context import make_cluster
     from harness.spec import RunSpec
     original = local_node.LocalNode.java_command

@@ -9,7 +9,7 @@ Everything that turns flags into a spec or a spec into flags is generated from t
   - `spec_from_values(values)`: the validated spec those values make, each refusal naming its setting;
   - `to_argv(spec, dialect, command)`: the flags that make `spec` again, for the reproduce commands
     (`reproduce_command`, certify's, the plugin's) and the suite, certify and matrix children.
-`tests/test_unit_settings.py` proves that every CLI option, every pytest option and every reproduce
+`tests/unit/cli/test_settings.py` proves that every CLI option, every pytest option and every reproduce
 command goes through a spec and back unchanged.
 
 Settings of one command that no run carries (`check --engine`, `clean --keep`, `explore --budget`,

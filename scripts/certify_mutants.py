@@ -5,7 +5,7 @@ the rule the bug breaks failed). A certificate that cannot fail is worthless; th
     python scripts/certify_mutants.py [--all-rules] [--only a,b] [--kafka-version V] [--seed N]
 
 Default: each driver against the rules its manifest says it breaks (`breaks`: CI's subset, as
-tests/test_certify_real.py and tests/test_certify_real_more.py); `--all-rules`: every rule (nightly: which
+tests/real/test_certify_real.py and tests/real/test_certify_real_more.py); `--all-rules`: every rule (nightly: which
 other rules also catch it). Caught means what CI asserts: every rule of `breaks` failed, with the manifest's
 `evidence` in the first one's message. Exit 0 when
 every driver was caught, 1 when one was not, 3 when a certificate was not decided.
@@ -29,7 +29,7 @@ def mutants(only: list[str] | None = None) -> list[tuple[Path, dict]]:
 
 
 def caught(cert: dict, breaks: list[str], evidence: str | None = None) -> tuple[bool | None, list[str]]:
-    """(caught, the rules that failed). Caught, as CI's tests/test_certify_real.py has it: NOT CERTIFIED with
+    """(caught, the rules that failed). Caught, as CI's tests/real/test_certify_real.py has it: NOT CERTIFIED with
     every rule of `breaks` failed, the first one's evidence holding `evidence`; None (undecided) when the
     certificate decided nothing and the rules it broke did not all fail."""
     results = {r["rule"]: r for r in cert["rules"]}
@@ -62,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     from harness.certify.certificate import Certification, certify
-    from harness.spec import RunSpec
     from harness.errors import HarnessError
     from harness.kafka.implementations import default_kafka_version
     from harness.report.rundir import reports_root
+    from harness.spec import RunSpec
     out = args.out or reports_root() / "certificates" / "mutants"
     rows = []
     chosen = mutants(args.only.split(",") if args.only else None)

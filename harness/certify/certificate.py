@@ -339,6 +339,7 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
     from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
     from harness.report.rundir import new_stamped_dir, reports_root
     from harness.spec import MAX_SEEDS
+
     # Everything is refused here, in one line, before a directory, a download, a cluster or pytest starts.
     seeds, asked = request.seeds, request.spec
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:

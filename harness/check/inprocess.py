@@ -9,7 +9,7 @@ A Parquet history is streamed (issue 23): read batch by batch, each batch checke
 `EventTable.read_parquet` checks the whole table, counted for the facts, and replayed once, the seven
 property checkers sharing that replay as they share `harness.checkers.replay.replay` on a loaded table.
 Memory follows one batch and the records in flight, not the file; the results are those of the whole
-load (tests/test_unit_inprocess_stream.py). A JSON-lines history is loaded whole, as before.
+load (tests/unit/checkers/test_inprocess_stream.py). A JSON-lines history is loaded whole, as before.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from harness.errors import HarnessError
 from harness.check.histories import missing_history, run_history
 from harness.check.results import RunCheck, missing_check
+from harness.errors import HarnessError
 
 BATCH_ROWS = 262_144
 
@@ -196,7 +196,8 @@ def _results(file: Path, obs, crash) -> tuple:
     crash is each one's crash. A checker that is not the registry's own (a test's stand-in) gets the
     history loaded whole, with the replay already kept on it."""
     from harness.checkers import Result, check_safe, observed_result
-    from harness.checkers.registry import CHECKERS, OWN as own
+    from harness.checkers.registry import CHECKERS
+    from harness.checkers.registry import OWN as own
     events = None
     results = []
     for name, fn in CHECKERS.items():

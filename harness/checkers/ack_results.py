@@ -17,11 +17,16 @@ lies between the acknowledgement and the refusal, a retry may have hidden one th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import bisect
 from collections import defaultdict
 
 from harness.checkers import exclusive
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
+
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
 
 NAME = "ack-results"
 
@@ -51,7 +56,7 @@ class AckBook:
     commit that failed or raised), per consumer; and whether the consumer was handed what it acknowledges
     (per delivery: `Rec.holders`; after the record left the ledger: `Ledger.orphans`)."""
 
-    def __init__(self, r) -> None:
+    def __init__(self, r: ReplayView) -> None:
         self.r = r
         self.findings, self.ledger = r.findings, r.ledger
         self.acks: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # process -> (topic, partition, offset) -> Ack

@@ -28,10 +28,15 @@ pass. Memory: only rejected records' offsets are kept beyond the ledger (when th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import defaultdict
 
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, NEVER, REJECTED
 from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
+
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
 
 NAME = "no-loss"
 _CAUSE = {MESSAGE_REJECTED: "rejected", MESSAGE_LIMIT: "limit"}
@@ -40,7 +45,7 @@ _CAUSE = {MESSAGE_REJECTED: "rejected", MESSAGE_LIMIT: "limit"}
 class DeadLetters:
     """What the history holds of the group's DLQ: its reads and the records rejected (see the module)."""
 
-    def __init__(self, r, config: dict) -> None:
+    def __init__(self, r: ReplayView, config: dict) -> None:
         self.r = r
         self.topic: str | None = config.get("dead_letter_topic") or None
         self.group: str | None = config.get("group")

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from harness.checkers.evidence import READ_SLACK_NS
 from harness.checkers.ledger import ACCEPTED
 from harness.model.share_partition import (RELEASE, SESSION, archived_after_release, count_after_release,
                                            next_delivery_count)
 
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
+
 NAME = "delivery-count"
 
 
-def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,
+def judge_delivery(r: ReplayView, rec, index: int, time: int, process: str, tp: tuple, offset: int, count: int,
                    session_ended: bool) -> bool:
     """A new acquisition of `rec` (its previous delivery's count is `rec.count`) with count `count`. True if
     it was stamped out of order (`stamps-reordered`): it came before the delivery the ledger holds, which
@@ -81,7 +84,7 @@ class Skip:
     filled_by: list[int] = field(default_factory=list)  # indexes of the late-stamped deliveries
 
 
-def _fills_a_skip(r, tp: tuple, offset: int, count: int, time: int, index: int, process: str) -> bool:
+def _fills_a_skip(r: ReplayView, tp: tuple, offset: int, count: int, time: int, index: int, process: str) -> bool:
     """This delivery (lower count, another consumer, stamped up to `READ_SLACK_NS` after) has a count the
     pending skip of the same record lacked: the two polls were stamped out of order (`stamps-reordered`)."""
     skips = r.pending_skips.get((tp, offset))
@@ -93,7 +96,7 @@ def _fills_a_skip(r, tp: tuple, offset: int, count: int, time: int, index: int, 
     return True
 
 
-def judge_end(r) -> None:
+def judge_end(r: ReplayView) -> None:
     """The count skips no session end before them explained: a session end stamped up to
     `READ_SLACK_NS` after the delivery (not the receiving consumer's) may have come before it, or the
     skipped counts were delivered to others stamped just after (`stamps-reordered`); else the anomaly."""
@@ -113,7 +116,7 @@ def judge_end(r) -> None:
     r.pending_skips.clear()
 
 
-def judge_count_range(r, index: int, tp: tuple, offset: int, count: int) -> None:
+def judge_count_range(r: ReplayView, index: int, tp: tuple, offset: int, count: int) -> None:
     """Every delivery, whatever the ledger knows of its record (settled, archived, truncated, aborted):
     a count from 1 to the limit (no allowance excuses another)."""
     if count < 1:
@@ -125,7 +128,7 @@ def judge_count_range(r, index: int, tp: tuple, offset: int, count: int) -> None
                            (index,))
 
 
-def judge_after_limit(r, tp: tuple, offset: int, limit_time: int, index: int, time: int, process: str) -> None:
+def judge_after_limit(r: ReplayView, tp: tuple, offset: int, limit_time: int, index: int, time: int, process: str) -> None:
     """A record archived at the limit (its delivery at the limit at `limit_time`, lock over) is delivered
     again: only a disruption between that delivery and this one can explain it."""
     r.evidence.excuse(NAME, "delivery-count-lag", limit_time, time, tp, "delivered-after-limit",

@@ -8,13 +8,18 @@ delivery limit (`durable-state-ahead`: that record would be skipped, lost).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.checkers import no_loss
 from harness.checkers.ledger import ACCEPTED
+
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
 
 NAME = "durable-state"
 
 
-def judge_start_read(r, index: int, time: int, process: str, tp: tuple, start: int) -> None:
+def judge_start_read(r: ReplayView, index: int, time: int, process: str, tp: tuple, start: int) -> None:
     """A read of the group's start offset of `tp` (Admin API) returned `start`."""
     r.start_read(index, time, tp, start)
     floor = r.offset_reads.get(process, {}).get(tp, 0)

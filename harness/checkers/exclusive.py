@@ -13,12 +13,17 @@ Allowance: `acquired-lost-on-leader-change`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.checkers.ledger import MS
+
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
 
 NAME = "exclusive-acquisition"
 
 
-def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offset: int) -> bool:
+def judge_delivery(r: ReplayView, rec, index: int, time: int, process: str, tp: tuple, offset: int) -> bool:
     """A new acquisition of `rec` by `process`: the previous owner's lock must be over, released, or its
     session ended. Returns whether the previous owner's session ended since its acquisition."""
     if rec.owner is None:
@@ -40,7 +45,7 @@ def judge_delivery(r, rec, index: int, time: int, process: str, tp: tuple, offse
     return session_ended
 
 
-def judge_settled(r, rec, process: str, ack, key: tuple, index: int, time: int) -> None:
+def judge_settled(r: ReplayView, rec, process: str, ack, key: tuple, index: int, time: int) -> None:
     """`process`'s ACCEPT/REJECT (op `ack.index`) succeeded: no other consumer may have acquired the
     record after it was acknowledged (the acknowledging consumer had lost it)."""
     if rec.owner is not None and rec.owner != process and rec.last_index < ack.index:

@@ -16,12 +16,17 @@ settles nothing (`ack_results.definitive`). An acknowledgement whose commit outc
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, NEVER
+
+if TYPE_CHECKING:
+    from harness.checkers.view import ReplayView
 
 NAME = "no-loss"
 
 
-def lost_delivered(r, index: int, tp: tuple, offset: int, rid: str, unclean: bool, evidence: tuple) -> None:
+def lost_delivered(r: ReplayView, index: int, tp: tuple, offset: int, rid: str, unclean: bool, evidence: tuple) -> None:
     """A record the log truncated was delivered: only an unclean election can lose a delivered record."""
     if unclean:
         r.findings.allow(NAME, "lost-to-unclean-election", (*evidence, index))
@@ -36,7 +41,7 @@ def lost_delivered(r, index: int, tp: tuple, offset: int, rid: str, unclean: boo
 STAMP_SLACK_NS = 1_000_000_000
 
 
-def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
+def before_latest_start(r: ReplayView, tp: tuple, offset: int, rec) -> bool:
     """With share.auto.offset.reset=latest: produced before the first consumer started, never
     delivered, and below the lowest offset the share-partition delivered (so before it was
     initialized at the log end). With by_duration:D, also older than the duration (`before_duration`):
@@ -69,7 +74,7 @@ def before_latest_start(r, tp: tuple, offset: int, rec) -> bool:
     return r.by_duration_ns is None or before_duration(r, tp, offset, rec)
 
 
-def before_duration(r, tp: tuple, offset: int, rec) -> bool:
+def before_duration(r: ReplayView, tp: tuple, offset: int, rec) -> bool:
     """by_duration:D initializes a share-partition at the first record whose timestamp lies within D of
     the initialization (at or after the first consumer start, at or before its first delivery): a record
     is skipped rightly only if its timestamp is older than D before the first consumer start; one no older
@@ -99,7 +104,7 @@ def before_duration(r, tp: tuple, offset: int, rec) -> bool:
     return True
 
 
-def skipped_after_unclean(r, tp: tuple, o: int, rec) -> int | None:
+def skipped_after_unclean(r: ReplayView, tp: tuple, o: int, rec) -> int | None:
     """The `truncated` op (index) of the unclean election that took a record a consumer had been handed
     at offset `o`, when `rec`, written there again after it, was never delivered: the group's state
     counted the offset as done with the lost record. None otherwise."""
@@ -108,7 +113,7 @@ def skipped_after_unclean(r, tp: tuple, o: int, rec) -> int | None:
     return r.ledger.unclean_reused.get((tp, o))
 
 
-def archived_unseen(r, rec, by: int, by_index: int):
+def archived_unseen(r: ReplayView, rec, by: int, by_index: int):
     """The allowance (and evidence) for a record never seen at the limit, terminal per a start-offset read
     (at `by`, op `by_index`): acquisitions the history did not see archived it. A record delivered at the
     limit whose session end released it without archiving (4.1) needs one more, unseen, acquisition."""
@@ -117,7 +122,7 @@ def archived_unseen(r, rec, by: int, by_index: int):
     return r.evidence.archived_unseen(rec, by, by_index)
 
 
-def settle(r, tp: tuple, o: int, rec, start: int) -> None:
+def settle(r: ReplayView, tp: tuple, o: int, rec, start: int) -> None:
     """How a record still in the ledger at the end is settled, or the anomaly it is."""
     n, evidence, findings = r.findings.n, r.evidence, r.findings
     if rec.produce_index < 0 or rec.status == GONE:
@@ -167,7 +172,7 @@ def settle(r, tp: tuple, o: int, rec, start: int) -> None:
                          (rec.produce_index, rec.last_index), offset=o)
 
 
-def judge_end(r) -> None:
+def judge_end(r: ReplayView) -> None:
     """After the replay: every record produced is settled (accepted, rejected, archived at the limit,
     gone from the log), or terminal per a durable read with the evidence an allowance needs."""
     n, ledger, findings = r.findings.n, r.ledger, r.findings

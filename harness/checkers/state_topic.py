@@ -18,6 +18,7 @@ from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, MS, NEVER, OPEN, REJE
 from harness.model.profiles import ModelProfile
 from harness.model.share_partition import ACKNOWLEDGED, ACQUIRED, STATE_IDS, STATE_NAMES, TERMINAL_IDS
 
+
 class StateRanges:
     """The offsets of `__share_group_state` batches ([first, last, state, delivery count]) and their
     (state, count), as disjoint ranges: a batch costs the same whatever its length (a batch

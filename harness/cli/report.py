@@ -24,8 +24,8 @@ def given_path(value: Any, what: str, fix: str) -> Path:
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 (every property of every history holds), 1 (a violation), 3 (unknown: a property not
     decided, a run directory without a history), 2 (bad input)."""
-    from harness.checkers import compose, verdict_word
     from harness.check import check_histories
+    from harness.checkers import compose, verdict_word
     paths = [given_path(p, "a history to check", "give a run directory, a history file or a folder of runs "
                                                  "(e.g. reports/runs/latest)") for p in args.history]
     facts: dict[Path, Any] = {}

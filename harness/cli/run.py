@@ -98,8 +98,8 @@ def run_suite(args: argparse.Namespace) -> int:
     """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
     `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
     refused before anything starts."""
-    from harness.sys.pytest_child import run_pytest
     from harness.report.rundir import new_stamped_dir, reports_root
+    from harness.sys.pytest_child import run_pytest
     _refuse_options_not_applied(args)
     spec = spec_from_args(args)
     _refuse_backend(args.suite, spec)

@@ -12,15 +12,15 @@ from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from harness.kafka.jars import resolve
-    from harness.sys.paths import cache_dir
-    from harness.proxy.server import find_or_build_toxiproxy
     from harness.clients.franz import build_franz_driver
-    from harness.kafka.implementations import KFAKE_VERSION
     from harness.cluster.java_admin import compiled
-    from harness.kafka import cds
     from harness.faults.upgrade import previous_line_release
-    from harness.kafka.jars import tools_classpath
+    from harness.kafka import cds
+    from harness.kafka.implementations import KFAKE_VERSION
+    from harness.kafka.jars import resolve, tools_classpath
+    from harness.proxy.server import find_or_build_toxiproxy
+    from harness.sys.paths import cache_dir
+
     # the default release, the one CI's rolling upgrade starts from, and the oldest (CI's smoke)
     for version in args.kafka_version or dict.fromkeys([DEFAULT_VERSION, previous_line_release(), OLDEST_SUPPORTED]):
         dist = resolve(version, cache_dir())
@@ -44,9 +44,9 @@ def cmd_page(args: argparse.Namespace) -> int:
     file of a sane size), a screenshot path whose directory does not exist."""
     from harness.cli.report import given_path
     from harness.errors import first_line
-    from harness.sys.files import read_json_object
     from harness.history.store import read_history_prefix
     from harness.report.page import read_verdict, write_run_page
+    from harness.sys.files import read_json_object
     given = given_path(args.run_dir, "the run directory", "give reports/runs/<run> (or reports/runs/latest)")
     run_dir = given.resolve()
     screenshot = None

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.driver import StepDriver
-from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.history.store import HistoryWriter
+from harness.sys.gobuild import GO_SOURCES, build_go
 
 #: The driver's Go module.
 SOURCE = GO_SOURCES / "franzdriver"

@@ -6,8 +6,8 @@ Kept apart from `Cluster` (lifecycle) and `ClusterInspector` (read-only queries)
 from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
-                                   NewTopic, ResourceType)
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
+                                   ResourceType)
 
 
 def create_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
@@ -88,8 +88,7 @@ def grant(admin: AdminClient, principal: str, resource: str, name: str, operatio
           timeout: float = 30.0) -> None:
     """Allow `principal` (e.g. "User:alice") `operation` (READ, DESCRIBE, DELETE, ...) on the literal
     `resource` (topic or group) `name`, and wait until the cluster lists the ACL."""
-    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
-                                       ResourcePatternType)
+    from confluent_kafka.admin import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 
     from harness.sys.wait import wait_until
     rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]

@@ -29,11 +29,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
-from harness.sys import procs
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.jars import KafkaDistribution, require_tool
 from harness.model.share_partition import ARCHIVED, ARCHIVING, STATE_IDS
+from harness.sys import procs
 
 
 def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets", extra: str = "",

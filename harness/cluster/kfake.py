@@ -32,12 +32,12 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from harness.sys import ports as portreg
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
-from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
+from harness.sys import ports as portreg
+from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.sys.procs import ManagedProcess, spawn
 from harness.timing import timed
 

@@ -20,7 +20,6 @@ own topic is.
 
 from __future__ import annotations
 
-
 import base64
 import logging
 import uuid

@@ -12,7 +12,6 @@ from typing import Any
 from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
 
-
 #: how long after a client reported a commit the broker's state may take to show it settled
 SETTLE_S = 3.0
 

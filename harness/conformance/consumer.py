@@ -11,7 +11,6 @@ from harness.conformance.kafka_errors import error_is
 from harness.errors import HarnessError
 from harness.sys.wait import WaitTimeout, wait_until
 
-
 #: How long past its acquisition lock a record may take to reach another consumer (the expiry timer, the next
 #: poll, a loaded machine): far below the brokers' default lock (30 s), so a group lock duration that was not
 #: applied fails the lock tests instead of passing on the broker's lock.

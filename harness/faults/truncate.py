@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, ElectionType, KafkaException, TopicPartition
 
-from harness.cluster.admin import set_topic_configs, topic_configs
-from harness.cluster.base import Installed, Killable, Partitionable
 from harness.clients.logging import client_logging
 from harness.clients.producer import HistoryProducer
+from harness.cluster.admin import set_topic_configs, topic_configs
+from harness.cluster.base import Installed, Killable, Partitionable
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.network import cut_and_prove, heal_and_prove
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync

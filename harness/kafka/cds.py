@@ -28,11 +28,11 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Protocol
 
-from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution
 from harness.kafka.versions import ReleaseLine
+from harness.sys import procs
 from harness.sys.paths import cache_dir
 from harness.sys.ports import allocate
 from harness.sys.wait import WaitTimeout, wait_until

@@ -15,9 +15,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka.jars import KafkaDistribution, tools_classpath
+from harness.sys import procs
 
 TIMEOUT = 120.0  #: seconds one FeatureCommand may take
 _LINE = re.compile(r"Feature:\s*(\S+)\s+SupportedMinVersion:\s*(\S+)\s+SupportedMaxVersion:\s*(\S+)\s+"

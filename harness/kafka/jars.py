@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness.sys import procs
 from harness.errors import HarnessError
 from harness.kafka.versions import KNOWN_VERSIONS, ReleaseLine, normalize_version, parse_version, release_line
+from harness.sys import procs
 
 LOG4J_VERSION = "2.25.3"
 MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take

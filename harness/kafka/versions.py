@@ -188,6 +188,6 @@ def check_released(version: str) -> ReleaseLine:
     return profile
 
 
-#: The release CI's smoke of the oldest supported line runs (`tests/test_oldest_release_real.py`); `share-harness
+#: The release CI's smoke of the oldest supported line runs (`tests/real/test_oldest_release_real.py`); `share-harness
 #: setup` installs it beside the default.
 OLDEST_SUPPORTED = newest_known(SUPPORTED_LINES[0])

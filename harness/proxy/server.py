@@ -20,9 +20,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable, Protocol, Sequence
 
-from harness.sys import procs
 from harness.errors import HarnessError
 from harness.proxy.client import ToxiproxyClient
+from harness.sys import procs
 from harness.sys.wait import wait_until
 
 DEFAULT_VERSION = "v2.12.0"

@@ -22,8 +22,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.sys.files import BadFile, read_json_object, read_text
 from harness.report.rundir import BUSY, in_use
+from harness.sys.files import BadFile, read_json_object, read_text
 
 KINDS = ("runs", "suites", "certificates", "conformance")
 #: The file each kind's entry is written around (a run's spec.json is its first file).

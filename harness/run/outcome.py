@@ -69,8 +69,8 @@ class RunOutcome:
     def _stories(self, most: int = 2) -> list[str]:
         """The history of the records the first anomalies name (`harness.history.story`), so a failure
         can be read from a log alone (in CI the run directory goes with the clone)."""
-        from harness.history.story import record_named, story
         from harness.history.store import read_history
+        from harness.history.story import record_named, story
         keys = []
         for r in self.results:
             for a in r.anomalies[:1]:

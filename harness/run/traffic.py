@@ -16,15 +16,15 @@ import time
 from dataclasses import replace
 
 from harness.clients.pool import DriverPool
-from harness.clients.registry import driver_info
 from harness.clients.producer import HistoryProducer
+from harness.clients.registry import driver_info
 from harness.history.store import HistoryWriter
 from harness.report.rundir import write_json
 from harness.run.context import RunContext
 from harness.run.drain import all_settled
 from harness.spec import RunSpec
-from harness.timing import spent, timed
 from harness.sys.wait import WaitTimeout, wait_until
+from harness.timing import spent, timed
 
 
 def start_consumers(ctx: RunContext) -> DriverPool:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.errors import HarnessError
 from harness.check.histories import check_schema, check_values, events_in, missing_history
 from harness.check.results import RunCheck, missing_check
+from harness.errors import HarnessError
 from harness.spark.direct import run_direct
 from harness.spark.merge import SlotOutput, merge
 from harness.spark.session import DEFAULT_MEMORY, interruptible, spark_session

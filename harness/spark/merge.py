@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import Result, observed_result
 from harness.check.results import RunCheck
+from harness.checkers import Result, observed_result
 from harness.spark.tables import replay_rows
 
 

@@ -63,7 +63,7 @@ def spark_session(master: str | None = None, memory: str | None = None):
     logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)  # errors reach the user as one line
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     # The embedded engine's JVM compiles with C1 only: its jobs are seconds long, too short for C2's compiling to
-    # repay (tests/test_spark_engine.py's layout comparison: 30 s instead of 40 on an idle host); a cluster's
+    # repay (tests/real/test_spark_engine.py's layout comparison: 30 s instead of 40 on an idle host); a cluster's
     # driver, fed the histories one machine could not check, keeps the JVM's default.
     jit = "-XX:TieredStopAtLevel=1 " if master.startswith("local") else ""
     builder = (SparkSession.builder.master(master).appName("share-harness-check")

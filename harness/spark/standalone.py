@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from harness.sys import ports as port_registry
 from harness.errors import HarnessError
+from harness.sys import ports as port_registry
 from harness.sys.procs import REAPER, ManagedProcess, spawn
 from harness.sys.wait import wait_until
 

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from harness.sys import procs
 from harness.errors import HarnessError
+from harness.sys import procs
 
 #: The Go module directories of the repository.
 GO_SOURCES = Path(__file__).resolve().parents[1] / "go"

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pyt
 
 
 @pytest.mark.parametrize("fault, workload", [
-    # nightly only (1.5-2 min); CI proves the fault's effect and heal in tests/test_faults_real.py
+    # nightly only (1.5-2 min); CI proves the fault's effect and heal in tests/real/test_faults_real.py
     pytest.param("disk-fail", "accept-explicit", marks=pytest.mark.nightly), pytest.param("disk-fail-state", "mix", marks=pytest.mark.nightly),
     pytest.param("disk-fail", "slow", marks=pytest.mark.nightly),
     pytest.param("disk-fail-state", "accept-implicit", marks=pytest.mark.nightly)])

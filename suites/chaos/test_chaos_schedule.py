@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from ksh_fixtures.chaos import assert_chaos_verdict
 from harness.faults import parse_faults
 from harness.settings import reproduce_command
+from ksh_fixtures.chaos import assert_chaos_verdict
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 

@@ -12,9 +12,9 @@ harness's pytest plugin, which gathers the rows of every xdist worker first: `ks
 
 from __future__ import annotations
 
-import pytest
-
 import dataclasses
+
+import pytest
 
 from harness.cluster.local.spec import random_sasl_users
 from ksh_fixtures.plugin import CONFORMANCE_ROW_ATTR as ROW_ATTR
@@ -145,10 +145,10 @@ def own_cluster(ksh_spec):
     if ksh_spec.bootstrap_servers:
         pytest.skip("needs a local cluster with broker settings of the harness's choosing (SASL users, ACLs, "
                     "group size limit); an external cluster's are not the harness's to set")
-    from ksh_fixtures.plugin import started
     from harness.cluster.local import LocalClusterSpec
     from harness.report.rundir import new_run_dir
     from harness.run.context import backend_cluster
+    from ksh_fixtures.plugin import started
     if ksh_spec.backend == "kfake":  # one kfake broker with the limit; no SASL listener (`UNSUPPORTED`)
         from harness.cluster.kfake import KfakeCluster
         yield from started(KfakeCluster(new_run_dir("cluster-own"), brokers=1, version=ksh_spec.kafka_version,

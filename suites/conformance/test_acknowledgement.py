@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from harness.conformance import LATE_AFTER_LOCK_S as LATE_S, error_is, precondition
+from harness.conformance import LATE_AFTER_LOCK_S as LATE_S
+from harness.conformance import error_is, precondition
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("acknowledgement")]
 

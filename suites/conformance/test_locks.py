@@ -3,7 +3,8 @@ not before the group's lock duration."""
 
 import pytest
 
-from harness.conformance import LATE_AFTER_LOCK_S as LATE_S, precondition
+from harness.conformance import LATE_AFTER_LOCK_S as LATE_S
+from harness.conformance import precondition
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.kip("locks")]
 

@@ -1,6 +1,6 @@
 """Deliberately faulty drivers, one per bug class a client library can have: each `<name>.json` manifest names
 its `bug_class`, the rules it `breaks` and the `evidence` a failed rule's message must hold. Certified by
-tests/test_certify_real*.py (against the rules each breaks) and scripts/certify_mutants.py (every rule). A
+tests/real/test_certify_real*.py (against the rules each breaks) and scripts/certify_mutants.py (every rule). A
 manifest's `nightly` says why catching its bug costs more than CI's budget allows (the rule's patience waited out,
 mostly): the ci profile deselects its certification, the nightly profile runs it (docs/ci.md)."""
 

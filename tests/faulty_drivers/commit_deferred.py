@@ -3,7 +3,7 @@ sending nothing: the acknowledgements go to the broker with the next poll (or cl
 fail rules `ack-accept` and `commit-sync-results` (the broker has not settled what the client reported
 committed). (It relies on librdkafka, as of confluent-kafka 2.16.1, keeping acknowledgements until the next
 poll, commit or close: were it to send them by itself at once, this driver would stop being deferred and
-tests/test_certify_real*.py would say so.)"""
+tests/real/test_certify_real*.py would say so.)"""
 
 import sys
 

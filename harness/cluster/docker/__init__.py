@@ -29,8 +29,8 @@ from harness.cluster.local.node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import cds
 from harness.kafka.jars import KafkaDistribution
-from harness.sys.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
+from harness.sys.procs import REAPER
 from harness.timing import timed
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from harness.cluster.docker.engine import LABEL, owner
 from harness.cluster.local.node import LocalNode
-from harness.sys.procs import REAPER
 from harness.spec import IMAGE_CLASSPATH
+from harness.sys.procs import REAPER
 
 if TYPE_CHECKING:
     import docker

@@ -34,12 +34,12 @@ from harness.kafka import config as kconfig
 from harness.kafka import features
 from harness.kafka.jars import KafkaDistribution, resolve
 from harness.kafka.versions import check_supported, parse_version
+from harness.proxy.links import LinkMap
 from harness.sys.paths import cache_dir
 from harness.sys.ports import allocate, release
 from harness.sys.procs import REAPER
-from harness.proxy.links import LinkMap
-from harness.timing import timed
 from harness.sys.wait import wait_until
+from harness.timing import timed
 
 if TYPE_CHECKING:
     from harness.proxy.client import ToxiproxyClient

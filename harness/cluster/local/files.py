@@ -15,14 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.sys import procs
 from harness.cluster.local.node import LocalNode
 from harness.cluster.local.spec import LocalClusterSpec, PortPlan
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
 from harness.kafka.jars import KafkaDistribution
-from harness.sys.procs import REAPER
 from harness.proxy.links import LinkMap
+from harness.sys import procs
+from harness.sys.procs import REAPER
 
 
 def write_node(i: int, home: Path, spec: LocalClusterSpec, plan: PortPlan, links: LinkMap,

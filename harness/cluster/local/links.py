@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness.kafka import config as kconfig
+from harness.proxy.links import Link, LinkMap
 from harness.sys.paths import cache_dir
 from harness.sys.procs import spawn
-from harness.proxy.links import Link, LinkMap
 
 if TYPE_CHECKING:
     from harness.proxy.client import ToxiproxyClient

@@ -15,8 +15,8 @@ from typing import Iterator
 
 from harness.errors import HarnessError
 from harness.kafka import config as kconfig
-from harness.sys.ports import validate_base
 from harness.proxy.links import Link
+from harness.sys.ports import validate_base
 
 
 @dataclass(frozen=True)
