@@ -3,8 +3,6 @@ returned checks as unknown; a hostile share-state batch is checked as a range on
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
