@@ -49,25 +49,16 @@ CLI_SAMPLES = {
     "client_options": ["--client-option", "max.poll.records=5", "--client-option", "a.b=c=d"],
     "rules": ["--rules", "ack-accept,ack-release"],
 }
+#: the same samples in the plugin's words (the table's pytest flag for each CLI flag), and the plugin's own
+_PLUGIN_FLAGS = {s.cli: s.plugin for s in SETTINGS if s.cli is not None and s.plugin is not None}
 PLUGIN_SAMPLES = {
-    "seed": ["--ksh-seed", "7"],
-    "profile": ["--ksh-profile", "nightly"],
-    "seeds": ["--ksh-seeds", "2"],
-    "backend": ["--backend", "docker"],
-    "kafka_home": ["--kafka-home", "{home}", "--kafka-version", "4.0.9"],
-    "kafka_version": ["--kafka-version", "4.3.1"],
-    "bootstrap_servers": ["--bootstrap-servers", "127.0.0.1:9092"],
-    "kafka_image": ["--backend", "docker", "--kafka-image", "registry.local/kafka:4.4"],
-    "kafka_image_classpath": ["--backend", "docker", "--kafka-image-classpath", "/k/libs/*"],
-    "kfake_version": ["--backend", "kfake", "--kfake-version", KFAKE_VERSIONS[1]],
-    "faults": ["--faults", "leader"],
-    "fault_seed": ["--fault-seed", "9"],
+    **{key: [_PLUGIN_FLAGS.get(word, word) for word in words] for key, words in CLI_SAMPLES.items()
+       if settings.BY_KEY[key].plugin is not None and key not in ("fault_seed", "fault_interval", "client_options")},
+    "fault_seed": ["--fault-seed", "9"],  # (the plugin refuses none without faults: a suite's tests set their own)
     "fault_interval": ["--fault-interval", "4.5"],
-    "client": ["--ksh-client", "java"],
-    "client_options": ["--ksh-client-options", '{"max.poll.records": "5"}'],
+    "client_options": ["--ksh-client-options", '{"max.poll.records": "5"}'],  # (the plugin's is a JSON object)
     "check_engine": ["--ksh-engine", "spark"],
     "spark_threshold": ["--ksh-spark-threshold", "10"],
-    "rules": ["--ksh-rules", "ack-accept,ack-release"],
     "conformance_out": ["--ksh-conformance-out", "reports/conformance/x"],
 }
 
