@@ -25,8 +25,13 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Iterable
 
 from harness import parse
+from harness.clients.behaviours import BEHAVIOURS
+from harness.clients.options import check_options, parse_options
 from harness.errors import HarnessError
+from harness.kafka.dead_letter import MODES
+from harness.kafka.implementations import default_kafka_version
 from harness.spec import BACKENDS, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, SPARK_THRESHOLD, RunSpec
+from harness.workloads import WORKLOADS, apply_workload
 
 #: Commands whose options come from the table ("suite": what `run --suite` passes on to pytest).
 COMMANDS = ("run", "suite", "certify", "explore")
@@ -47,7 +52,6 @@ def _pairs(what: str, example: str) -> Callable[[list[str]], dict[str, str]]:
 
 
 def _client_options(texts: list[str]) -> dict[str, str]:
-    from harness.clients.options import parse_options
     return parse_options(texts)
 
 
@@ -56,7 +60,6 @@ def _client_options_json(text: str) -> dict[str, str]:
         options = json.loads(text)
     except ValueError:
         raise ValueError(f"not JSON: {text!r}; give an object, e.g. '{{\"max.concurrent.fetches\": \"0\"}}'") from None
-    from harness.clients.options import check_options
     check_options(options)
     return options
 
@@ -65,7 +68,7 @@ def _faults(text: str) -> tuple[str, ...]:
     if not text.strip():  # "" is a mistake, not "no faults"
         raise ValueError("empty --faults: name fault groups or faults (e.g. --faults leader), or leave --faults "
                          "out for a run without faults")
-    from harness.faults import parse_faults
+    from harness.faults import parse_faults  # (deferred: loads confluent_kafka)
     return parse_faults(text)
 
 
@@ -86,7 +89,6 @@ def _scheduled(spec: RunSpec) -> bool:
 
 
 def _workloads() -> str:
-    from harness.workloads import WORKLOADS
     return ", ".join(WORKLOADS)
 
 
@@ -234,8 +236,6 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 def _with_choices() -> tuple[Setting, ...]:
-    from harness.clients.behaviours import BEHAVIOURS
-    from harness.kafka.dead_letter import MODES
     chosen = {"behaviour": BEHAVIOURS, "dead_letter": MODES}
     return tuple(replace(s, choices=tuple(chosen[s.key])) if s.key in chosen else s for s in SETTINGS)
 
@@ -312,7 +312,6 @@ def spec_from_values(values: dict[str, Any], base: RunSpec | None = None) -> Run
     defaults first, then each value in the table's order, validated as it is applied, so a refusal
     (`SettingRefused`) names the setting whose value broke a rule; a setting not given keeps the spec's
     default, except the Kafka release, which defaults to the backend's (`default_kafka_version`)."""
-    from harness.kafka.implementations import default_kafka_version
 
     def apply(spec: RunSpec, key: str, **changes: Any) -> RunSpec:
         try:
@@ -335,7 +334,6 @@ def spec_from_values(values: dict[str, Any], base: RunSpec | None = None) -> Run
             continue
         value = values[s.key]
         if s.key == "workload":
-            from harness.workloads import apply_workload
             try:
                 spec = apply_workload(spec, value).validate()
             except HarnessError as exc:
@@ -361,7 +359,6 @@ def baseline(spec: RunSpec) -> RunSpec:
     base = replace(RunSpec(profile=spec.profile).with_profile(),
                    **{key: getattr(spec, key) for key in _SHAPING if key not in ("profile", "workload")})
     if spec.workload is not None:
-        from harness.workloads import apply_workload
         base = apply_workload(base, spec.workload)
     return base
 

@@ -13,10 +13,18 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from harness.certify.rules import RULES
 from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: the CLI's choices)
+from harness.clients.options import check_options
+from harness.clients.registry import driver_info
 from harness.errors import HarnessError
+from harness.faults.schedule import TIMINGS, shortest_interval
+from harness.kafka.dead_letter import MODES, group_config_names
+from harness.kafka.group_configs import check_group_configs, check_number
 from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
-from harness.kafka.versions import DEFAULT_VERSION, check_released, check_supported, normalize_version, parse_version
+from harness.kafka.versions import (DEFAULT_VERSION, check_released, check_supported, normalize_version, parse_version,
+                                    release_line)
+from harness.workloads import WORKLOADS
 
 FAULT_MODES = ("random", "once")
 CHECK_ENGINES = ("auto", "inprocess", "spark")
@@ -40,7 +48,7 @@ _SERVER_RE = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9
 def local_ports_needed(brokers: int, controllers: int) -> int:
     """How many consecutive ports a local cluster of the runner's takes from --base-port on
     (`LocalClusterSpec.port_count`, the count the cluster allocates)."""
-    from harness.cluster.local import LocalClusterSpec
+    from harness.cluster.local import LocalClusterSpec  # (deferred: loads confluent_kafka)
     return LocalClusterSpec(version=DEFAULT_VERSION, brokers=brokers, controllers=controllers).port_count()
 
 
@@ -219,17 +227,14 @@ class RunSpec:
         if self.produce_rate <= 0:
             raise HarnessError(f"invalid produce-rate {self.produce_rate}: use a positive number of records per second")
         if self.workload is not None:
-            from harness.workloads import WORKLOADS
             if self.workload not in WORKLOADS:
                 raise HarnessError(f"invalid workload {self.workload!r}: use one of {', '.join(WORKLOADS)}")
-        from harness.clients.registry import driver_info
         driver_info(self.client)  # a bad name or manifest is a one-line error naming the valid ones
         if self.drain_timeout <= 0:
             raise HarnessError(f"invalid drain-timeout {self.drain_timeout}: use a positive number of seconds")
         self._check_dead_letter()
 
     def _check_dead_letter(self) -> None:
-        from harness.kafka.dead_letter import MODES, group_config_names
         if self.dead_letter not in MODES:
             raise HarnessError(f"invalid dead-letter {self.dead_letter!r}: use one of {', '.join(MODES)}")
         if self.dead_letter != "off":
@@ -239,7 +244,7 @@ class RunSpec:
         if self.fault_seed is not None and not _is_int(self.fault_seed):
             raise HarnessError(f"invalid fault-seed {self.fault_seed!r}: use a whole number")
         if self.faults or self.workload_events:
-            from harness.faults import parse_faults
+            from harness.faults import parse_faults  # (deferred: loads confluent_kafka)
             for names in (self.faults, self.workload_events):
                 if names:
                     parse_faults(",".join(names))  # a bad name is a one-line error listing the valid ones
@@ -254,7 +259,7 @@ class RunSpec:
         """A fault the backend cannot apply is refused now, not recorded as not applied after a whole run:
         kfake offers leader moves only (no process or link control); Apache Kafka's backends move leaders by
         taking brokers down, never by the implementation's own hooks."""
-        from harness.faults import CATALOGUE
+        from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
         for name in (*self.faults, *self.workload_events):
             needs = {cap.__name__ for cap in CATALOGUE[name].needs}
             if self.backend == "kfake" and needs - {"LeaderMoves"}:
@@ -277,7 +282,7 @@ class RunSpec:
         return self
 
     def _check_faults_fit_external(self) -> None:
-        from harness.faults import CATALOGUE
+        from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
         for name in (*self.faults, *self.workload_events):
             needs = sorted(cap.__name__ for cap in CATALOGUE[name].needs)
             if needs:
@@ -288,7 +293,6 @@ class RunSpec:
                                    f"use the consumer faults {', '.join(hosted)}")
 
     def _check_fault_interval(self, interval: Any) -> None:
-        from harness.faults.schedule import TIMINGS, shortest_interval
         phase = TIMINGS[self.profile].phase
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
                 or interval <= 0:
@@ -308,7 +312,6 @@ class RunSpec:
         """The share group's settings: the lock duration and delivery-count limit within the bounds the release
         (and, on a cluster the harness starts, its brokers) accept; every group config a config of the release
         with a value it takes. An INVALID_CONFIG after the cluster started would waste it."""
-        from harness.kafka.group_configs import check_group_configs, check_number
         started = self.harness_started
         if self.lock_duration_ms is not None:
             check_number("share.record.lock.duration.ms", self.lock_duration_ms, started, "lock-duration-ms")
@@ -323,10 +326,8 @@ class RunSpec:
             raise HarnessError(f"invalid check engine {self.check_engine!r}: use one of {', '.join(CHECK_ENGINES)}")
         if not _is_int(self.spark_threshold) or self.spark_threshold < 0:
             raise HarnessError(f"invalid spark-threshold {self.spark_threshold!r}: use a number of events, 0 or more")
-        from harness.clients.options import check_options
         check_options(self.client_options)
         if self.rules:
-            from harness.certify.rules import RULES
             unknown = [r for r in self.rules if r not in RULES]
             if unknown:
                 raise HarnessError(f"unknown rules {', '.join(unknown)}; valid: {', '.join(RULES)}")
@@ -344,7 +345,6 @@ class RunSpec:
 
     def _has_limit_config(self) -> bool:
         """Whether the release has the group-level delivery-count limit (else the brokers' applies)."""
-        from harness.kafka.versions import release_line
         try:
             return release_line(self.kafka_version).group_config("delivery_count_limit") is not None
         except HarnessError:

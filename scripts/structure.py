@@ -3,7 +3,7 @@
 Prints what issue 50 measures the house by: modules at the top of `harness/`, import cycles (every
 module a node, a package's `__init__` its own; imports inside functions counted, those under
 `TYPE_CHECKING` not), `from harness...` imports inside functions (and how many of those carry a
-comment saying why they are deferred), and the longest files of `harness/`, `fixtures/` and `tests/`.
+comment, on their line or the line above, saying why they are deferred), and the longest files of `harness/`, `fixtures/` and `tests/`.
 Reads the source as text (ast); runs nothing of the project.
 """
 
@@ -58,8 +58,8 @@ def imports(mods: dict[str, Path]) -> tuple[dict[str, set[str]], list[tuple[str,
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             ours = [n for n in names if n.split(".")[0] in ("harness", "ksh_fixtures")]
-            if ours and inside:
-                text = lines[node.lineno - 1]
+            if ours and inside:  # (its comment: on its line, or on the line above)
+                text = lines[node.lineno - 1] + (lines[node.lineno - 2] if node.lineno > 1 else "")
                 deferred.append((module, node.lineno, "#" in text))
             for name in ours:
                 target = _target(name, mods)

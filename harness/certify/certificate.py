@@ -30,9 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.certify.rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
+from harness.clients.options import check_options, label, probe
+from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
 from harness.errors import HarnessError
+from harness.kafka import jars
+from harness.report.html import write_html_twin
+from harness.report.rundir import BUSY, new_stamped_dir, reports_root
 from harness.settings import for_command, shell, to_argv
-from harness.spec import RunSpec
+from harness.spec import MAX_SEEDS, RunSpec
+from harness.sys import pytest_child
+from harness.sys.paths import cache_dir
+from harness.timing import add_junit
 
 #: Results a rule can have, and what the certificate says for each.
 RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive (its set-up did not hold)",
@@ -162,7 +170,6 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
         verdict = f"{OLDER_CONTRACT_VERDICT} ({counts['older-contract']} NOT RUN)"
     else:
         verdict = "CERTIFIED"
-    from harness.clients.options import label
     options = dict(options or {})
     return {"driver": client, "client_options": options, "configuration": label(options),
             **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
@@ -290,7 +297,6 @@ def write_comparison(root: Path) -> Path:
         lines.append(f"| {RULES[rule]} (`{rule}`) | " + " | ".join(cells) + " |")
     path = root / "index.md"
     path.write_text("\n".join(lines) + "\n")
-    from harness.report.html import write_html_twin
     write_html_twin(path, "Share-consumer certificates compared")
     return path
 
@@ -335,10 +341,6 @@ class Certification:
 def certify(request: Certification) -> tuple[dict[str, Any], Path]:
     """Run the rules with the request's driver (its manifest's client options, then the user's); the chaos
     rules with its seeds; (the certificate, its directory)."""
-    from harness.clients.options import check_options, label, probe
-    from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
-    from harness.report.rundir import new_stamped_dir, reports_root
-    from harness.spec import MAX_SEEDS
 
     # Everything is refused here, in one line, before a directory, a download, a cluster or pytest starts.
     seeds, asked = request.seeds, request.spec
@@ -360,9 +362,7 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
     elif options:  # an option the driver would not apply: one line now, not an error in every test
         dist = None
         if info.jvm:
-            from harness.kafka.jars import resolve
-            from harness.sys.paths import cache_dir
-            dist = resolve(kafka_version, cache_dir(), spec.kafka_home)
+            dist = jars.resolve(kafka_version, cache_dir(), spec.kafka_home)
         probe(info, options, dist)
     root = repo_root()
     # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
@@ -393,7 +393,6 @@ def _remove_if_empty(out: Path, out_root: Path) -> None:
     """Remove the certificate directory `out` if nothing was written into it (an empty pytest.log and the
     directory's lock file aside), and the certificates root if `out` was all it held: a failed certify leaves
     no empty directories."""
-    from harness.report.rundir import BUSY
     try:
         files = [p for p in out.rglob("*") if p.is_file() and p.relative_to(out) != Path(BUSY)]
         if all(p.name == "pytest.log" and p.stat().st_size == 0 for p in files):
@@ -418,10 +417,8 @@ def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, as
     reproduce = shell(["share-harness", "certify", "--client", asked.client,
                        *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
                                 only=[s.key for s in for_command("certify") if s.key != "client"])])
-    from harness.sys.pytest_child import run_pytest
     with open(out / "pytest.log", "w") as log:
-        rc = run_pytest(cmd, cwd=root, stdout=log if quiet else None)
-    from harness.timing import add_junit
+        rc = pytest_child.run_pytest(cmd, cwd=root, stdout=log if quiet else None)
     add_junit(out / "junit.xml")  # the child's seconds per kind count as this process's (issue 53's table)
     if rc == 4:  # pytest's usage error: the plugin refused an option; nothing ran, nothing is certified
         said = [line for line in (out / "pytest.log").read_text(errors="replace").splitlines() if line.strip()]
@@ -440,7 +437,6 @@ def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, as
     cert["log"] = str(out / "pytest.log") if quiet else None
     (out / "certificate.json").write_text(json.dumps(cert, indent=1))
     (out / "certificate.md").write_text(render_certificate(cert))
-    from harness.report.html import write_html_twin
     write_html_twin(out / "certificate.md", f"Certificate: {info.name}, Kafka {kafka_version}: {cert['verdict']}")
     if cert["verdict"] in ("CERTIFIED", "NOT CERTIFIED"):  # the comparison shows decided certificates only
         write_comparison(out_root)

@@ -43,9 +43,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.certify.certificate import repo_root
+from harness.clients.registry import driver_info, unsupported_release
+from harness.conformance.report import AREAS
 from harness.errors import HarnessError
+from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_VERSION, check_kfake_version
+from harness.kafka.versions import SUPPORTED_LINES, UNCHECKABLE_LINES, check_supported, newest_known
+from harness.report.html import write_html_twin
+from harness.report.rundir import new_stamped_dir, reports_root
 from harness.settings import to_argv
 from harness.spec import RunSpec
+from harness.sys import pytest_child
+from harness.sys.files import BadFile, read_json_object, read_text
 
 CLIENTS = ("confluent", "java", "franz")
 #: the chaos row: one line of the page for the short chaos set
@@ -68,13 +77,11 @@ _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPP
 
 def default_versions() -> list[str]:
     """The newest known release of every supported line, oldest first."""
-    from harness.kafka.versions import SUPPORTED_LINES, newest_known
     return [newest_known(line) for line in SUPPORTED_LINES]
 
 
 def kfake_column(version: str) -> str | None:
     """The kfake version a matrix column names (`kfake` is the pinned one), or None for a Kafka release."""
-    from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
     if version == "kfake":
         return KFAKE_VERSION
     if version.startswith(KFAKE_COLUMN):
@@ -91,8 +98,6 @@ def normalize_column(version: str) -> str:
 def unsupported_pair(version: str, client: str) -> str:
     """Why `client` cannot talk to the release (or kfake column) `version` at all ("" if it can): such a
     cell runs no pytest and is NOT SUPPORTED everywhere."""
-    from harness.clients.registry import unsupported_release
-    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
     return unsupported_release(client, KFAKE_KAFKA_LEVEL if kfake_column(version) else version)
 
 
@@ -100,8 +105,6 @@ def check_matrix_args(versions: list[str], clients: list[str]) -> None:
     """Bad input is one line, before any cluster starts: every release supported (or a kfake column), every
     client known, and at least one (release, client) pair that can run anything (a matrix of pairs whose
     client cannot talk to the release would check nothing)."""
-    from harness.clients.registry import driver_info
-    from harness.kafka.versions import check_supported
     if not versions or not clients:
         raise HarnessError("the matrix needs at least one release and one client (--versions, --clients)")
     for version in versions:
@@ -176,7 +179,6 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
     report (`ksh_fixtures.plugin.pytest_sessionfinish`)."""
     kfake = kfake_column(version)
     if kfake is not None:  # kfake at its Kafka API level, with the chaos it can host
-        from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
         suites, spec = KFAKE_CHAOS_SUITES, RunSpec(kafka_version=KFAKE_KAFKA_LEVEL, backend="kfake", kfake_version=kfake)
     else:
         suites, spec = CHAOS_SUITES, RunSpec(kafka_version=version)
@@ -195,8 +197,6 @@ def cell_command(root: Path, version: str, client: str, out: Path, seed: int, se
 def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | None = None,
              workers: int = 1) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
-    from harness.certify.certificate import repo_root
-    from harness.sys.pytest_child import run_pytest
     out.mkdir(parents=True, exist_ok=True)
     root = repo_root()
     cmd = cell_command(root, version, client, out, seed, select, workers)
@@ -205,7 +205,6 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
                                                            + (["-k", select] if select else [])))
     why = unsupported_pair(version, client)
     if why:  # the client cannot talk to the release: no child; every area says so, with the reason
-        from harness.conformance.report import AREAS
         cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
         cell.evidence = [f"{client} on {version}: {why}"]
         return cell
@@ -215,13 +214,12 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
         else:
             stale.unlink(missing_ok=True)
     with open(out / "pytest.log", "w") as log:
-        cell.rc = run_pytest(cmd, cwd=root, stdout=log)
+        cell.rc = pytest_child.run_pytest(cmd, cwd=root, stdout=log)
     read_cell(cell)
     return cell
 
 
 def _unknown_cell(cell: Cell, why: str) -> None:
-    from harness.conformance.report import AREAS
     cell.areas = {area: "UNKNOWN" for area in (*AREAS, CHAOS_AREA)}
     cell.evidence = [f"{why}: see {cell.out / 'pytest.log'}"]
 
@@ -231,7 +229,6 @@ def read_cell(cell: Cell) -> None:
     finish cleanly (exit other than 0, 1 or 5) or wrote no report, or a report that cannot be read, leaves
     every area UNKNOWN. Exit 5 (no test passed: every test skipped, deselected or an expected failure) keeps
     the areas' words (why each was skipped) but the cell is UNKNOWN (`cell_word`): nothing was checked."""
-    from harness.sys.files import BadFile, read_json_object
     report = cell.out / "conformance" / "conformance.json"
     if cell.rc not in (0, 1, 5) or not os.path.lexists(report):
         _unknown_cell(cell, f"pytest exit {cell.rc}" if cell.rc not in (0, 1, 5) else "no conformance report")
@@ -266,7 +263,6 @@ def read_cell(cell: Cell) -> None:
 
 def _testcases(junit: Path) -> list[ET.Element] | str:
     """The testcases of a JUnit XML, read with `harness.sys.files`; why not, if it cannot be read or parsed."""
-    from harness.sys.files import BadFile, read_text
     try:
         return list(ET.fromstring(read_text(junit, "JUnit XML")).iter("testcase"))
     except BadFile as exc:
@@ -368,7 +364,6 @@ def chaos_result(junit: Path, selected: bool = False) -> tuple[str, list[str]]:
 
 def render(cells: list[Cell]) -> str:
     """The page: KIP area x (release, client), then each cell's evidence and reproduce command."""
-    from harness.conformance.report import AREAS
     kfake = [bool(kfake_column(c.version)) for c in cells]
     kfake_only = bool(cells) and all(kfake)
     chaos = KFAKE_CHAOS_TITLE if kfake_only else CHAOS_TITLE if not any(kfake) else (
@@ -384,7 +379,6 @@ def render(cells: list[Cell]) -> str:
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
     lines.append("| **The cell** (UNKNOWN when nothing in it passed) | "
                  + " | ".join(f"**{cell_word(c)}**" for c in cells) + " |")
-    from harness.kafka.versions import UNCHECKABLE_LINES
     if UNCHECKABLE_LINES and not kfake_only:  # releases with share groups no cell can check: said, never absent
         lines += ["", "Release lines with share groups that the harness cannot check (no cell runs them):", ""]
         lines += [f"- Kafka {line}.x: {why}" for line, why in sorted(UNCHECKABLE_LINES.items())]
@@ -400,7 +394,6 @@ def _implementation(version: str) -> str:
     kfake = kfake_column(version)
     if kfake is None:
         return f"Kafka {version}"
-    from harness.kafka.implementations import KFAKE_KAFKA_LEVEL
     return f"franz-go kfake {kfake} (not Apache Kafka; the Kafka {KFAKE_KAFKA_LEVEL} API and clients)"
 
 
@@ -422,7 +415,6 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
                                                  "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"
     page.write_text(render(cells))
-    from harness.report.html import write_html_twin
     write_html_twin(page, "Version matrix: KIP-932 conformance and chaos by release and client")
     return page
 
@@ -430,7 +422,6 @@ def write_matrix(cells: list[Cell], out: Path) -> Path:
 def finished_cells(resume: Path) -> dict[tuple[str, str], Cell]:
     """The cells a matrix directory's `matrix.json` holds as finished, by (release, client); bad input
     (no such directory, no matrix.json, not one a matrix wrote) is one line naming the fix."""
-    from harness.sys.files import read_json_object
     page = resume / "matrix.json"
     if not os.path.lexists(page):
         raise HarnessError(f"--resume {resume}: no matrix.json there: pass a directory a matrix run wrote "
@@ -450,7 +441,6 @@ def run_matrix(versions: list[str], clients: list[str], out_root: Path | None = 
     """Every (release, client) cell in turn; the page rewritten after each (a long run shows progress).
     With `resume` (a directory an earlier matrix wrote), its finished cells of the same seed and -k
     selection are kept as they are and only the others run, into that directory."""
-    from harness.report.rundir import new_stamped_dir, reports_root
     check_matrix_args(versions, clients)
     versions = [normalize_column(v) for v in versions]
     if workers < 1:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.history.events import check_arrow_schema, check_event_values
+from harness.history.store import open_history, require_regular
 
 #: What a run directory holds from its start on (`harness.report.rundir`): a directory with any of them
 #: is a run, and must hold a history.
@@ -113,7 +115,6 @@ def _holds_no_operation(path: Path) -> bool:
         if path.suffix == ".parquet":
             import pyarrow.parquet as pq
             return pq.ParquetFile(path).metadata.num_rows == 0
-        from harness.history.store import open_history
         with open_history(path) as handle:  # a regular file, opened without blocking
             return all(not line.strip() for line in handle)
     except OSError:
@@ -154,8 +155,6 @@ def check_schema(file: Path) -> None:
     """The footer's schema: every column, of its type (`check_arrow_schema`)."""
     import pyarrow.parquet as pq
 
-    from harness.history.events import check_arrow_schema
-    from harness.history.store import require_regular
     require_regular(file)  # a fifo or a device: one line, never a read that blocks
     try:
         schema = pq.read_schema(file)
@@ -172,7 +171,6 @@ def check_values(file: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.history.events import check_event_values
     try:
         handle = pq.ParquetFile(file, read_dictionary=["f"])
         batches = handle.iter_batches(batch_size=262_144, columns=["index", "time", "process", "type", "f",

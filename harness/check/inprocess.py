@@ -19,7 +19,13 @@ from pathlib import Path
 
 from harness.check.histories import missing_history, run_history
 from harness.check.results import RunCheck, missing_check
-from harness.errors import HarnessError
+from harness.checkers import Result, check_safe, crash_reason, observed_result
+from harness.checkers.registry import CHECKERS
+from harness.checkers.registry import OWN as own
+from harness.checkers.replay import Observation, Replay, config_of
+from harness.errors import HarnessError, first_line
+from harness.history.events import (COLUMNS, NULL, EventTable, batch_events, checked_batches, load_history,
+                                    open_parquet_history)
 
 BATCH_ROWS = 262_144
 
@@ -38,13 +44,9 @@ def check_inprocess(file: Path, stream: bool = True) -> RunCheck:
         return missing_check(file, why)
     if stream and file.suffix == ".parquet":
         return _check_streamed(file)
-    from harness.checkers import check_safe
-    from harness.checkers.registry import CHECKERS
-    from harness.history.events import load_history
     events = load_history(file)
     results = tuple(check_safe(name, fn, events) for name, fn in CHECKERS.items())
     if events.incomplete is not None:  # a crashed run's history, to its last complete line: unknown at best
-        from harness.checkers import Result
         results = (Result("history", "unknown", reason=events.incomplete),) + results
     return RunCheck(file, results, len(events), _facts(events.columns))
 
@@ -87,7 +89,6 @@ class _Stream:
         self.batches = self._batches()
 
     def _batches(self):
-        from harness.history.events import checked_batches
         try:
             for batch in checked_batches(self.handle, self.path, self.batch_rows):
                 self._count(batch)
@@ -99,7 +100,6 @@ class _Stream:
         """`_facts`, one batch at a time (Arrow kernels: no Python per row)."""
         import pyarrow.compute as pc
 
-        from harness.history.events import NULL
         self.events += batch.num_rows
         f, type_ = _strings(batch.column("f")), _strings(batch.column("type"))
         if f is not None and type_ is not None:
@@ -121,7 +121,6 @@ class _Stream:
         return itertools.chain.from_iterable(map(self._rows, itertools.chain((first,), self.batches)))
 
     def _rows(self, batch):
-        from harness.history.events import batch_events
         try:
             return batch_events(batch, self.path).rows()
         except HarnessError as exc:
@@ -135,7 +134,6 @@ class _Stream:
     def config_row(self, first) -> tuple[bool, str | None]:
         """Whether the history has a config row, and the value of its first one (what `config_of` reads);
         past `first`, found by a scan of the columns the value checks read (each batch checked)."""
-        from harness.history.events import checked_batches
         found, value = _config_in(first)
         if found:
             return found, value
@@ -154,7 +152,6 @@ class _Stream:
 
 
 def _check_streamed(file: Path) -> RunCheck:
-    from harness.history.events import open_parquet_history
     stream = _Stream(file, open_parquet_history(file), BATCH_ROWS)
     try:
         obs, crash = _replay(stream)
@@ -168,9 +165,6 @@ def _check_streamed(file: Path) -> RunCheck:
 def _replay(stream: _Stream):
     """(Observation, None), or (None, why) if the replay crashed (`crash_reason`, as `check_safe` says it):
     `harness.checkers.replay.replay` on the streamed rows."""
-    from harness.checkers import crash_reason
-    from harness.checkers.replay import Observation, Replay, config_of
-    from harness.history.events import COLUMNS, EventTable
     first = next(stream.batches, None)
     if stream.handle.metadata.num_rows == 0:
         obs = Observation()
@@ -195,15 +189,11 @@ def _results(file: Path, obs, crash) -> tuple:
     property checkers read the one Observation (`observed_result`, as `property_result` does); a replay
     crash is each one's crash. A checker that is not the registry's own (a test's stand-in) gets the
     history loaded whole, with the replay already kept on it."""
-    from harness.checkers import Result, check_safe, observed_result
-    from harness.checkers.registry import CHECKERS
-    from harness.checkers.registry import OWN as own
     events = None
     results = []
     for name, fn in CHECKERS.items():
         if own.get(name) is not fn:
             if events is None:
-                from harness.history.events import load_history
                 events = load_history(file)
                 if crash is None:
                     events.replayed = (len(events), obs)
@@ -241,5 +231,4 @@ def _trues(mask) -> int:
 
 
 def _first_line(exc: BaseException) -> str:
-    from harness.errors import first_line
     return first_line(exc)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import Result, compose
+from harness.checkers import Result, compose, verdict_word
 from harness.errors import HarnessError, first_line
 
 
@@ -43,7 +43,6 @@ def write_check(check: RunCheck, engine: str, seconds: float | None = None) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.checkers import verdict_word
     run_dir = check.path if check.path.is_dir() else check.path.parent
     out = run_dir / f"check-{engine}.json"
     data = {"engine": engine, "history": str(check.path), "verdict": verdict_word(check.valid),

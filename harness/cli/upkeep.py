@@ -12,14 +12,26 @@ from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from harness.clients.franz import build_franz_driver
-    from harness.cluster.java_admin import compiled
-    from harness.faults.upgrade import previous_line_release
-    from harness.kafka import cds
-    from harness.kafka.implementations import KFAKE_VERSION
-    from harness.kafka.jars import resolve, tools_classpath
-    from harness.proxy.server import find_or_build_toxiproxy
-    from harness.sys.paths import cache_dir
+    from harness.clients.franz import build_franz_driver  # (deferred: loaded only when this command or fixture runs)
+    from harness.cluster.java_admin import compiled  # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    from harness.faults.upgrade import \
+        previous_line_release  # (deferred: loaded only when this command or fixture runs)
+    from harness.kafka import cds  # (deferred: loaded only when this command or fixture runs)
+    from harness.kafka.implementations import KFAKE_VERSION  # (deferred: loaded only when this command or fixture runs)
+    from harness.kafka.jars import resolve, tools_classpath  # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    from harness.proxy.server import \
+        find_or_build_toxiproxy  # (deferred: loaded only when this command or fixture runs)
+    from harness.sys.paths import cache_dir  # (deferred: loaded only when this command or fixture runs)
 
     # the default release, the one CI's rolling upgrade starts from, and the oldest (CI's smoke)
     for version in args.kafka_version or dict.fromkeys([DEFAULT_VERSION, previous_line_release(), OLDEST_SUPPORTED]):
@@ -31,7 +43,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
         print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
     print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
     print(f"franz-go driver: {build_franz_driver(cache_dir())}")
-    from harness.cluster.kfake import build_kfake_launcher
+    from harness.cluster.kfake import build_kfake_launcher  # (deferred: loaded only when this command or fixture runs)
     for kfake in args.kfake_version or [KFAKE_VERSION]:
         print(f"kfake launcher (kfake {kfake}): {build_kfake_launcher(cache_dir(), kfake)}")
     return 0
@@ -42,11 +54,16 @@ def cmd_page(args: argparse.Namespace) -> int:
     a plot not drawn is an internal error, never a quiet success. Bad input (2): an empty path, a run
     directory without a history, a spec.json or verdict.json that is not a JSON object (or not a regular
     file of a sane size), a screenshot path whose directory does not exist."""
-    from harness.cli.report import given_path
-    from harness.errors import first_line
-    from harness.history.store import read_history_prefix
+    from harness.cli.report import given_path  # (deferred: loaded only when this command or fixture runs)
+    from harness.errors import first_line  # (deferred: loaded only when this command or fixture runs)
+    from harness.history.store import read_history_prefix  # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
+    # (deferred: loaded only when this command or fixture runs)
     from harness.report.page import read_verdict, write_run_page
-    from harness.sys.files import read_json_object
+    from harness.sys.files import read_json_object  # (deferred: loaded only when this command or fixture runs)
     given = given_path(args.run_dir, "the run directory", "give reports/runs/<run> (or reports/runs/latest)")
     run_dir = given.resolve()
     screenshot = None
@@ -79,7 +96,7 @@ def cmd_page(args: argparse.Namespace) -> int:
                            f"{'' if verdict is None else 'or verdict '}a share-harness run wrote)") from None
     print(f"page: {page}")
     if screenshot is not None:
-        from harness.report.browser import open_page
+        from harness.report.browser import open_page  # (deferred: loaded only when this command or fixture runs)
         opened = open_page(page, screenshot=screenshot)
         if opened.errors:
             raise RuntimeError(f"{page} did not render cleanly: {'; '.join(opened.errors)}")
@@ -90,9 +107,9 @@ def cmd_page(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     """Exit 0 after deleting (or listing, --dry-run) what the retention rule does not keep; 2 for a root that is
     not a reports directory (`check_root`) or an empty --root."""
-    from harness.cli.report import given_path
-    from harness.report.clean import check_root, clean
-    from harness.report.rundir import reports_root
+    from harness.cli.report import given_path  # (deferred: loaded only when this command or fixture runs)
+    from harness.report.clean import check_root, clean  # (deferred: loaded only when this command or fixture runs)
+    from harness.report.rundir import reports_root  # (deferred: loaded only when this command or fixture runs)
     root = reports_root() if args.root is None else \
         given_path(args.root, "--root", "give the reports folder (the one holding runs/), or leave --root out")
     check_root(root)  # only a folder the harness writes reports in: never a user's folder

@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.clients.contract import CONTRACT_VERSIONS, speaks
+from harness.cluster.java_admin import compiled
+from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
+from harness.kafka.spring_jars import SPRING_KAFKA_VERSION, spring_classpath
+from harness.sys.paths import cache_dir
 from harness.sys.procs import ManagedProcess, python_env, spawn
 from harness.timing import timed
 
@@ -178,7 +182,6 @@ class StepDriver(ConsumerDriver):
     def command(self, cmd: dict[str, Any], timeout: float = 60.0) -> tuple[dict[str, Any], list]:
         import time
 
-        from harness.errors import HarnessError
         with self._lock:
             self._ops = []
             self._sent += 1
@@ -207,8 +210,6 @@ class JavaStepDriver(StepDriver):
     def command_line(self) -> list[str]:
         import os
 
-        from harness.cluster.java_admin import compiled
-        from harness.sys.paths import cache_dir
         classes = compiled(self.dist, cache_dir(), "ShareDriver")
         return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-cp", f"{classes}{os.pathsep}{self.dist.classpath}",
                 "ShareDriver", json.dumps(self.config)]
@@ -228,9 +229,7 @@ class SpringStepDriver(StepDriver):
         import os
         from importlib import resources
 
-        from harness.cluster.java_admin import compiled
-        from harness.kafka.spring_jars import SPRING_KAFKA_VERSION, spring_classpath
-        from harness.sys.paths import cache_dir
+
         spring = spring_classpath(cache_dir())
         classes = compiled(self.dist, cache_dir(), "SpringShareDriver", spring, f"spring{SPRING_KAFKA_VERSION}")
         logging = resources.files("harness.java").joinpath("log4j2-stderr.properties")

@@ -16,6 +16,7 @@ from typing import Any
 from harness.clients.driver import StepDriver
 from harness.history.store import HistoryWriter
 from harness.sys.gobuild import GO_SOURCES, build_go
+from harness.sys.paths import cache_dir
 
 #: The driver's Go module.
 SOURCE = GO_SOURCES / "franzdriver"
@@ -57,5 +58,4 @@ class FranzStepDriver(StepDriver):
         self.dist = dist
 
     def command_line(self) -> list[str]:
-        from harness.sys.paths import cache_dir
         return [str(build_franz_driver(cache_dir())), json.dumps(self.config)]

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
+from harness.sys.wait import wait_until
 
 #: Properties each test sets itself (the rule it decides needs them): a user's value would change the test.
 HARNESS_SET = ("bootstrap.servers", "group.id", "share.acknowledgement.mode")
@@ -71,8 +73,6 @@ def probe(info, options: dict[str, str], dist=None, timeout: float = 60.0) -> di
     """Start `info`'s driver once with `options` (no broker: nothing connects before a poll) and read
     its start event: a HarnessError if it exits first or ignores one of them. Run before any test, so
     a bad option is one line at once, not an error in every test."""
-    from harness.history.store import HistoryWriter
-    from harness.sys.wait import wait_until
     with tempfile.TemporaryDirectory(prefix="ksh-probe-") as tmp:
         history = HistoryWriter(Path(tmp) / "history.jsonl")
         (Path(tmp) / "logs").mkdir()

@@ -28,10 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.clients.behaviours import commits_async
 from harness.clients.contract import (CONTRACT_VERSION, CONTRACT_VERSIONS, FEATURE_SINCE,  # (also imported from here)
                                       older_contract, speaks)
+from harness.clients.driver import ConsumerDriver, ExternalStepDriver, JavaStepDriver, SpringStepDriver, StepDriver
+from harness.clients.franz import FRANZ_FEATURES, FranzStepDriver
+from harness.clients.options import check_options, probe
 from harness.clients.stepped import stepped
 from harness.errors import HarnessError
+from harness.kafka import jars
+from harness.kafka.versions import release_line
+from harness.sys.files import read_json_object
+from harness.sys.paths import cache_dir
 
 #: What a driver may declare: acknowledgement types, acknowledgement modes, commit flavours, the
 #: acknowledgement commit callback, `acquire_mode` (it passes `share.acquire.mode` to its client),
@@ -113,7 +121,7 @@ class DriverInfo:
     def make_autonomous(self, name: str, config: dict[str, Any], history, log_dir: Path, dist=None):
         """A driver running `config["behaviour"]` on its own (a chaos run's consumer), not started."""
         self.check_autonomous()
-        from harness.clients.behaviours import commits_async
+
         if commits_async(config.get("behaviour", "")) and not self.supports("commit_async"):
             raise HarnessError(f"the {self.name} driver declares no commit_async, which behaviour "
                                f"{config['behaviour']} needs: use another behaviour or driver")
@@ -124,39 +132,30 @@ class DriverInfo:
 
 
 def _confluent(name, config, history, log_dir, dist=None):
-    from harness.clients.driver import StepDriver
     return StepDriver(name, config, history, log_dir)
 
 
 def _confluent_autonomous(name, config, history, log_dir, dist=None):
-    from harness.clients.driver import ConsumerDriver
     return ConsumerDriver(name, config, history, log_dir)
 
 
 def _java(name, config, history, log_dir, dist=None):
-    from harness.clients.driver import JavaStepDriver
     if dist is None:
         raise HarnessError("the java driver needs the Kafka release's jars: run `share-harness setup`")
     return JavaStepDriver(name, config, history, log_dir, dist)
 
 
 def _spring(name, config, history, log_dir, dist=None):
-    from harness.clients.driver import SpringStepDriver
     if dist is None:
         raise HarnessError("the spring driver needs the Kafka release's jars: run `share-harness setup`")
     return SpringStepDriver(name, config, history, log_dir, dist)
 
 
 def _franz(name, config, history, log_dir, dist=None):
-    from harness.clients.franz import FranzStepDriver
     return FranzStepDriver(name, config, history, log_dir, dist)
 
 
 def _franz_features() -> tuple[str, ...]:
-    try:
-        from harness.clients.franz import FRANZ_FEATURES
-    except ImportError:  # pragma: no cover - the module ships with the harness
-        return ()
     return tuple(FRANZ_FEATURES)
 
 
@@ -214,7 +213,6 @@ SPRING_BEFORE_42 = ("spring-kafka 4.1's share container needs kafka-clients 4.2+
 def unsupported_release(client: str, version: str) -> str:
     """Why `client` cannot drive share groups on Kafka `version` ("" if it can): one line for the CLI,
     the reason of a "not supported on <line>" skip in the suites."""
-    from harness.kafka.versions import release_line
     line = release_line(version)
     if client == "confluent" and not line.python_share_consumer:
         return f"not supported on {line.line}: " + CONFLUENT_BEFORE_42.format(line=line.line)
@@ -237,7 +235,6 @@ def load_manifest(path: Path) -> DriverInfo:
     """The driver a manifest describes; a HarnessError naming the file and the fix if it is not one. Read
     with `harness.sys.files` (a regular file of at most `MANIFEST_LIMIT` bytes: a fifo or a link to /dev/zero is
     one line, not a hang)."""
-    from harness.sys.files import read_json_object
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         raise HarnessError(f"driver manifest {path} does not exist: give a built-in client "
@@ -262,7 +259,6 @@ def load_manifest(path: Path) -> DriverInfo:
                            f"{max(FEATURE_SINCE[f] for f in newer)}; the manifest declares contract {contract}")
     options = data.get("client_options", {})
     try:
-        from harness.clients.options import check_options
         check_options(options)
     except HarnessError as exc:
         raise HarnessError(f"driver manifest {path}: `client_options`: {exc}") from None
@@ -271,7 +267,6 @@ def load_manifest(path: Path) -> DriverInfo:
             str(base / c) if not Path(c).is_absolute() and (base / c).exists() else c for c in command]
 
     def make(driver_name, config, history, log_dir, dist=None):
-        from harness.clients.driver import ExternalStepDriver
         return ExternalStepDriver(driver_name, config, history, log_dir, argv, cwd=base)
 
     def autonomous(driver_name, config, history, log_dir, dist=None):
@@ -300,16 +295,13 @@ def effective_options(spec) -> dict[str, str]:
 def probe_spec(spec) -> dict[str, Any] | None:
     """`harness.clients.options.probe` of the spec's driver with its effective options (None when there are
     none): a HarnessError naming an option the driver would not apply."""
-    from harness.clients.options import probe
     options = effective_options(spec)
     if not options:
         return None
     info = driver_info(spec.client)
     dist = None
     if info.jvm:
-        from harness.kafka.jars import resolve
-        from harness.sys.paths import cache_dir
-        dist = resolve(spec.kafka_version, cache_dir(), spec.kafka_home)
+        dist = jars.resolve(spec.kafka_version, cache_dir(), spec.kafka_home)
     return probe(info, options, dist)
 
 
@@ -332,7 +324,6 @@ def check_manifest_driver(info: DriverInfo, options: dict[str, str] | None = Non
         raise HarnessError(f"driver manifest {info.source}: its command's program {program!r} is not an executable "
                            f"file{'' if '/' in program else ' on PATH'}: install the driver or fix `command` "
                            "(docs/driver.md)")
-    from harness.clients.options import probe
     try:
         probe(info, dict(options or {}), None, timeout=60.0)
     except HarnessError as exc:

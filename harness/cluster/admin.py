@@ -9,6 +9,8 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic,
                                    ResourceType)
 
+from harness.sys.wait import wait_until
+
 
 def create_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
                  configs: dict[str, str] | None = None, timeout: float = 30.0) -> None:
@@ -90,7 +92,6 @@ def grant(admin: AdminClient, principal: str, resource: str, name: str, operatio
     `resource` (topic or group) `name`, and wait until the cluster lists the ACL."""
     from confluent_kafka.admin import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 
-    from harness.sys.wait import wait_until
     rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
     op = getattr(AclOperation, operation)
     binding = AclBinding(rtype, name, ResourcePatternType.LITERAL, principal, "*", op, AclPermissionType.ALLOW)
@@ -106,7 +107,6 @@ def revoke(admin: AdminClient, principal: str, resource: str, name: str, operati
     """Take back what `grant` allowed, and wait until the cluster no longer lists the ACL."""
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
 
-    from harness.sys.wait import wait_until
     rtype = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}[resource]
     wanted = AclBindingFilter(rtype, name, ResourcePatternType.LITERAL, principal, "*", getattr(AclOperation, operation),
                               AclPermissionType.ALLOW)

@@ -31,9 +31,13 @@ from typing import Iterator
 
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
+from harness.kafka import jars
+from harness.kafka.dead_letter import parse_dead_letter
 from harness.kafka.jars import KafkaDistribution, require_tool
+from harness.kafka.versions import DEFAULT_VERSION, release_line
 from harness.model.share_partition import ARCHIVED, ARCHIVING, STATE_IDS
 from harness.sys import procs
+from harness.sys.wait import WaitTimeout
 
 
 def compiled(dist: KafkaDistribution, cache: Path, program: str = "ShareOffsets", extra: str = "",
@@ -81,11 +85,9 @@ def tools_dist(dist: KafkaDistribution, cache: Path) -> KafkaDistribution:
     """The distribution the harness's own Java tools run from against a cluster of `dist`'s release:
     its own, or the default release's where its jars lack what the tools call
     (`ReleaseLine.own_tools`: 4.0, 4.1)."""
-    from harness.kafka.jars import resolve
-    from harness.kafka.versions import DEFAULT_VERSION, release_line
     if release_line(dist.version).own_tools:
         return dist
-    return resolve(DEFAULT_VERSION, cache)
+    return jars.resolve(DEFAULT_VERSION, cache)
 
 
 def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, timeout: float = 60,
@@ -399,7 +401,6 @@ def read_dead_letters(dist: KafkaDistribution, cache: Path, bootstrap: str, grou
     record's source record (from its context headers), key and value (`harness.kafka.dead_letter`), and
     `archiving`, the [topic, partition, first, last] ranges the share coordinator still held ARCHIVING
     (their DLQ writes under way: not judged missing); None (and a `fail` naming why) if it did not work."""
-    from harness.kafka.dead_letter import parse_dead_letter
     history.append(process, "invoke", "dead-letters", {"group": group, "dlq_topic": dlq_topic})
     try:
         records = [parse_dead_letter(r) for r in run_java(dist, cache, "DeadLetters", bootstrap, dlq_topic)["records"]]
@@ -418,7 +419,6 @@ def share_probe(dist: KafkaDistribution, cache: Path, bootstrap: str, group: str
     from `topic` (`harness/java/ShareProbe.java`, a JVM of its own); a WaitTimeout naming the Java
     consumer's last error line if it does not within `timeout`. The readiness probe of the lines
     librdkafka cannot talk to (4.1)."""
-    from harness.sys.wait import WaitTimeout
     try:
         _run_once(dist, cache, "ShareProbe", (bootstrap, group, topic, token, str(int(timeout * 1000))),
                   timeout + 30, None)

@@ -38,6 +38,7 @@ from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
 from harness.sys import ports as portreg
 from harness.sys.gobuild import GO_SOURCES, build_go
+from harness.sys.paths import cache_dir
 from harness.sys.procs import ManagedProcess, spawn
 from harness.timing import timed
 
@@ -140,7 +141,6 @@ class KfakeCluster:
         """Build (or find) the launcher, start it on fresh loopback ports, wait for its ready line, then
         until a share group consumes a record (`harness.cluster.readiness`). A start that fails (or is
         interrupted) part-way leaves nothing running: the launcher is stopped and its ports freed."""
-        from harness.sys.paths import cache_dir
         binary = build_kfake_launcher(self._cache or cache_dir(), self.kfake_version)
         try:
             self._start(binary)

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.cluster.base import SaslListeners
+from harness.cluster import java_admin
+from harness.cluster.java_admin import read_share_offsets
+from harness.cluster.local.files import write_private
+from harness.conformance.outcomes import precondition
 from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
+from harness.sys.paths import cache_dir
 
 #: how long after a client reported a commit the broker's state may take to show it settled
 SETTLE_S = 3.0
@@ -27,8 +33,6 @@ class AdminOperations:
 
     def read_share_offsets_or_none(self) -> dict[int, dict[str, Any]] | None:
         """`read_share_offsets`, None when the read failed (the history's `share-offsets` op says why)."""
-        from harness.cluster.java_admin import read_share_offsets
-        from harness.sys.paths import cache_dir
         found = read_share_offsets(self.dist(), cache_dir(), self.cluster.bootstrap_servers, self.group,
                                    self.history)
         return None if found is None else {p["partition"]: p for p in found if p["topic"] == self.topic}
@@ -96,7 +100,6 @@ class AdminOperations:
         inconclusive, not the client's FAIL."""
         import time
 
-        from harness.conformance.outcomes import precondition
         deadline = time.monotonic() + within_s
         while True:
             try:
@@ -115,17 +118,14 @@ class AdminOperations:
         """Run a ShareAdmin command (describe, list, delete, alter-offsets, delete-offsets): its JSON
         result, or {"error": ExceptionName, "message"} when the broker refused it. `user`: (name,
         password) to run it as on the SASL/PLAIN listener."""
-        from harness.cluster.java_admin import run_java
-        from harness.sys.paths import cache_dir
         bootstrap, env = self.cluster.bootstrap_servers, None
         if user is not None:
             bootstrap = self.sasl_bootstrap()
             props = self.run_dir / f"admin-{user[0]}.properties"
-            from harness.cluster.local.files import write_private
             write_private(props, "".join(f"{k}={v}\n" for k, v in sasl_client_config("java", *user).items()))
             env = {"KSH_CLIENT_PROPERTIES": str(props)}
         try:
-            return run_java(self.dist(), cache_dir(), "ShareAdmin", bootstrap, command, *args, env=env)
+            return java_admin.run_java(self.dist(), cache_dir(), "ShareAdmin", bootstrap, command, *args, env=env)
         except RuntimeError as exc:
             raise HarnessError(f"ShareAdmin {command} failed: {exc}") from None
 
@@ -141,8 +141,8 @@ class AdminOperations:
     def try_group_configs(self, group: str, **configs: str) -> str | None:
         """Set configs of `group` (underscores for dots, e.g. share_record_lock_duration_ms="2000"): None
         if the cluster accepted them, else the Kafka error it refused them with (e.g. INVALID_CONFIG)."""
-        from harness.cluster.admin import group_config_refusal
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.admin import group_config_refusal  # (deferred: loads confluent_kafka)
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         return group_config_refusal(ClusterInspector(self.cluster.bootstrap_servers).admin, group,
                                     {k.replace("_", "."): v for k, v in configs.items()})
 
@@ -168,13 +168,12 @@ class AdminOperations:
 
     def broker_config(self, name: str) -> str | None:
         """The value of broker config `name` on the first broker (a bound the cluster enforces)."""
-        from harness.cluster.admin import broker_configs
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.admin import broker_configs  # (deferred: loads confluent_kafka)
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         admin = ClusterInspector(self.cluster.bootstrap_servers).admin
         return broker_configs(admin, self.cluster.broker_ids[0]).get(name)
 
     def sasl_bootstrap(self) -> str:
-        from harness.cluster.base import SaslListeners
         servers = self.cluster.sasl_bootstrap_servers if isinstance(self.cluster, SaslListeners) else None
         if not servers:
             raise HarnessError("this cluster has no SASL/PLAIN listener: start a local one with sasl_users")

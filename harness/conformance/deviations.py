@@ -20,6 +20,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.clients.franz import franz_version
+from harness.errors import HarnessError
+from harness.history.store import read_history
 from harness.kafka.implementations import KFAKE_VERSIONS
 
 
@@ -229,7 +232,6 @@ def client_version(client: str, kafka_version: str | None) -> str | None:
         except PackageNotFoundError:
             return None
     if client == "franz":
-        from harness.clients.franz import franz_version
         return franz_version()
     return kafka_version if client == "java" else None
 
@@ -251,8 +253,6 @@ def run_errors(failure: str) -> list[str]:
     it to the application). The run is a chaos run's summary ("run directory: <dir>") or a conformance
     session's ("<VERDICT> <dir>" on its first line); none if it names no run or its history cannot be read
     (then no error is shown: fail closed)."""
-    from harness.errors import HarnessError
-    from harness.history.store import read_history
     named = re.search(r"^run directory: (.+)$", failure, re.M) or re.match(r"(?:PASS|FAIL|UNKNOWN) (/.+)$",
                                                                              failure, re.M)
     if named is None:

@@ -15,7 +15,7 @@ class LogOperations:
 
     def _writer(self):
         """The session's current producer (a new one after the topic grew)."""
-        from harness.clients.producer import HistoryProducer
+        from harness.clients.producer import HistoryProducer  # (deferred: loads confluent_kafka)
         if self._producer is None:
             self._producer = HistoryProducer(self.cluster.bootstrap_servers, self.history,
                                              process=f"producer-{self._producers}", extra=self.producer_config)
@@ -48,8 +48,8 @@ class LogOperations:
         """Create a second topic for the session's group (`<topic>-2`, one partition, every replica as the
         session's), wait until it is led, and return its name: a test of the subscription moves a consumer
         to it. The group's configs apply to it as to the session's topic (they are the group's)."""
-        from harness.cluster.admin import create_topic
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.admin import create_topic  # (deferred: loads confluent_kafka)
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         name = f"{self.topic}-2"
         inspector = ClusterInspector(self.cluster.bootstrap_servers)
         rf = min(self.spec.replication_factor, len(self.cluster.broker_ids))
@@ -66,7 +66,7 @@ class LogOperations:
         """Grow the topic to `total` partitions and wait until each new one has a leader."""
         from confluent_kafka.admin import NewPartitions
 
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         inspector = ClusterInspector(self.cluster.bootstrap_servers)
         before = len(inspector.partitions(self.topic))
         inspector.admin.create_partitions([NewPartitions(self.topic, total)])[self.topic].result(30)
@@ -108,8 +108,8 @@ class LogOperations:
     def compacted(self) -> None:
         """Make the topic compacted, cleaned as soon as a segment rolls (segments roll every 100 ms
         of appends, any dirty ratio, no compaction lag)."""
-        from harness.cluster.admin import set_topic_configs
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.admin import set_topic_configs  # (deferred: loads confluent_kafka)
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         set_topic_configs(ClusterInspector(self.cluster.bootstrap_servers).admin, self.topic, {
             "cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
             "min.compaction.lag.ms": "0", "delete.retention.ms": "0"})
@@ -182,7 +182,7 @@ class LogOperations:
     def produce_transaction(self, count: int, commit: bool, partition: int = 0) -> list[str]:
         """Produce `count` records in one transaction of a new transactional producer, then commit or
         abort it (a `transaction` operation in the history names its ids)."""
-        from harness.clients.producer import HistoryProducer
+        from harness.clients.producer import HistoryProducer  # (deferred: loads confluent_kafka)
         self._producers += 1
         name = f"txn-producer-{self._producers}"
         producer = HistoryProducer(self.cluster.bootstrap_servers, self.history, process=name,
@@ -197,7 +197,7 @@ class LogOperations:
         start offset, recorded in the history as `records-deleted`."""
         from confluent_kafka import TopicPartition
 
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         admin = ClusterInspector(self.cluster.bootstrap_servers).admin
         [future] = admin.delete_records([TopicPartition(self.topic, partition, before)]).values()
         low = future.result(30).low_watermark

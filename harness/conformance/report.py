@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.conformance.outcomes import is_inconclusive
+from harness.report.html import write_html_twin
+
 #: The KIP-932 areas of suites/conformance, in report order: marker name -> title.
 AREAS = {
     "acknowledgement": "Acknowledgement",
@@ -54,7 +57,6 @@ def outcome(report) -> tuple[str, str]:
             reason = " ".join(line.strip() for line in crash.message.splitlines() if line.strip())[:600]
         else:
             reason = (report.longreprtext or "").strip().splitlines()[-1][:300] if report.longreprtext else ""
-        from harness.conformance.outcomes import is_inconclusive
         if is_inconclusive(reason):
             result = "inconclusive"
     return result, reason
@@ -128,6 +130,5 @@ def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path
          "tests": [r.__dict__ for r in rows]}, indent=1))
     path = out_dir / "conformance.md"
     path.write_text(render_markdown(rows, kafka_version, target, client))
-    from harness.report.html import write_html_twin
     write_html_twin(path, f"KIP-932 conformance: Kafka {kafka_version}, {client}")
     return path

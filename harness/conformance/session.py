@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.checkers import compose, verdict_word
 from harness.clients.options import refusal, refused
-from harness.clients.registry import effective_options
+from harness.clients.registry import driver_info, effective_options
 from harness.conformance.admin_ops import AdminOperations
 from harness.conformance.consumer import ConstructionRefused, StepConsumer
 from harness.conformance.log_ops import LogOperations
+from harness.conformance.outcomes import precondition
 from harness.conformance.sasl import sasl_client_config
 from harness.errors import HarnessError
+from harness.history.store import HistoryWriter
 from harness.run.context import RunContext
 from harness.sys.wait import wait_until
 
@@ -64,7 +67,6 @@ class ShareSession(LogOperations, AdminOperations):
         if own_history:
             if group is None or group == self.group:
                 raise HarnessError("own_history is for a consumer of another group: pass group=")
-            from harness.history.store import HistoryWriter
             history = HistoryWriter(self.run_dir / f"history-{group}.jsonl")
             self._other_histories.append(history)
         self.require("mode_default" if mode == "default" else mode)
@@ -143,7 +145,6 @@ class ShareSession(LogOperations, AdminOperations):
     @property
     def driver(self):
         """The driver this session's consumers run (`harness.clients.registry.DriverInfo`)."""
-        from harness.clients.registry import driver_info
         return driver_info(self.client)
 
     def require(self, *features: str) -> None:
@@ -163,8 +164,6 @@ class ShareSession(LogOperations, AdminOperations):
         is deleted); each must still not fail, and every other one must pass. A property the model could
         not decide (unknown) makes the test inconclusive (`Inconclusive`), never the system's FAIL (issue 46
         item 7): the history did not show what the test was to judge."""
-        from harness.checkers import compose
-        from harness.conformance.outcomes import precondition
         self.finish()
         judged = [r for r in self.results if r.checker not in without]
         assert all(r.valid is not False for r in self.results), self.summary()
@@ -176,7 +175,6 @@ class ShareSession(LogOperations, AdminOperations):
                 and (f is None or op.f == f)]
 
     def summary(self) -> str:
-        from harness.checkers import verdict_word
         lines = [f"{verdict_word(self.valid)} {self.run_dir}"]
         for r in self.results:
             if r.valid is not True:

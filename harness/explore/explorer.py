@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from harness.clients.registry import driver_info
 from harness.explore.runner import RunRecord, execute
 from harness.explore.schedule import Schedule
+from harness.explore.shrink import shrink
 from harness.explore.store import Coverage, FindingsStore
 from harness.explore.surface import OPS, Env, faults_for, generate
-from harness.explore.triage import triage
+from harness.explore.triage import dir_name, triage
+from harness.report.rundir import new_run_dir
 from harness.spec import RunSpec
 
 
@@ -54,7 +57,6 @@ def run_seed(seed: int, n: int) -> int:
 
 
 def env_of(spec: RunSpec) -> Env:
-    from harness.clients.registry import driver_info
     line = ".".join(spec.kafka_version.split(".")[:2]) if spec.kafka_version[:1].isdigit() else "4.4"
     return Env(line, driver_info(spec.client).features, spec.backend)
 
@@ -82,7 +84,6 @@ class Explorer:
         self.interrupted = False  # an interrupt came while shrinking (the finding is kept before stopping)
 
     def _run(self, schedule: Schedule, label: str) -> RunRecord:
-        from harness.report.rundir import new_run_dir
         self.runs_made += 1
         run_dir = new_run_dir(f"explore-{label}")
         record = execute(schedule, self.cluster, self.base, run_dir, f"explore-{label}")
@@ -135,7 +136,6 @@ class Explorer:
     def shrink(self, failing: RunRecord, deadline: float) -> RunRecord:
         """The smallest failing run found within the shrink's share of the budget (its runs count and the
         exploration's deadline, with at least one confirming run past it)."""
-        from harness.explore.shrink import shrink
         signature = failing.finding.signature
         best = failing
         runs = 0
@@ -170,7 +170,6 @@ class Explorer:
     def keep(self, original: RunRecord, minimal: RunRecord) -> dict:
         t = triage(minimal.finding.parts, minimal.version, self.base.backend, minimal.ops, minimal.schedule.setup,
                    minimal.finding.lost_produces)
-        from harness.explore.triage import dir_name
         folder = self.store.root / dir_name(minimal.finding.signature)
         reproduce = replay_command(folder)
         folder, new = self.store.record(minimal.finding.signature, minimal.finding.parts, t, minimal.schedule,

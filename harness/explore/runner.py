@@ -20,10 +20,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.conformance.session import ShareSession
 from harness.errors import HarnessError
 from harness.explore.schedule import Schedule, Step
+from harness.explore.surface import MAX_PARTITIONS, OPS
 from harness.explore.triage import RunFinding, StepCheck, assess
+from harness.faults.base import FaultContext
 from harness.spec import RunSpec
+from harness.sys.wait import WaitTimeout, wait_until
 
 POLL_S = 3.0
 #: the sentence a poll in record_limit acquire mode is held to
@@ -263,7 +267,6 @@ class _Steps:
         # (a consumer that is running may have left the group: its session timed out under a fault)
         members = [m for m in before if m in self._described_members()] if before else []
         if members:
-            from harness.explore.surface import OPS
             self.checks.append(StepCheck(
                 "alter-offsets-non-empty-accepted", step,
                 f"altering the group's start offset of partition {p} to {offset} succeeded while the coordinator "
@@ -336,8 +339,7 @@ class _Steps:
         from confluent_kafka import TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
-        from harness.cluster.inspect import ClusterInspector
-        from harness.sys.wait import WaitTimeout, wait_until
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         admin = ClusterInspector(self.s.cluster.bootstrap_servers).admin
         tp = TopicPartition(self.s.topic, p)
 
@@ -352,7 +354,6 @@ class _Steps:
             return None
 
     def add_partitions(self, add: int) -> str:
-        from harness.explore.surface import MAX_PARTITIONS
         total = min(MAX_PARTITIONS, self.partitions + add)
         if total <= self.partitions:
             raise _Skip(f"the topic has {self.partitions} partitions already")
@@ -367,8 +368,7 @@ class _Steps:
 
     def _growth_read_back(self, exc: Exception) -> None:
         """createPartitions raised: read the partition count back (recording a growth that happened)."""
-        from harness.cluster.inspect import ClusterInspector
-        from harness.sys.wait import WaitTimeout, wait_until
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         inspector = ClusterInspector(self.s.cluster.bootstrap_servers)
         try:
             count = wait_until(lambda: len(inspector.partitions(self.s.topic)) or None, timeout=90, interval=1.0,
@@ -382,7 +382,7 @@ class _Steps:
             self.partitions = count
 
     def fault(self, name: str, pick: int) -> str:
-        from harness.faults import CATALOGUE
+        from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
         if self.active and (CATALOGUE[name].exclusive or CATALOGUE[name].takes_node or
                             any(CATALOGUE[r.fault].exclusive or CATALOGUE[r.fault].takes_node for r in self.active)):
             raise _Skip(f"{name} cannot run beside {', '.join(r.fault for r in self.active)}")
@@ -408,9 +408,7 @@ class _Skip(Exception):
 
 def execute(schedule: Schedule, cluster, base: RunSpec, run_dir: Path, name: str = "explore") -> RunRecord:
     """Run `schedule` on `cluster` (a fresh topic and group) and check it; the record of the run."""
-    from harness.conformance.session import ShareSession
-    from harness.faults.base import FaultContext
-    from harness.faults.nemesis import Nemesis
+    from harness.faults.nemesis import Nemesis  # (deferred: loads confluent_kafka)
     started = time.monotonic()
     spec = run_spec(base, schedule, name)
     session = ShareSession(cluster, spec, run_dir)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.sys.files import read_json
 
 SCHEMA = "ksh-explore-schedule/1"
 
@@ -100,7 +101,6 @@ class Schedule:
 
     @staticmethod
     def load(path: Path, known: tuple[str, ...] = ()) -> "Schedule":
-        from harness.sys.files import read_json
         return Schedule.from_json(read_json(path, "explorer schedule"), str(path), known)
 
     def text(self) -> str:

@@ -31,6 +31,8 @@ from typing import Any, Iterable, Sequence
 from harness.errors import HarnessError
 from harness.explore.schedule import Schedule
 from harness.explore.triage import Triage, dir_name
+from harness.model.profiles import KNOWN_BUGS
+from harness.sys.files import read_json
 
 #: The sentence each property of the oracle decides (KIP-932), for a report's "expected".
 PROPERTY_SENTENCES = {
@@ -113,14 +115,12 @@ class FindingsStore:
         return path
 
     def total_coverage(self) -> Coverage:
-        from harness.sys.files import read_json
         total = Coverage()
         for path in self.coverage_files():
             total = total.merge(Coverage.from_json(read_json(path, "explorer coverage"), str(path)))
         return total
 
     def findings(self) -> list[dict[str, Any]]:
-        from harness.sys.files import read_json
         out = []
         if self.root.is_dir():
             for path in sorted(self.root.glob("*/finding.json")):
@@ -136,7 +136,6 @@ class FindingsStore:
         occurrence = {"machine": machine(), "exploration_seed": exploration_seed, "run_seed": original.seed,
                       "run": str(run_dir), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
                       "steps": len(original.steps), "minimal_steps": len(minimal.steps)}
-        from harness.sys.files import read_json
         existing = read_json(folder / "finding.json", "explorer finding") if (folder / "finding.json").exists() else None
         new = existing is None
         keep_new_schedule = new or len(minimal.steps) < int(existing.get("minimal_steps", 1 << 30))
@@ -160,7 +159,6 @@ class FindingsStore:
     def merge(self, others: Sequence[Path]) -> tuple[int, int, int]:
         """Fold the stores `others` (other machines' reports/findings) into this one: (new findings, occurrences
         added, coverage files added)."""
-        from harness.sys.files import read_json
         new = added = files = 0
         for other in others:
             if not other.is_dir():
@@ -212,7 +210,6 @@ def _copy_run(run_dir: Path, target: Path) -> None:
 def report_md(signature: str, parts: Sequence[str], triage: Triage, schedule: Schedule, reasons: Sequence[str],
               evidence: Sequence[int], ops: Sequence[Any], reproduce: str) -> str:
     """The finding as an upstream bug report."""
-    from harness.model.profiles import KNOWN_BUGS
     what = ", ".join(p for p in parts)
     title = f"Share group on Kafka {schedule.kafka_version}: {what}"
     expected = []

@@ -160,7 +160,7 @@ class _State:
 
 def generate(env: Env, kafka_version: str, client: str, seed: int, steps: int) -> Schedule:
     """A schedule of `steps` steps for the run seeded `seed` (the same seed, the same schedule)."""
-    from harness.faults import CATALOGUE
+    from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
     rng = random.Random(seed)
     setup = draw_setup(rng, env, seed)
     state = _State(setup)

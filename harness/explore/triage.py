@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from harness.model.allowances import ALLOWANCES
 from harness.model.profiles import KNOWN_BUGS
 
 OUTCOMES = ("pass", "known", "fail", "unknown")
@@ -65,7 +66,6 @@ class RunFinding:
 
 def assess(results: Sequence[Any], step_checks: Sequence[StepCheck], harness_errors: Sequence[str]) -> RunFinding:
     """The run's parts and outcome from its checkers' results, its step checks and its harness errors."""
-    from harness.model.allowances import ALLOWANCES
     parts: set[str] = set()
     reasons: list[str] = []
     unknown: list[str] = []

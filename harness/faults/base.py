@@ -23,6 +23,7 @@ from harness.cluster.base import Cluster
 from harness.errors import HarnessError
 from harness.history.store import HistoryWriter
 from harness.kafka.wire import connection_reset_after, probe  # noqa: F401  (re-exported for the faults)
+from harness.sys.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
     from harness.clients.driver import ConsumerDriver
@@ -156,7 +157,6 @@ def choose(items: list[Any], pick: int, what: str) -> Any:
 
 def wait_effect(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
     """`wait_until`, but a timeout means the fault did not take effect (NotApplied)."""
-    from harness.sys.wait import WaitTimeout, wait_until
     try:
         return wait_until(condition, timeout=timeout, what=what, interval=interval)
     except WaitTimeout as exc:

@@ -14,17 +14,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from harness.cluster.kfake import LeaderMoves
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.process import DISRUPTS
 
 
 def _moves(ctx: FaultContext):
-    from harness.cluster.kfake import LeaderMoves
     return ctx.cluster_as(LeaderMoves)
 
 
 def _leader_moves_type() -> tuple[type, ...]:
-    from harness.cluster.kfake import LeaderMoves
     return (LeaderMoves,)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from harness.cluster.base import Partitionable, node_ids
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, connection_reset_after, probe, wait_effect
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.proxy.client import CUT_TOXIC_PREFIX
 from harness.proxy.links import Link
 
 TOXIC_PREFIX = "ksh_"
@@ -69,7 +70,6 @@ def cut_and_prove(ctx: FaultContext, links: list[Link]) -> str:
 
 def _cut_listed(ctx: FaultContext, link: Link, any_: bool = False) -> bool:
     """Both cut toxics (one per direction) are on the link's proxy; with `any_`, at least one is."""
-    from harness.proxy.client import CUT_TOXIC_PREFIX
     toxics = ctx.cluster_as(Partitionable).toxiproxy.list_toxics(link.name)
     count = sum(t.name.startswith(CUT_TOXIC_PREFIX) for t in toxics)
     return count >= 1 if any_ else count == 2

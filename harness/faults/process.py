@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.cluster.base import Installed, Killable, Pausable, node_ids
+from harness.cluster.java_admin import active_controller
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
+from harness.sys.paths import cache_dir
 
 DISRUPTS = ("leader-change", "coordinator-loss")
 
@@ -106,8 +108,6 @@ class CoordinatorLoss:
             return lambda: ctx.inspector.group_coordinator(ctx.group)
         if self.role == "share":
             return lambda: ctx.inspector.share_coordinator(ctx.group, ctx.topic, partition)
-        from harness.cluster.java_admin import active_controller
-        from harness.sys.paths import cache_dir
         return lambda: active_controller(ctx.cluster_as(Installed).distribution, cache_dir(),
                                          ctx.cluster.bootstrap_servers)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from confluent_kafka import ElectionType, KafkaException, TopicPartition
 
+from harness.cluster.base import implementation_of
 from harness.cluster.inspect import OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from harness.faults.base import FaultContext
 from harness.kafka import wire
@@ -20,7 +21,6 @@ INTERNAL = (OFFSETS_TOPIC, SHARE_STATE_TOPIC)
 
 def topics_of(ctx: FaultContext) -> list[str]:
     """The test topic and Apache Kafka's internal topics (kfake keeps its groups' state in memory: none)."""
-    from harness.cluster.base import implementation_of
     internal = list(INTERNAL) if implementation_of(ctx.cluster) == "apache" else []
     return ([ctx.topic] if ctx.topic else []) + internal
 

@@ -65,7 +65,7 @@ def generate(faults: tuple[str, ...], seed: int, timing: ScheduleTiming, interva
     (a scenario test: this fault, under this workload). `events` (a workload's consumer faults:
     crashes, joins) are drawn the same way as `random` and fitted in under the same rules.
     """
-    from harness.faults import CATALOGUE
+    from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
     if not faults and not events:
         return []
     unknown = [f for f in (*faults, *events) if f not in CATALOGUE]
@@ -111,7 +111,7 @@ def generate(faults: tuple[str, ...], seed: int, timing: ScheduleTiming, interva
 def _earliest(schedule: list[ScheduledFault], t: float, duration: float, fault, max_overlap: int) -> float:
     """The first time >= t at which `fault`, lasting `duration`, may run under the overlap rules
     (checked against every entry its whole window overlaps, also ones that start later)."""
-    from harness.faults import CATALOGUE
+    from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
     while True:
         overlapping = [s for s in schedule if s.at < t + duration and t < s.at + s.duration]
         blockers = [s for s in overlapping

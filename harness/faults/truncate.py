@@ -31,10 +31,12 @@ from harness.clients.logging import client_logging
 from harness.clients.producer import HistoryProducer
 from harness.cluster.admin import set_topic_configs, topic_configs
 from harness.cluster.base import Installed, Killable, Partitionable
+from harness.cluster.java_admin import active_controller
 from harness.faults.base import FaultContext, NotApplied, Plan, choose, wait_effect
 from harness.faults.network import cut_and_prove, heal_and_prove
 from harness.faults.recovery import restore_preferred_leaders, wait_in_sync
 from harness.proxy.links import Link
+from harness.sys.paths import cache_dir
 from harness.sys.wait import wait_until
 
 UNWRITTEN = 5  # records written to the leader that must never be committed
@@ -192,8 +194,6 @@ def _leaders_seen(ctx: FaultContext, partition: int, brokers) -> set[int | str |
 
 
 def _active_controller(ctx: FaultContext) -> int | None:
-    from harness.cluster.java_admin import active_controller
-    from harness.sys.paths import cache_dir
     try:
         return active_controller(ctx.cluster_as(Installed).distribution, cache_dir(), ctx.cluster.bootstrap_servers)
     except RuntimeError as exc:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 from harness.cluster.base import Upgradable, node_ids
+from harness.errors import HarnessError
 from harness.faults.base import FaultContext, NotApplied, Plan
 from harness.faults.bounce import heal_roll
 from harness.faults.process import DISRUPTS
@@ -48,7 +49,6 @@ def previous_line_release(version: str = DEFAULT_VERSION) -> str:
     rolling upgrade to `version` starts when the release under test is that newest one."""
     at = SUPPORTED_LINES.index(release_of(version))
     if at == 0:
-        from harness.errors import HarnessError
         raise HarnessError(f"{version} is of the oldest supported line: no earlier release to upgrade from")
     return newest_known(SUPPORTED_LINES[at - 1])
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from harness.errors import HarnessError, first_line
-from harness.history.schema import SCHEMA_VERSION, Op
+from harness.history.schema import SCHEMA_VERSION, Op, validate_event_value
+from harness.history.store import read_history_prefix, require_regular
 
 NULL = -1  # a missing integer in memory; null in Parquet
 INT_COLUMNS = ("index", "time", "partition", "offset", "delivery_count")
@@ -125,7 +126,6 @@ class EventTable:
         naming the file (and the row's op index and field)."""
         import pyarrow.parquet as pq
 
-        from harness.history.store import require_regular
         require_regular(path)  # a fifo or a device: one line, never a read that blocks
         try:
             table = pq.read_table(path)
@@ -148,7 +148,6 @@ def open_parquet_history(path: Path, read_dictionary: Sequence[str] = REPEATED_C
     file. The repeated string columns are read as their dictionaries (see `stream_parquet`)."""
     import pyarrow.parquet as pq
 
-    from harness.history.store import require_regular
     require_regular(path)  # a fifo or a device: one line, never a read that blocks
     try:
         handle = pq.ParquetFile(path, read_dictionary=list(read_dictionary))
@@ -230,7 +229,6 @@ def check_event_values(batches, path: Path, ops: "OpRows | None" = None) -> None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from harness.history.schema import validate_event_value
     wanted = pa.array(VALUE_FS, pa.string())
     whole = ops is None
     ops = ops or OpRows(path)
@@ -510,7 +508,6 @@ def load_history(path: Path) -> EventTable:
     """A run directory (its history.parquet, else history.jsonl), a .parquet or a .jsonl file. A .jsonl
     history whose last line was cut short (the run crashed while writing it) is its lines before it, with
     `incomplete` saying so: its check is unknown, never a pass (`harness.check.inprocess`)."""
-    from harness.history.store import read_history_prefix
     path = Path(path)
     if path.is_dir():
         for name in ("history.parquet", "history.jsonl"):

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from harness.errors import HarnessError
+from harness.model.profiles import model_profile
+
 SCHEMA_VERSION = 1
 #: Every operation name a version-1 history may hold (see docs/history.md).
 KNOWN_F = frozenset({
@@ -256,8 +259,6 @@ def _check_release(v: Any, t: str) -> None:
 
 
 def parse_version_or_fail(version: str, where: str) -> None:
-    from harness.errors import HarnessError
-    from harness.model.profiles import model_profile
     try:
         model_profile(version)
     except HarnessError as exc:

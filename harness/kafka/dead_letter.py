@@ -25,6 +25,8 @@ ARCHIVED regardless"): exactly the loss the no-loss checker's DLQ accounting loo
 
 from __future__ import annotations
 
+from harness.errors import HarnessError
+from harness.kafka.versions import release_line
 from harness.model.share_partition import ARCHIVING, STATE_IDS
 
 #: group configs, by role (`harness.kafka.versions.ReleaseLine.group_config`)
@@ -54,8 +56,6 @@ MODES = ("off", "headers", "copy")
 def group_config_names(version: str, mode: str) -> tuple[str, str]:
     """The group configs (topic name, copy) that give a group a DLQ on Kafka `version`; a release without
     DLQs is one line naming the release that has them."""
-    from harness.errors import HarnessError
-    from harness.kafka.versions import release_line
     line = release_line(version)
     names = line.group_config("dead_letter_topic"), line.group_config("dead_letter_copy")
     if None in names:

@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from harness import parse
 from harness.errors import HarnessError
+from harness.kafka.versions import release_line
 
 _INT_MAX = 2**31 - 1
 
@@ -96,7 +98,6 @@ def check_number(name: str, value: Any, started: bool, what: str) -> int:
 def check_group_configs(configs: Any, version: str, started: bool) -> None:
     """Every `--group-config KEY=VALUE` of a run on Kafka `version`: a share-group config of the release, not
     one a harness option sets, with a value of its type within its bounds; else one line naming the fix."""
-    from harness.kafka.versions import release_line
     if not isinstance(configs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in configs.items()):
         raise HarnessError(f"invalid group configs {configs!r}: give KEY=VALUE strings, e.g. "
                            "share.isolation.level=read_committed")
@@ -118,7 +119,6 @@ def check_group_configs(configs: Any, version: str, started: bool) -> None:
 def _check_value(rule: GroupConfigRule, value: str, started: bool) -> None:
     fix = ""
     if rule.kind == "int":
-        from harness import parse
         least, most = bounds(rule.name, started)
         try:
             parse.count(value, least=least, most=most)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from harness.errors import HarnessError
+from harness.kafka.versions import DEFAULT_VERSION
 
 KFAKE_MODULE = "github.com/twmb/franz-go/pkg/kfake"
 #: Versions the harness has run, newest first: the first serves share groups with KIP-1222's RENEW; the
@@ -36,7 +37,6 @@ def check_kfake_version(version: str) -> str:
 
 def default_kafka_version(backend: str) -> str:
     """The Kafka release a run targets when none is named: the harness default, or the API level kfake serves."""
-    from harness.kafka.versions import DEFAULT_VERSION
     return KFAKE_KAFKA_LEVEL if backend == "kfake" else DEFAULT_VERSION
 
 

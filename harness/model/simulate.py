@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from harness.history.schema import SCHEMA_VERSION, Op
+from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
 from harness.model.profiles import model_profile
 from harness.model.share_partition import ACQUIRED, AVAILABLE, SharePartition
 
@@ -172,7 +173,6 @@ def _read_start_offsets_and_close(rec: _Recorder, parts, consumers: list[str], c
         rec.emit(c, "invoke", "close", {})
         rec.emit(c, "ok", "close", {})
     if cfg.dead_letter:  # the DLQ read to its end, after the consumers closed
-        from harness.kafka.dead_letter import MESSAGE_LIMIT, MESSAGE_REJECTED
         dlq = f"dlq.{cfg.topic}"
         rec.emit("admin-dlq", "invoke", "dead-letters", {"group": cfg.group, "dlq_topic": dlq})
         rec.tick()

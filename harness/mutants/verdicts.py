@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from harness.checkers import check_safe
+from harness.checkers.registry import OWN
+from harness.history.events import EventTable
 from harness.history.schema import Op
 from harness.mutants.registry import Mutant
 
 
 def check_table(table: Any) -> dict[str, Any]:
     """Every checker's Result for an EventTable (the seven checkers share one replay of it)."""
-    from harness.checkers import check_safe
-    from harness.checkers.registry import OWN
     return {name: check_safe(name, checker, table) for name, checker in OWN.items()}
 
 
 def check_all(ops: Sequence[Op]) -> dict[str, Any]:
     """Every checker's Result for `ops` (flattened once, replayed once)."""
-    from harness.history.events import EventTable
     return check_table(EventTable.from_ops(ops))
 
 

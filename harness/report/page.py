@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.history.schema import Op
+from harness.history.story import record_named, story_ops
+from harness.report.browser import chromium
 from harness.report.html import STYLE
 from harness.report.plots import COLOURS, figures, series
+from harness.sys.files import read_json_object
 
 PAGE = "run.html"
 #: anomalies listed per checker on the page (the verdict.json has them all)
@@ -80,7 +83,6 @@ def anomaly_marks(ops: Sequence[Op], verdict: dict[str, Any] | None) -> list[tup
     crashes of its holders, faults while held) of the record its message names (the first
     `ANOMALIES_SHOWN` records named). Every evidence operation is kept; the stories add at most
     `STORY_MARKS`. Sorted by time."""
-    from harness.history.story import record_named, story_ops
     evidence: dict[int, tuple[float, str, str]] = {}
     named: dict[tuple[str, int, int], str] = {}
     for r in (verdict or {}).get("results", ()):
@@ -127,7 +129,6 @@ def read_verdict(run_dir: Path) -> dict[str, Any] | None:
     """The run's verdict.json (None if it was not written): a JSON object in a regular file of bounded size,
     else one line of bad input naming it (`harness.sys.files`: a fifo never blocks, a link to /dev/zero never
     fills the memory)."""
-    from harness.sys.files import read_json_object
     path = run_dir / "verdict.json"
     if not path.exists():
         return None
@@ -167,7 +168,6 @@ def write_plot_images(run_dir: Path, ops: Sequence[Op]) -> list[Path]:
 
     import plotly.io as pio
 
-    from harness.report.browser import chromium
     os.environ.setdefault("BROWSER_PATH", chromium())  # kaleido's browser: Debian's, never a download
     verdict = read_verdict(run_dir)
     figs = figures(series(ops), anomaly_marks(ops, verdict), archived_at_limit(verdict))

@@ -59,7 +59,7 @@ class Series:
 
 def fault_bands(ops: Sequence[Op]) -> list[Fault]:
     """The faults of a run from its fault-start / fault-heal operations."""
-    from harness.faults import CATALOGUE
+    from harness.faults import CATALOGUE  # (deferred: loads confluent_kafka)
     faults: dict[str, Fault] = {}
     end = ops[-1].time / NS if ops else 0.0
     for op in ops:

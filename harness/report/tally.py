@@ -26,7 +26,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Sequence
 
+from harness import exitcodes
 from harness.errors import HarnessError
+from harness.sys.files import BadFile, read_json_object
 
 #: what a run's spec.json or verdict.json may weigh (a verdict lists anomalies: a few MB at most)
 LIMIT = 64 * 1024 * 1024
@@ -61,7 +63,6 @@ def run_dirs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 def _read(run: Path, name: str) -> dict:
     """`run/name` as a JSON object, read bounded; one line naming the run directory otherwise."""
-    from harness.sys.files import BadFile, read_json_object
     try:
         return read_json_object(run / name, name, LIMIT)
     except BadFile as exc:
@@ -137,7 +138,6 @@ def tally(paths: Sequence[str | os.PathLike]) -> dict[str, dict]:
 
 def tally_exit(rows: dict[str, dict]) -> int:
     """0 every run passed; 1 a run failed; 3 a run unknown or unfinished, or no run at all."""
-    from harness import exitcodes
     if not rows:
         return exitcodes.UNKNOWN
     if any(r["fail"] for r in rows.values()):

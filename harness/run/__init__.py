@@ -19,6 +19,8 @@ from pathlib import Path
 
 from harness.checkers import compose
 from harness.cluster.base import Cluster
+from harness.report.page import write_run_page
+from harness.report.progress import RunProgress
 from harness.run.context import RunContext, kafka_version_of, make_cluster
 from harness.run.drain import drain
 from harness.run.outcome import RunOutcome
@@ -39,7 +41,6 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
     shown = contextlib.ExitStack()
     try:
         if progress:
-            from harness.report.progress import RunProgress
             shown.enter_context(RunProgress(ctx.history, spec.name))
         pool = start_consumers(ctx)
         if chaos:
@@ -72,7 +73,6 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
 def _page(ctx: RunContext, spec: RunSpec) -> None:
     """The run's page (`run.html`). A report never decides a run: a page that cannot be drawn is one line
     on stderr, and the verdict (or the error that broke the run off) stands."""
-    from harness.report.page import write_run_page
     try:
         write_run_page(ctx.run_dir, ctx.history.ops(), f"{spec.name} seed {spec.seed}")
     except Exception as exc:  # noqa: BLE001 - see above

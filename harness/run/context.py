@@ -27,13 +27,21 @@ from typing import TYPE_CHECKING, Any
 
 from harness.check import check_events, engine_for
 from harness.checkers import Result, compose, verdict_word
+from harness.clients.logging import LOGGER
 from harness.cluster.base import Cluster
+from harness.cluster.java_admin import read_dead_letters, read_share_offsets, read_share_state
+from harness.history.events import EventTable
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
+from harness.kafka import jars
+from harness.kafka.dead_letter import (TOPIC_ENABLE_CONFIG, archiving_ranges, dead_letter_topic, group_config_names,
+                                       writes_pending)
+from harness.kafka.versions import release_line
 from harness.report.rundir import new_run_dir, write_json
 from harness.settings import reproduce_command
 from harness.spec import RunSpec
-from harness.sys.wait import wait_until
+from harness.sys.paths import cache_dir
+from harness.sys.wait import WaitTimeout, wait_until
 from harness.timing import timed
 
 if TYPE_CHECKING:
@@ -44,13 +52,13 @@ def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
     """The backend the spec asks for: external if bootstrap servers are given, else local processes,
     (backend docker) containers of the spec's image, or (backend kfake) franz-go's kfake."""
     if spec.bootstrap_servers:
-        from harness.cluster.external import ExternalCluster
+        from harness.cluster.external import ExternalCluster  # (deferred: loads confluent_kafka)
         return ExternalCluster(spec.bootstrap_servers)
     if spec.backend == "kfake":
-        from harness.cluster.kfake import KfakeCluster
+        from harness.cluster.kfake import KfakeCluster  # (deferred: loads confluent_kafka)
         return KfakeCluster(run_dir, brokers=spec.brokers, version=spec.kafka_version,
                             kfake_version=spec.kfake_version, base_port=spec.base_port)
-    from harness.cluster.local import LocalClusterSpec
+    from harness.cluster.local import LocalClusterSpec  # (deferred: loads confluent_kafka)
     local = LocalClusterSpec(
         version=spec.kafka_version, brokers=spec.brokers, controllers=spec.controllers, log_dirs=spec.log_dirs,
         heap_mb=spec.heap_mb,
@@ -62,9 +70,9 @@ def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
 def backend_cluster(spec: RunSpec, local: LocalClusterSpec, run_dir: Path) -> LocalCluster:
     """A cluster laid out as `local` says, on the backend (and image) `spec` names: local processes, or
     containers (a `DockerCluster` is a `LocalCluster`)."""
-    from harness.cluster.local import LocalCluster
+    from harness.cluster.local import LocalCluster  # (deferred: loads confluent_kafka)
     if spec.backend == "docker":
-        from harness.cluster.docker import DockerCluster
+        from harness.cluster.docker import DockerCluster  # (deferred: loads confluent_kafka)
         return DockerCluster(local, run_dir, image=spec.kafka_image, classpath=spec.kafka_image_classpath)
     return LocalCluster(local, run_dir)
 
@@ -84,7 +92,6 @@ def topic_name(spec: RunSpec) -> str:
 def limit_settings(spec: RunSpec, version: str) -> list[tuple[str, str, int]]:
     """(limit key, group config name, value) for the spec's lock duration and delivery-count limit, where
     the release has a group-level name (else the broker's value stays; the config op records what is in force)."""
-    from harness.kafka.versions import release_line
     profile, out = release_line(version), []
     for key, role, value in (("lock_duration_ms", "lock_duration", spec.lock_duration_ms),
                              ("delivery_count_limit", "delivery_count_limit", spec.delivery_count_limit)):
@@ -120,7 +127,6 @@ class RunContext:
         topic and the share group (its configs shown by the cluster) and record the `config` op. What
         was opened is closed again if a step fails. `names`: (topic, group) to use instead of the run's
         own (a conformance test of the legal identifiers; the topic must not exist yet)."""
-        from harness.clients.logging import LOGGER
         spec.validate()
         run_dir = run_dir or new_run_dir(spec.name)
         write_json(run_dir / "spec.json", {"spec": json.loads(spec.to_json()), "reproduce": reproduce_command(spec)})
@@ -142,8 +148,10 @@ class RunContext:
     def _prepare_group(self) -> dict[str, int]:
         """Create the topic (every partition led), set the group's configs, wait until the cluster shows
         them, and record the `config` op the checkers read; the limits in force."""
+        # (deferred: loads confluent_kafka)
+        # (deferred: loads confluent_kafka)
         from harness.cluster.admin import create_topic, group_configs_shown, limits_in_force, set_group_configs
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         spec, cluster = self.spec, self.cluster
         inspector = ClusterInspector(cluster.bootstrap_servers)
         rf = min(spec.replication_factor, len(cluster.broker_ids))
@@ -178,8 +186,7 @@ class RunContext:
         """With the spec's dead-letter on: create the group's DLQ topic (`dlq.<topic>`, as many partitions
         as the topic, marked as a DLQ topic: the brokers do not create it by default) and return the group
         configs that name it (KIP-1191; `harness.kafka.dead_letter`)."""
-        from harness.cluster.admin import create_topic
-        from harness.kafka.dead_letter import TOPIC_ENABLE_CONFIG, dead_letter_topic, group_config_names
+        from harness.cluster.admin import create_topic  # (deferred: loads confluent_kafka)
         if self.spec.dead_letter == "off":
             return {}
         name_config, copy_config = group_config_names(version, self.spec.dead_letter)  # the cluster's release
@@ -194,9 +201,7 @@ class RunContext:
 
     def dist(self):
         """The Kafka distribution (jars) of the version under test, for the Java tools and driver."""
-        from harness.kafka.jars import resolve
-        from harness.sys.paths import cache_dir
-        return resolve(self.version, cache_dir(), self.spec.kafka_home)
+        return jars.resolve(self.version, cache_dir(), self.spec.kafka_home)
 
     # -- after the consumers ------------------------------------------------------------------
     @timed("check")
@@ -205,8 +210,6 @@ class RunContext:
         `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
         short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
         as process `admin-state` (one outstanding operation per process)."""
-        from harness.cluster.java_admin import read_share_offsets, read_share_state
-        from harness.sys.paths import cache_dir
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
         names = self._state_topic_names()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
@@ -220,7 +223,7 @@ class RunContext:
 
     def _state_topic_names(self) -> dict[str, str]:
         """topic id -> name of the run's topic, for decoding `__share_group_state` (keyed by topic id)."""
-        from harness.cluster.inspect import ClusterInspector
+        from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
         return {ClusterInspector(self.cluster.bootstrap_servers).topic_id(self.topic): self.topic}
 
     def read_dead_letters(self, state: list[dict] | None = None,
@@ -229,10 +232,6 @@ class RunContext:
         has no record left ARCHIVING (its DLQ write still under way; `state`: a `share-state` read just
         made, else one is made; `names`: its topic names, if known); the DLQ records, or None if the read
         failed (recorded)."""
-        from harness.cluster.java_admin import read_dead_letters, read_share_state
-        from harness.kafka.dead_letter import archiving_ranges, writes_pending
-        from harness.sys.paths import cache_dir
-        from harness.sys.wait import WaitTimeout
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
 
         def settled() -> bool:
@@ -265,7 +264,6 @@ class RunContext:
             finally:
                 self.history.close()
                 if self._client_log is not None:
-                    from harness.clients.logging import LOGGER
                     LOGGER.removeHandler(self._client_log)
                     self._client_log.close()
 
@@ -279,7 +277,6 @@ class RunContext:
     @timed("check")
     def check(self) -> tuple[tuple[Result, ...], str]:
         """Every checker on the history (also stored as history.parquet): (results, engine used)."""
-        from harness.history.events import EventTable
         events = EventTable.from_ops(self.history.ops())
         events.write_parquet(self.run_dir / "history.parquet")
         engine = engine_for(self.spec.check_engine, len(events), self.spec.spark_threshold)

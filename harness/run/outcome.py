@@ -9,6 +9,8 @@ from typing import Any
 
 from harness.checkers import Result, verdict_word
 from harness.errors import HarnessError
+from harness.history.store import read_history
+from harness.history.story import record_named, story
 from harness.settings import reproduce_command
 from harness.spec import RunSpec
 
@@ -69,8 +71,6 @@ class RunOutcome:
     def _stories(self, most: int = 2) -> list[str]:
         """The history of the records the first anomalies name (`harness.history.story`), so a failure
         can be read from a log alone (in CI the run directory goes with the clone)."""
-        from harness.history.store import read_history
-        from harness.history.story import record_named, story
         keys = []
         for r in self.results:
             for a in r.anomalies[:1]:

@@ -17,7 +17,11 @@ from dataclasses import replace
 
 from harness.clients.pool import DriverPool
 from harness.clients.producer import HistoryProducer
-from harness.clients.registry import driver_info
+from harness.clients.registry import driver_info, effective_options
+from harness.faults.base import FaultContext
+from harness.faults.nemesis import Nemesis
+from harness.faults.recovery import wait_in_sync
+from harness.faults.schedule import TIMINGS, generate, to_json
 from harness.history.store import HistoryWriter
 from harness.report.rundir import write_json
 from harness.run.context import RunContext
@@ -29,7 +33,6 @@ from harness.timing import spent, timed
 
 def start_consumers(ctx: RunContext) -> DriverPool:
     """`spec.consumers` drivers of `spec.client` in chaos mode, each its own process."""
-    from harness.clients.registry import effective_options
     spec = ctx.spec
     # `slow` holds a batch past its lock: the lock in force, the tolerance, and a second to spare.
     hold_ms = ctx.limits.get("lock_duration_ms", 30000) + spec.lock_tolerance_ms + 1000
@@ -80,9 +83,6 @@ def flush(producer: HistoryProducer, history: HistoryWriter) -> None:
 def produce_under_faults(ctx: RunContext, pool: DriverPool) -> list:
     """Workload and nemesis together: the producer in a thread (spread over the fault phase), the seeded
     schedule in this thread, then heal everything and wait for recovery. The fault records, in start order."""
-    from harness.faults.base import FaultContext
-    from harness.faults.nemesis import Nemesis
-    from harness.faults.schedule import TIMINGS, generate, to_json
     spec = ctx.spec
     schedule = generate(spec.faults, spec.effective_fault_seed, TIMINGS[spec.profile], spec.fault_interval,
                         spec.fault_mode, spec.workload_events)
@@ -119,7 +119,6 @@ def wait_recovered(fault_ctx, history: HistoryWriter, pool: DriverPool, consumer
                    progress_timeout: float = 60.0) -> None:
     """After the heal: every partition led with a full ISR, every consumer slot running, consumers progressing
     (waited for up to `progress_timeout`: 60 s, or the run's drain timeout if shorter)."""
-    from harness.faults.recovery import wait_in_sync
     history.append("harness", "invoke", "recover", {})
     wait_in_sync(fault_ctx, timeout=120)
     for _ in range(max(0, consumers - len(pool.live()))):

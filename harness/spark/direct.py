@@ -20,7 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history.events import COLUMNS
+from harness.checkers import crash_reason
+from harness.checkers.replay import Replay, config_of
+from harness.history.events import COLUMNS, EventTable
 from harness.spark.merge import SlotOutput
 from harness.spark.pruning import idle_returns, string_codes
 from harness.spark.slots import row_slots
@@ -195,9 +197,6 @@ def _read_config(table, f) -> tuple[Any, str | None]:
     crash reason: every property unknown)."""
     import numpy as np
 
-    from harness.checkers import crash_reason
-    from harness.checkers.replay import config_of
-    from harness.history.events import EventTable
     try:
         at = np.flatnonzero(f == _Codes.CONFIG)[:1] if f is not None else []
         return config_of(EventTable.from_arrow(table.slice(int(at[0]) if len(at) else 0, len(at)))), None
@@ -210,7 +209,6 @@ def _replay(table, config) -> str:
     then the file's order."""
     import numpy as np
 
-    from harness.checkers.replay import Replay
     index = table["index"].to_numpy()
     if not is_sorted(index):
         table = table.take(np.argsort(index, kind="stable"))

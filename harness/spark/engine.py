@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.check.histories import check_schema, check_values, events_in, missing_history
 from harness.check.results import RunCheck, missing_check
-from harness.errors import HarnessError
+from harness.errors import HarnessError, raise_if_interrupted
 from harness.spark.direct import run_direct
 from harness.spark.merge import SlotOutput, merge
 from harness.spark.session import DEFAULT_MEMORY, interruptible, spark_session
@@ -75,7 +75,6 @@ def _spark_check(files: list[Path], master: str | None, layout: str) -> list[Run
 def _failed_job_is_one_line(job, n_files: int):
     """`job()`; an exception it raises is one line naming the likely fix (a HarnessError), unless Ctrl-C is
     behind it (a Py4J error raised from a KeyboardInterrupt): then it is that KeyboardInterrupt."""
-    from harness.errors import raise_if_interrupted
     try:
         return job()
     except HarnessError:

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.check.results import RunCheck
 from harness.checkers import Result, observed_result
+from harness.checkers.replay import PROPERTIES, Observation, Partial, Replay, observation
 from harness.spark.tables import replay_rows
 
 
@@ -48,7 +49,6 @@ def _gather(found: SlotOutput) -> tuple[dict[int, list], dict[int, int]]:
     """Add each slot's facts to `found.facts`; per run, the partials and the polls with records."""
     import numpy as np
 
-    from harness.checkers.replay import Partial, Replay
     polls: dict[int, list] = {}
     partials: dict[int, list[Partial]] = {}
     for r in found.rows:
@@ -77,7 +77,6 @@ def _add_facts(fact: dict[str, Any], r: dict[str, Any]) -> None:
 
 def _check(file: Path, fact: dict[str, Any], bad_config: str | None, partials: list, batches: int) -> RunCheck:
     """One history's check from its facts and partials."""
-    from harness.checkers.replay import PROPERTIES, Observation, observation
     if bad_config is not None:
         results = tuple(Result(p, "unknown", reason=bad_config) for p in PROPERTIES)
     elif not fact.get("events"):

@@ -20,7 +20,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.checkers import verdict_word
+from harness.errors import HarnessError, first_line, raise_if_interrupted
+from harness.history.store import require_regular
+from harness.report.html import page
+from harness.spark.session import interruptible, spark_session
+from harness.sys.files import read_text
 
 SEED_PART = re.compile(r"\bs\d+-")  # "test_x[s3-leader-kill-mix]" -> "test_x[leader-kill-mix]"
 COLUMNS = ("run", "night", "checked_at", "engine", "version", "scenario", "seed", "verdict", "allowances",
@@ -51,7 +56,6 @@ def run_facts(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def row_for(check, engine: str, facts: tuple[dict[str, Any], dict[str, Any]] | None = None) -> dict[str, Any]:
     """The table row of a `RunCheck` (spec.json and verdict.json beside the history fill the run's facts:
     `facts`, as `run_facts` read them before the check, else read now)."""
-    from harness.checkers import verdict_word
     run_dir = run_dir_of(check.path)
     spec, verdict = facts if facts is not None else run_facts(check.path)
     name = str(spec.get("name") or run_dir.name)
@@ -95,7 +99,6 @@ def _seed(value: Any) -> int:
 def _json(path: Path, what: str) -> dict[str, Any]:
     """The JSON object in `path`; {} if it is missing or not one. BadFile (bad input) if it is not a regular
     file or is too big (`harness.sys.files`)."""
-    from harness.sys.files import read_text
     if not path.exists():
         return {}
     text = read_text(path, f"the {what} file", limit=SMALL_FACTS)
@@ -129,7 +132,6 @@ def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
     """Per scenario and night: runs, passes, pass rate, anomalies (a Spark query over the table)."""
     from pyspark.sql import functions as F
 
-    from harness.spark.session import interruptible, spark_session
     check_table(table)  # a table Spark would choke on is refused first, in one line
     spark = spark_session(master)
 
@@ -145,7 +147,6 @@ def summary(table: Path, master: str | None = None) -> list[dict[str, Any]]:
         try:
             rows = query()
         except Exception as exc:  # a part damaged past its footer: one line, not a JVM trace
-            from harness.errors import first_line, raise_if_interrupted
             raise_if_interrupted(exc)
             cause = [line for line in str(exc).splitlines() if "Error" in line or "Exception" in line]
             raise HarnessError(f"the nightly table {table} could not be read: "
@@ -160,8 +161,6 @@ def check_table(table: Path) -> list[Path]:
     another schema is bad input, not a Spark failure)."""
     import pyarrow.parquet as pq
 
-    from harness.errors import first_line
-    from harness.history.store import require_regular
     if not table.is_dir():
         raise HarnessError(f"{table} is not a nightly table (a directory of part-*.parquet): check runs with "
                            f"--nightly {table} first")
@@ -215,6 +214,5 @@ def report_html(rows: list[dict[str, Any]]) -> str:
                        f"<div style='background:{colour};width:{max(pct, 4)}%;height:8px'></div>"
                        f"{r['passed']}/{r['runs']} ({r['anomalies']} anomalies)</td>")
         body.append(f"<tr><td>{html.escape(scenario)}</td>{''.join(tds)}</tr>")
-    from harness.report.html import page
     return page("share-harness nightly", "<h1>Nightly: pass rate and anomalies per scenario</h1><table>"
                 f"<tr><th>scenario</th>{head}</tr>{''.join(body)}</table>")

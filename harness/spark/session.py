@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.sys.procs import REAPER
 
 #: The embedded Spark's driver heap, unless KSH_SPARK_MEMORY says otherwise.
 DEFAULT_MEMORY = "2g"
@@ -50,7 +51,6 @@ def spark_session(master: str | None = None, memory: str | None = None):
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     global _local_dir
     if _local_dir is None:  # scratch space of this process: removed by stop(), or by the reaper if we die
-        from harness.sys.procs import REAPER
         _local_dir = Path(tempfile.mkdtemp(prefix="ksh-spark-"))
         REAPER.register_dir(_local_dir)
     log_config = _local_dir / "log4j2.properties"  # errors only: no start-up chatter on the user's terminal
@@ -109,7 +109,6 @@ def stop(jvm: bool = False) -> None:
         if jvm:
             _stop_jvm()
     if _local_dir is not None:
-        from harness.sys.procs import REAPER
         shutil.rmtree(_local_dir, ignore_errors=True)
         REAPER.forget_dir(_local_dir)
         _local_dir = None

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import crash_reason
-from harness.history.events import COLUMNS, FLAT_VALUE
+from harness.checkers.replay import Replay, config_of
+from harness.history.events import COLUMNS, FLAT_VALUE, EventTable
 from harness.spark.merge import SlotOutput
 from harness.spark.pruning import without_idle_commit_returns
 from harness.spark.slots import slot_values
@@ -101,8 +102,6 @@ def _read_configs(global_rows, bad_config: dict[int, str]) -> dict[int, Any]:
     it; a run whose config cannot be read goes to `bad_config` (every property unknown)."""
     import pyarrow.compute as pc
 
-    from harness.checkers.replay import config_of
-    from harness.history.events import EventTable
     configs: dict[int, Any] = {}
     config_rows = global_rows.filter(pc.equal(global_rows["f"], "config")).sort_by([("index", "ascending"),
                                                                                     ("seq", "ascending")])
@@ -169,7 +168,6 @@ def _replay_run(run: int, mine, config, common):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from harness.checkers.replay import Replay
     times = pc.min_max(mine["time"])
     is_ok = pc.equal(mine["type"], "ok")
     polls = mine.filter(pc.and_(pc.equal(mine["f"], "poll"), is_ok)).column("index")

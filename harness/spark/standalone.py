@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.errors import HarnessError
+from harness.spark.session import stop
 from harness.sys import ports as port_registry
 from harness.sys.procs import REAPER, ManagedProcess, spawn
 from harness.sys.wait import wait_until
@@ -208,5 +209,4 @@ def _stop_session_of(url: str | None) -> None:
     from pyspark.sql import SparkSession
     active = SparkSession.getActiveSession()
     if active is not None and active.sparkContext.master == url:
-        from harness.spark.session import stop
         stop()

@@ -8,6 +8,8 @@ Everything imports lazily: the module is loaded by the front, which must not nee
 
 from __future__ import annotations
 
+from harness.history.events import EventTable
+
 
 def is_sorted(values) -> bool:
     """Whether the int array `values` never decreases."""
@@ -41,7 +43,6 @@ def replay_rows(table, chunk: int = 65_536):
     """The rows of an Arrow event table as replay tuples, converted a chunk at a time (bounded memory)."""
     import pyarrow as pa
 
-    from harness.history.events import EventTable
     for batch in table.to_batches(max_chunksize=chunk):
         yield from EventTable.from_arrow(pa.Table.from_batches([batch])).rows()
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Sequence
 
+from harness.errors import HarnessError
+
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
@@ -326,7 +328,6 @@ def run_checked(name: str, args: Sequence[str], timeout: float, what: str, *, la
                 **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """`run`, with one-line `HarnessError`s naming `what`: it took over `timeout` s, or it exited
     non-zero (then the first line of its error output, or the last with `last_line`)."""
-    from harness.errors import HarnessError
     try:
         proc = run(name, args, timeout, **kwargs)
     except subprocess.TimeoutExpired:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from harness.cluster.inspect import ClusterInspector
+from harness.cluster.java_admin import share_probe
 from harness.cluster.local.files import cluster_id_of, format_storage, log_dirs, write_node
 from harness.cluster.local.links import ProxyLinks
 from harness.cluster.local.logs import LogMark, copy_new_log_bytes, error_tails
@@ -33,7 +34,7 @@ from harness.kafka import cds
 from harness.kafka import config as kconfig
 from harness.kafka import features
 from harness.kafka.jars import KafkaDistribution, resolve
-from harness.kafka.versions import check_supported, parse_version
+from harness.kafka.versions import check_supported, parse_version, release_line
 from harness.proxy.links import LinkMap
 from harness.sys.paths import cache_dir
 from harness.sys.ports import allocate, release
@@ -165,10 +166,8 @@ class LocalCluster:
     def _java_probe(self) -> Callable[[str, str, str, float], None] | None:
         """The readiness probe's consumer where librdkafka's ShareConsumer cannot talk to the release
         (`ReleaseLine.python_share_consumer`): the release's own KafkaShareConsumer."""
-        from harness.kafka.versions import release_line
         if release_line(self.distribution.version).python_share_consumer:
             return None
-        from harness.cluster.java_admin import share_probe
         return lambda group, topic, token, timeout: share_probe(self.distribution, cache_dir(), self.bootstrap_servers,
                                                                 group, topic, token, timeout)
 

@@ -8,16 +8,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from harness.kafka import config as kconfig
+from harness.proxy import server as proxy_server
+from harness.proxy.client import ToxiproxyClient
 from harness.proxy.links import Link, LinkMap
+from harness.proxy.server import ToxiproxyServer
 from harness.sys.paths import cache_dir
 from harness.sys.procs import spawn
-
-if TYPE_CHECKING:
-    from harness.proxy.client import ToxiproxyClient
-    from harness.proxy.server import ToxiproxyServer
 
 
 class ProxyLinks:
@@ -30,10 +29,8 @@ class ProxyLinks:
 
     def start(self, claim_port: Callable[[], int], log_path: Path) -> None:
         """Find (or build) Toxiproxy, take its API port from `claim_port`, start it and connect."""
-        from harness.proxy.client import ToxiproxyClient
-        from harness.proxy.server import ToxiproxyServer, find_or_build_toxiproxy
 
-        binary = find_or_build_toxiproxy(cache_dir())
+        binary = proxy_server.find_or_build_toxiproxy(cache_dir())
         self.server = ToxiproxyServer(spawn=lambda argv, log: spawn("toxiproxy", argv, log_path=log))
         port = claim_port()
         log_path.parent.mkdir(parents=True, exist_ok=True)
