@@ -18,7 +18,6 @@ from harness.clients.behaviours import BEHAVIOURS  # noqa: F401  (re-exported: t
 from harness.clients.options import check_options
 from harness.clients.registry import driver_info
 from harness.errors import HarnessError
-from harness.faults.schedule import TIMINGS, shortest_interval
 from harness.kafka.dead_letter import MODES, group_config_names
 from harness.kafka.group_configs import check_group_configs, check_number
 from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
@@ -293,6 +292,8 @@ class RunSpec:
                                    f"use the consumer faults {', '.join(hosted)}")
 
     def _check_fault_interval(self, interval: Any) -> None:
+        # (deferred: the harness.faults package loads confluent_kafka; the spec is read by every pytest session)
+        from harness.faults.schedule import TIMINGS, shortest_interval
         phase = TIMINGS[self.profile].phase
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not math.isfinite(interval) \
                 or interval <= 0:

@@ -167,3 +167,16 @@ def test_every_import_left_inside_a_function_says_why_and_no_module_is_in_a_cycl
     silent = [f"{module}:{line}" for module, line, commented in deferred if not commented]
     assert silent == [], f"imports inside functions without a reason: {silent[:10]}"
     assert structure.cycles(edges) == []
+
+
+def test_the_plugin_and_the_settings_load_no_heavy_library():
+    """Every pytest session of a Python with the harness installed loads the plugin, and it reads the table of
+    settings: neither may load confluent_kafka, pyspark or plotly (they load where a fixture or a command needs
+    them; a deferred import says so)."""
+    import subprocess
+    import sys
+    code = ("import sys, ksh_fixtures.plugin, harness.settings, harness.spec\n"
+            "print(sorted(m for m in ('confluent_kafka', 'pyspark', 'plotly') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
