@@ -221,7 +221,7 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
 
 def _unknown_cell(cell: Cell, why: str) -> None:
     cell.areas = {area: "UNKNOWN" for area in (*AREAS, CHAOS_AREA)}
-    cell.evidence = [f"{why}: see {cell.out / 'pytest.log'}"]
+    cell.evidence = [f"{why}: see {shown(cell.out / 'pytest.log', cell.out.parents[1])}"]
 
 
 def read_cell(cell: Cell) -> None:
@@ -240,7 +240,7 @@ def read_cell(cell: Cell) -> None:
         for test in conformance.get("tests") or ():
             if test["result"] in ("fail", "error", "xfail", "unknown", "inconclusive"):
                 kind = "known bug" if test["result"] == "xfail" else test["result"]
-                where = f" ({test['run_dir']})" if test.get("run_dir") else ""
+                where = f" ({shown(Path(test['run_dir']), cell.out.parents[1])})" if test.get("run_dir") else ""
                 evidence.append(f"{kind}: `{test['test']}`: {test.get('reason') or '?'}{where}")
     except BadFile as exc:
         _unknown_cell(cell, f"unreadable conformance report ({exc})")
@@ -258,7 +258,7 @@ def read_cell(cell: Cell) -> None:
                              "so no area but a failed one is decided")
     if cell.rc == 5:
         cell.evidence.append(f"unknown: no test passed (pytest exit 5): the cell checked nothing that held; see "
-                             f"{cell.out / 'pytest.log'}")
+                             f"{shown(cell.out / 'pytest.log', cell.out.parents[1])}")
 
 
 def _testcases(junit: Path) -> list[ET.Element] | str:
@@ -362,6 +362,19 @@ def chaos_result(junit: Path, selected: bool = False) -> tuple[str, list[str]]:
     return word, evidence
 
 
+def shown(path: Path, page_dir: Path) -> str:
+    """`path` as the matrix page (in `page_dir`) names it: relative to the page's directory when inside it (the
+    cells' reports and logs), else relative to the reports root (a run's directory, `reports/runs/...`), so the
+    page names no directory of the machine that wrote it and stays right when the matrix directory is copied."""
+    path = Path(path)
+    for base, prefix in ((page_dir, ""), (reports_root(), "reports/")):
+        try:
+            return prefix + str(path.resolve().relative_to(Path(base).resolve()))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def render(cells: list[Cell]) -> str:
     """The page: KIP area x (release, client), then each cell's evidence and reproduce command."""
     kfake = [bool(kfake_column(c.version)) for c in cells]
@@ -384,7 +397,8 @@ def render(cells: list[Cell]) -> str:
         lines += [f"- Kafka {line}.x: {why}" for line, why in sorted(UNCHECKABLE_LINES.items())]
     for c in cells:
         lines += ["", f"## {_implementation(c.version)}, client {c.client}: {cell_word(c)}", "",
-                  f"Report: `{c.out / 'conformance' / 'conformance.md'}`; log: `{c.out / 'pytest.log'}`; "
+                  f"Report: `{shown(c.out / 'conformance' / 'conformance.md', c.out.parents[1])}`; "
+                  f"log: `{shown(c.out / 'pytest.log', c.out.parents[1])}`; "
                   f"reproduce: `{c.reproduce}`", ""]
         lines += [f"- {e}" for e in c.evidence] or ["- nothing failed"]
     return "\n".join(lines) + "\n"

@@ -175,3 +175,16 @@ def test_a_cell_with_an_area_not_run_is_not_finished_without_a_selection(tmp_pat
     # a selection that ran nothing passed nothing: unknown, run again on --resume
     assert not Cell("4.4.0", "java", tmp_path, areas={"ordering": "NOT RUN"}, select="ordering").finished()
     assert not Cell.from_json({"version": "4.4.0", "client": "java", "out": str(tmp_path)}).seed  # none recorded
+
+
+def test_the_page_names_no_directory_of_the_machine_that_wrote_it(tmp_path, monkeypatch):
+    """A matrix page is published (docs/matrix/): a cell's report and log are named relative to the page's
+    directory, a run's directory relative to the reports root; never the writer's absolute paths."""
+    monkeypatch.setenv("KSH_REPORTS_DIR", str(tmp_path / "reports"))
+    run = tmp_path / "reports" / "runs" / "20261129-test_a"
+    run.mkdir(parents=True)
+    tests = [{"test": "suites/conformance/test_locks.py::test_a", "result": "fail", "reason": "lock held 3 s",
+              "run_dir": str(run)}]
+    page = render([cell(tmp_path / "reports" / "matrix" / "m", 1, {"locks": "FAIL"}, tests)])
+    assert str(tmp_path) not in page, page
+    assert "(reports/runs/20261129-test_a)" in page and "log: `4.4.0/confluent/pytest.log`" in page
