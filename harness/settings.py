@@ -30,7 +30,7 @@ from harness.clients.options import check_options, parse_options
 from harness.errors import HarnessError
 from harness.kafka.dead_letter import MODES
 from harness.kafka.implementations import default_kafka_version
-from harness.spec import BACKENDS, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, SPARK_THRESHOLD, RunSpec
+from harness.spec import BACKENDS, CHECK_ENGINES, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, SPARK_THRESHOLD, RunSpec
 from harness.workloads import WORKLOADS, apply_workload
 
 #: Commands whose options come from the table ("suite": what `run --suite` passes on to pytest).
@@ -183,7 +183,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("consumers", f"share consumers (default {RunSpec.consumers}, or the workload's)", cli="--consumers",
             commands=("run",), read=lambda text: parse.count(text, least=1)),
     Setting("behaviour", f"what the consumers do (default {RunSpec.behaviour}, or the workload's)",
-            cli="--behaviour", commands=("run",), choices=None),  # choices: set below (the behaviours' names)
+            cli="--behaviour", commands=("run",), choices=tuple(BEHAVIOURS)),
     Setting("records", "records produced (default: the profile's)", cli="--records", commands=("run",),
             read=lambda text: parse.count(text, least=1)),
     Setting("workload", "a named consumer workload (sets behaviour, consumers, partitions, short locks and a low "
@@ -191,7 +191,7 @@ SETTINGS: tuple[Setting, ...] = (
     # the share group (after the workload, whose own lock and limit a value given replaces)
     Setting("dead_letter", "the share group's dead-letter queue (KIP-1191, Kafka 4.4+): off, headers (DLQ records "
                            "carry the context headers only) or copy (and the record); checked by no-loss",
-            cli="--dead-letter", commands=("run",)),
+            cli="--dead-letter", commands=("run",), choices=tuple(MODES)),
     Setting("lock_duration_ms", "the share group's acquisition lock (share.record.lock.duration.ms; default: the "
                                 "broker's)", cli="--lock-duration-ms", commands=("run",),
             read=lambda text: parse.count(text, least=1)),
@@ -225,7 +225,7 @@ SETTINGS: tuple[Setting, ...] = (
             plugin_write=lambda options: json.dumps(options, sort_keys=True)),
     # checking
     Setting("check_engine", "engine that checks each run's history: inprocess, spark, or auto (spark above the "
-                            "spark threshold)", plugin="--ksh-engine", choices=("auto", "inprocess", "spark")),
+                            "spark threshold)", plugin="--ksh-engine", choices=CHECK_ENGINES),
     Setting("spark_threshold", f"events above which auto checks on Spark (default {SPARK_THRESHOLD:,})",
             plugin="--ksh-spark-threshold", read=parse.count),
     Setting("rules", "only the client rules named, comma-separated (default: all)", cli="--rules",
@@ -235,12 +235,6 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def _with_choices() -> tuple[Setting, ...]:
-    chosen = {"behaviour": BEHAVIOURS, "dead_letter": MODES}
-    return tuple(replace(s, choices=tuple(chosen[s.key])) if s.key in chosen else s for s in SETTINGS)
-
-
-SETTINGS = _with_choices()
 BY_KEY = {s.key: s for s in SETTINGS}
 
 

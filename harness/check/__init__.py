@@ -21,9 +21,6 @@ from harness.checkers import Result, check_safe
 from harness.checkers.registry import CHECKERS
 from harness.spec import SPARK_THRESHOLD  # `auto` checks on Spark above it (one definition)
 
-ENGINES = ("auto", "inprocess", "spark")
-
-
 def engine_for(engine: str, events: int, threshold: int = SPARK_THRESHOLD) -> str:
     """The engine that checks `events` rows: `engine`, or for "auto" spark above `threshold`, else in-process."""
     if engine != "auto":

@@ -16,7 +16,7 @@ from harness import parse, settings
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_VERSION
 from harness.kafka.versions import DEFAULT_VERSION
-from harness.spec import IMAGE_CLASSPATH, SPARK_THRESHOLD
+from harness.spec import CHECK_ENGINES, IMAGE_CLASSPATH, SPARK_THRESHOLD
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
 #: control; "external": --bootstrap-servers). A suite is refused up front on any other.
@@ -114,7 +114,7 @@ def _add_check(sub) -> None:
                                           "of runs again")
     check.add_argument("history", type=_path, nargs="+")
     check.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
-    check.add_argument("--engine", choices=("auto", "inprocess", "spark"), default="auto",
+    check.add_argument("--engine", choices=CHECK_ENGINES, default="auto",
                        help="inprocess: one Python replay per history; spark: one Spark job for all (Parquet "
                             "only); auto: spark when the histories hold more than --spark-threshold events")
     check.add_argument("--spark-master", default=None,
