@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from harness import parse
@@ -138,7 +138,7 @@ class Setting:
     def default(self) -> Any:
         if self.key == "seeds":
             return None
-        return {f.name: f for f in fields(RunSpec)}[self.key].default
+        return RunSpec.default(self.key)
 
 
 SETTINGS: tuple[Setting, ...] = (

@@ -19,7 +19,7 @@ from harness.check.inprocess import check_inprocess
 from harness.check.results import RunCheck, missing_check, write_check
 from harness.checkers import Result, check_safe
 from harness.checkers.registry import CHECKERS
-from harness.spec import SPARK_THRESHOLD  # `auto` checks on Spark above it (one definition)
+from harness.check.plan import SPARK_THRESHOLD  # `auto` checks on Spark above it (one definition)
 
 def engine_for(engine: str, events: int, threshold: int = SPARK_THRESHOLD) -> str:
     """The engine that checks `events` rows: `engine`, or for "auto" spark above `threshold`, else in-process."""

@@ -18,11 +18,12 @@ brokers enforce (`group.share.min/max.*`). Two ranges per number:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness import parse
 from harness.errors import HarnessError
+from harness.kafka.dead_letter import MODES, group_config_names
 from harness.kafka.versions import release_line
 
 _INT_MAX = 2**31 - 1
@@ -138,3 +139,38 @@ def _check_value(rule: GroupConfigRule, value: str, started: bool) -> None:
             return
         fix = "earliest, latest or by_duration:<ISO-8601 duration>, e.g. by_duration:PT10M"
     raise HarnessError(f"invalid --group-config {rule.name}={value!r}: use {fix}")
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """The share group part of a run's spec (`harness.spec.RunSpec.group`): the group's configs, its lock
+    and delivery-count limit, its dead-letter queue; validated against the release and the cluster's bounds."""
+
+    group_configs: dict[str, str] = field(default_factory=dict)
+    lock_duration_ms: int | None = None  # the group's acquisition lock (None: the broker's)
+    delivery_count_limit: int | None = None  # the group's delivery-count limit, where the release has it
+    #: the group's dead-letter queue (KIP-1191, 4.4+): off, headers (DLQ records carry the context headers
+    #: only) or copy (and the record's key and value); its topic is `dlq.<topic>` (harness.kafka.dead_letter)
+    dead_letter: str = "off"
+
+    def validate(self, kafka_version: str, started: bool) -> "GroupPlan":
+        """Within the bounds the release (and, on a cluster the harness starts, `started`, its brokers) accept;
+        every group config a config of the release with a value it takes. An INVALID_CONFIG after the cluster
+        started would waste it."""
+        if self.dead_letter not in MODES:
+            raise HarnessError(f"invalid dead-letter {self.dead_letter!r}: use one of {', '.join(MODES)}")
+        if self.dead_letter != "off":
+            group_config_names(kafka_version, self.dead_letter)
+        if self.lock_duration_ms is not None:
+            check_number("share.record.lock.duration.ms", self.lock_duration_ms, started, "lock-duration-ms")
+        if self.delivery_count_limit is not None:
+            check_number("share.delivery.count.limit", self.delivery_count_limit, started, "delivery-count-limit")
+        check_group_configs(self.group_configs, kafka_version, started)
+        return self
+
+    def has_limit_config(self, kafka_version: str) -> bool:
+        """Whether the release has the group-level delivery-count limit (else the brokers' applies)."""
+        try:
+            return release_line(kafka_version).group_config("delivery_count_limit") is not None
+        except HarnessError:
+            return True  # a version the harness does not know: say what the spec holds

@@ -29,7 +29,7 @@ from harness.cluster.local.node import LocalNode
 from harness.errors import HarnessError
 from harness.kafka import cds
 from harness.kafka.jars import KafkaDistribution
-from harness.spec import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
+from harness.cluster.plan import IMAGE_CLASSPATH as DEFAULT_CLASSPATH
 from harness.sys.procs import REAPER
 from harness.timing import timed
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from harness.cluster.docker.engine import LABEL, owner
 from harness.cluster.local.node import LocalNode
-from harness.spec import IMAGE_CLASSPATH
+from harness.cluster.plan import IMAGE_CLASSPATH
 from harness.sys.procs import REAPER
 
 if TYPE_CHECKING:
