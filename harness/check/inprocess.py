@@ -22,6 +22,7 @@ from harness.check.results import RunCheck, missing_check
 from harness.checkers import Result, check_safe, crash_reason, observed_result
 from harness.checkers.registry import CHECKERS
 from harness.checkers.registry import OWN as own
+from harness.checkers.registry import PROPERTIES
 from harness.checkers.replay import Observation, Replay, config_of
 from harness.errors import HarnessError, first_line
 from harness.history.events import (COLUMNS, NULL, EventTable, batch_events, checked_batches, load_history,
@@ -167,7 +168,7 @@ def _replay(stream: _Stream):
     `harness.checkers.replay.replay` on the streamed rows."""
     first = next(stream.batches, None)
     if stream.handle.metadata.num_rows == 0:
-        obs = Observation()
+        obs = Observation.of(PROPERTIES)
         obs.unknown["*"] = "the history is empty"
         return obs, None
     try:

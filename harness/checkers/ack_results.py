@@ -24,6 +24,7 @@ from collections import defaultdict
 
 from harness.checkers import exclusive
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -379,3 +380,20 @@ class AckBook:
                 self.findings.anomaly(NAME, "ack-result-missing",
                                       f"{process}'s {a.type} of {key[0]}-{key[1]}@{key[2]} never got a result",
                                       (a.index,), process=process)
+
+
+class AckResults(Judge):
+    """Judged by the replay's model (`AckBook`)."""
+
+    NAME = NAME
+    SENTENCE = ("KafkaShareConsumer's contract: each acknowledgement's result reaches the application (commitSync's "
+                "return, the acknowledgement commit callback) once, and an error only for an acknowledgement that "
+                "did not land")
+
+    @staticmethod
+    def stats(n, config, found):
+        return {"acks": n["acks"]}
+
+    @staticmethod
+    def unknown(n, config, found):
+        return "no acknowledgement in the history: nothing to check" if not n["acks"] else found

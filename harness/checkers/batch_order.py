@@ -6,10 +6,11 @@ Anomaly: `batch-order`.
 
 from __future__ import annotations
 
+from harness.checkers.judge import Judge
 NAME = "batch-order"
 
 
-class Judge:
+class Ordering:
     """Reads each delivered record's row in history order (one poll's rows are consecutive)."""
 
     def __init__(self, findings) -> None:
@@ -27,3 +28,19 @@ class Judge:
                                   f"poll by {process}: {tp[0]}-{tp[1]} offset {offset} after {prev} in one batch",
                                   (index,), topic=tp[0], partition=tp[1], previous=prev, offset=offset)
         self.batch_last[tp] = offset
+
+
+class BatchOrder(Judge):
+    """Judged by the replay's model (`Ordering.row` at each delivered record's row)."""
+
+    NAME = NAME
+    SENTENCE = ("KIP-932 \u00a7Ordering: records of a share-partition in a batch are in increasing offset order "
+                "(redeliveries may be out of order across batches)")
+
+    @staticmethod
+    def stats(n, config, found):
+        return {"batches": n["batches"]}
+
+    @staticmethod
+    def unknown(n, config, found):
+        return "no poll delivered records: nothing to check" if not n["batches"] else found

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.checkers import no_loss
 from harness.checkers.ledger import ACCEPTED
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -55,3 +56,21 @@ def judge_start_read(r: ReplayView, index: int, time: int, process: str, tp: tup
                                f"was never acknowledged and is below the delivery limit (delivered {rec.count} "
                                f"times)", (rec.produce_index, index), start=start, offset=o)
             break
+
+
+class DurableState(Judge):
+    """Judged by the replay's model (`judge_start_read`; `__share_group_state` by `harness.checkers.state_topic`)."""
+
+    NAME = NAME
+    SENTENCE = ("KIP-932 \u00a7Share group state persistence: the share coordinator's durable state (the SPSO and "
+                "the states of in-flight records) agrees with what was acknowledged")
+
+    @staticmethod
+    def stats(n, config, found):
+        return {"start_offset_reads": n["durable-reads"], **found}
+
+    @staticmethod
+    def unknown(n, config, found):
+        if not n["durable-reads"]:
+            return "the history holds no read of durable state (share-offsets): nothing to check"
+        return found

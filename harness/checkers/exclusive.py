@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.checkers.delivery_count import polled_unknown
 from harness.checkers.ledger import MS
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -54,3 +56,20 @@ def judge_settled(r: ReplayView, rec, process: str, ack, key: tuple, index: int,
                           f"{process}'s {ack.type} of {key[0]}-{key[1]}@{key[2]} succeeded although "
                           f"{rec.owner} acquired the record after it was acknowledged",
                           (ack.index, rec.last_index, index))
+
+
+class Exclusive(Judge):
+    """Judged by the replay's model (`judge_delivery`, `judge_settled`)."""
+
+    NAME = NAME
+    SENTENCE = ("KIP-932 \u00a7Client programming interface: poll \"returns a set of in-flight records acquired for "
+                "this consumer for the duration of the acquisition lock timeout\": no other consumer holds them then")
+
+    @staticmethod
+    def stats(n, config, found):
+        return {"deliveries": n["deliveries"], "lock_duration_ms": int(config.get("lock_duration_ms", 30000)),
+                "tolerance_ms": int(config.get("lock_tolerance_ms", 2000))}
+
+    @staticmethod
+    def unknown(n, config, found):
+        return polled_unknown(n, config, found, without_config=True)

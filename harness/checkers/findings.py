@@ -17,10 +17,7 @@ from typing import Any, Sequence
 
 from harness.checkers import Anomaly
 from harness.model.allowances import ALLOWANCES
-from harness.model.profiles import model_profile
 
-PROPERTIES = ("no-loss", "delivery-count", "batch-order", "exclusive-acquisition", "no-redelivery-after-ack",
-              "ack-results", "durable-state")
 NEVER = 1 << 62
 ANOMALY_CAP = 1000
 EVIDENCE_KEPT = 20  # uses of each allowance whose evidence a result lists
@@ -29,23 +26,28 @@ KNOWN_BUG_EVIDENCE = 5  # messages kept (in stats) of situations a known bug of 
 
 @dataclass
 class Observation:
-    """Everything the replay found, per property."""
+    """Everything the replay found, per property (`of`: one empty entry for each of the judges' properties)."""
 
-    anomalies: dict[str, list[Anomaly]] = field(default_factory=lambda: {p: [] for p in PROPERTIES})
-    allowances: dict[str, dict[str, int]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
+    anomalies: dict[str, list[Anomaly]] = field(default_factory=dict)
+    allowances: dict[str, dict[str, int]] = field(default_factory=dict)
     #: property -> allowance -> the first EVIDENCE_KEPT uses, each the op indexes that justified it
-    allowance_evidence: dict[str, dict[str, list[list[int]]]] = field(
-        default_factory=lambda: {p: {} for p in PROPERTIES})
-    stats: dict[str, dict[str, Any]] = field(default_factory=lambda: {p: {} for p in PROPERTIES})
+    allowance_evidence: dict[str, dict[str, list[list[int]]]] = field(default_factory=dict)
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # property -> why it cannot be decided
     config: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def of(properties: Sequence[str], config: dict[str, Any] | None = None) -> "Observation":
+        return Observation({p: [] for p in properties}, {p: {} for p in properties}, {p: {} for p in properties},
+                           {p: {} for p in properties}, {}, dict(config or {}))
 
 
 class Findings:
     """Where the parts of one replay report: `anomaly`, `allow`, counts `n` and `obs` (the Observation)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.obs = Observation(config=config)
+    def __init__(self, config: dict[str, Any], properties: Sequence[str]) -> None:
+        self.obs = Observation.of(properties, config)
+        self.obs.config = config
         self.n: dict[str, int] = defaultdict(int)
 
     def anomaly(self, prop: str, kind: str, message: str, evidence: tuple[int, ...], **detail: Any) -> None:
@@ -105,13 +107,15 @@ class Partial:
                        data.get("allowance_evidence", {}))
 
 
-def observation(partials: Sequence[Partial], batches: int | None = None) -> Observation:
-    """The verdict-ready Observation of the partials' history (one partial: a whole-history replay).
+def observation(partials: Sequence[Partial], judges: Sequence[Any], batches: int | None = None) -> Observation:
+    """The verdict-ready Observation of the partials' history (one partial: a whole-history replay), with the
+    stats and unknowns of each of `judges` (`harness.checkers.judge.Judge`; the registry's `JUDGES`).
 
     Anomalies are listed in history order (by evidence), at most ANOMALY_CAP per property; `batches`
     overrides the summed count of polls with records (a poll spanning partitions is in several partials)."""
     config = next((p.config for p in partials if p.config), {})
-    obs = Observation(config=config)
+    obs = Observation.of([j.NAME for j in judges], config)
+    obs.config = config
     n: dict[str, int] = defaultdict(int)
     for part in partials:
         _merge(obs, n, part)
@@ -124,8 +128,14 @@ def observation(partials: Sequence[Partial], batches: int | None = None) -> Obse
         if len(found) > ANOMALY_CAP:
             n[f"{prop}:more"] += len(found) - ANOMALY_CAP
             del found[ANOMALY_CAP:]
-    _stats(obs, n, config)
-    _unknowns(obs, n, config)
+    for judge in judges:  # each property's stats and unknown from the merged counts: the judge's
+        stats = judge.stats(n, config, obs.stats[judge.NAME])
+        if n[f"{judge.NAME}:more"]:
+            stats["anomalies_not_listed"] = n[f"{judge.NAME}:more"]
+        obs.stats[judge.NAME] = stats
+        why = judge.unknown(n, config, obs.unknown.get(judge.NAME))
+        if why is not None:
+            obs.unknown[judge.NAME] = why
     return obs
 
 
@@ -160,58 +170,6 @@ def _merge(obs: Observation, n: dict[str, int], part: Partial) -> None:
     for prop, why in part.unknown.items():  # the earliest in the history, as one replay would keep
         if prop not in obs.unknown or _at_index(why) < _at_index(obs.unknown[prop]):
             obs.unknown[prop] = why
-
-
-def _stats(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
-    """Each property's stats from the merged counts."""
-    profile = model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3")
-    limit = int(config.get("delivery_count_limit", 5))
-    s = obs.stats
-    s["no-loss"] = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
-                    "archived_at_limit": n["archived-at-limit"] + n["archived"], "unknown_outcome": n["unresolved-maybe"],
-                    "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
-                    "truncated": n["truncated"], "deleted": n["deleted"], "compacted": n["compacted"],
-                    "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"],
-                    "skipped_after_unclean_election": n["skipped-after-unclean-election"],
-                    "duplicate_writes": n["duplicate-writes"], "acks_refused": n["acks-refused"]}
-    if config.get("dead_letter_topic"):  # KIP-1191 (harness.checkers.dead_letter)
-        s["no-loss"]["dead_letter_queue"] = {
-            "topic": config["dead_letter_topic"], "accounted": n["dead-letters-accounted"],
-            "duplicates": n["dead-letter-duplicates"], "of_unsettled_records": n["dead-letters-unsettled"],
-            "pending_at_the_read": n["dead-letters-pending"]}
-    s["delivery-count"] = {"deliveries": n["deliveries"], "limit": limit, "profile": profile.line,
-                           "session_release_decrements": n["session-release-decrements"]}
-    s["batch-order"] = {"batches": n["batches"]}
-    s["exclusive-acquisition"] = {"deliveries": n["deliveries"],
-                                  "lock_duration_ms": int(config.get("lock_duration_ms", 30000)),
-                                  "tolerance_ms": int(config.get("lock_tolerance_ms", 2000))}
-    s["no-redelivery-after-ack"] = {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
-    s["ack-results"] = {"acks": n["acks"]}
-    s["durable-state"] = {"start_offset_reads": n["durable-reads"], **s["durable-state"]}
-    for prop in PROPERTIES:
-        if n[f"{prop}:more"]:
-            s[prop]["anomalies_not_listed"] = n[f"{prop}:more"]
-
-
-def _unknowns(obs: Observation, n: dict[str, int], config: dict[str, Any]) -> None:
-    """Why a property cannot be decided: nothing of what it judges is in the history."""
-    u = obs.unknown
-    if n["unresolved-maybe"]:
-        u["no-loss"] = (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
-                        f"start-offset read settles them")
-    if not n["produced"]:
-        u["no-loss"] = "no produce was acknowledged: nothing to check"
-    if not n["batches"]:
-        for prop in ("batch-order", "delivery-count", "exclusive-acquisition", "no-redelivery-after-ack"):
-            u[prop] = "no poll delivered records: nothing to check"
-    if not n["acks"]:
-        u["ack-results"] = "no acknowledgement in the history: nothing to check"
-    if not n["durable-reads"]:
-        u["durable-state"] = "the history holds no read of durable state (share-offsets): nothing to check"
-    if not config:
-        for prop in ("delivery-count", "exclusive-acquisition"):
-            u.setdefault(prop, "the history has no config operation (version 0): the delivery-count limit and "
-                               "lock duration in force are unknown")
 
 
 def _at_index(why: str) -> int:

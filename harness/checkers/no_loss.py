@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, NEVER
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -194,3 +195,36 @@ def judge_end(r: ReplayView) -> None:
     # below the watermark: settled; those settled as GONE (deleted, aborted) or archived at the limit
     # (`Ledger.advance`) were not accepted
     n["accepted"] += max(0, sum(ledger.watermark.values()) - n["gone-passed"] - n["archived"])
+
+
+class NoLoss(Judge):
+    """Judged by the replay's model (`lost_delivered`, `settle`, `judge_end`; the dead-letter queue's part in
+    `harness.checkers.dead_letter`)."""
+
+    NAME = NAME
+    SENTENCE = ("KIP-932 \u00a7In-flight records: \"This means that the delivery behavior is at-least-once.\"")
+
+    @staticmethod
+    def stats(n, config, found):
+        stats = {"produced_ok": n["produced"], "deliveries": n["deliveries"], "accepted_or_rejected": n["accepted"],
+                 "archived_at_limit": n["archived-at-limit"] + n["archived"], "unknown_outcome": n["unresolved-maybe"],
+                 "resolved_by_durable_state": n["resolved-by-durable-state"] + n["resolved-by-state-topic"],
+                 "truncated": n["truncated"], "deleted": n["deleted"], "compacted": n["compacted"],
+                 "skipped_by_latest": n["skipped-by-latest"], "aborted": n["aborted"],
+                 "skipped_after_unclean_election": n["skipped-after-unclean-election"],
+                 "duplicate_writes": n["duplicate-writes"], "acks_refused": n["acks-refused"]}
+        if config.get("dead_letter_topic"):  # KIP-1191 (harness.checkers.dead_letter)
+            stats["dead_letter_queue"] = {
+                "topic": config["dead_letter_topic"], "accounted": n["dead-letters-accounted"],
+                "duplicates": n["dead-letter-duplicates"], "of_unsettled_records": n["dead-letters-unsettled"],
+                "pending_at_the_read": n["dead-letters-pending"]}
+        return stats
+
+    @staticmethod
+    def unknown(n, config, found):
+        if not n["produced"]:
+            return "no produce was acknowledged: nothing to check"
+        if n["unresolved-maybe"]:
+            return (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
+                    f"start-offset read settles them")
+        return found

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checkers.findings import ANOMALY_CAP, NEVER
+from harness.checkers.delivery_count import polled_unknown
 from harness.checkers.ledger import ACCEPTED, REJECTED
+from harness.checkers.judge import Judge
 
 NAME = "no-redelivery-after-ack"
 #: records that left the ledger settled, acquired last within a lock duration after a disruption began, kept
@@ -134,3 +136,19 @@ class AfterTerminal:
                                 (*evidence, self.state_topic.final_state[tp][2]))
             self.findings.known_bug(f"{message}; in __share_group_state the {how}: {tp[0]}-{tp[1]}@{o} lost its "
                                     f"state")
+
+
+class NoRedelivery(Judge):
+    """Judged by the replay's model (`AfterTerminal`)."""
+
+    NAME = "no-redelivery-after-ack"
+    SENTENCE = ("KIP-932 \u00a7In-flight records: an Acknowledged or Archived record is in a terminal state: it is "
+                "not delivered again")
+
+    @staticmethod
+    def stats(n, config, found):
+        return {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
+
+    @staticmethod
+    def unknown(n, config, found):
+        return polled_unknown(n, config, found)

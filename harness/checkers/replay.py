@@ -41,7 +41,9 @@ from typing import Any, Sequence
 
 from harness.checkers import ack_results, batch_order, dead_letter, delivery_count, durable_state, exclusive, no_loss
 from harness.checkers.evidence import Evidence
-from harness.checkers.findings import PROPERTIES, Findings, Observation, Partial, observation
+from harness.checkers.findings import Findings, Observation, Partial, observation
+from harness.checkers.judge import Event, Judge
+from harness.checkers.judges import JUDGES, PROPERTIES
 from harness.checkers.ledger import ACCEPTED, GONE, MAYBE, MS, NEVER, OPEN, Ledger, Rec
 from harness.checkers.no_redelivery import AfterTerminal
 from harness.checkers.state_topic import StateRanges, StateTopic
@@ -59,7 +61,7 @@ __all__ = ["PROPERTIES", "Observation", "Partial", "Replay", "StateRanges", "con
 class Replay:
     """One replay: feed it rows with `run` (verdict-ready) or `run_partial` (to merge with others)."""
 
-    def __init__(self, config: dict[str, Any] | None) -> None:
+    def __init__(self, config: dict[str, Any] | None, judges: Sequence[type[Judge]] = JUDGES) -> None:
         # None: the history has no `config` operation (`config_of`). The delivery-count limit, the lock
         # duration, the release and the reset policy every judge needs are then unknown: every property is
         # unknown, never a pass on assumed defaults
@@ -80,7 +82,8 @@ class Replay:
         #: the model profile in force as the replay advances (`release` operations move it: a rolling upgrade)
         self.profile = PhasedProfile(model_profile(config.get("model_profile") or config.get("kafka_version")
                                                    or "4.3"))
-        self.findings = Findings(config)
+        self.judges = tuple(judges)
+        self.findings = Findings(config, [judge.NAME for judge in self.judges])
         if unconfigured:
             self.findings.obs.unknown["*"] = ("the history has no config operation: the delivery-count limit, "
                                               "lock duration, release and offset reset of its run are unknown")
@@ -92,7 +95,7 @@ class Replay:
         self.state_topic.wall_clock_ms = config.get("wall_clock_ms")
         self.after_terminal = AfterTerminal(self.findings, self.profile, self.ledger, self.state_topic, self.evidence)
         self.acks = ack_results.AckBook(self)
-        self.batches = batch_order.Judge(self.findings)
+        self.batches = batch_order.Ordering(self.findings)
         self.dead_letters = dead_letter.DeadLetters(self, config)
         self.offset_reads: dict[str, dict[tuple, int]] = {}  # share-offsets invoke snapshots of watermarks
         self.durable_reads = 0
@@ -102,6 +105,8 @@ class Replay:
         self.final_start: dict[tuple, tuple[int, int]] = {}  # tp -> (start offset, time) of the last read
         #: (tp, offset) -> count skips of that record to judge at the end (delivery_count.judge_end)
         self.pending_skips: dict[tuple, list[delivery_count.Skip]] = {}
+        #: the judges that read events themselves (`Judge.EVENTS`), each handed the replay as its view
+        self.watchers = [judge(self) for judge in self.judges if judge.EVENTS]
 
     def session_released(self, rec: Rec) -> bool:
         """Whether `rec`'s acquisition (at the limit) ended with its owner's share session (close, crash, a
@@ -115,7 +120,7 @@ class Replay:
 
     def run(self, rows) -> Observation:
         """Replay event rows (tuples in `COLUMNS` order), e.g. `EventTable.rows()` or `stream_parquet()`."""
-        return observation([self.run_partial(rows)])
+        return observation([self.run_partial(rows)], self.judges)
 
     def run_partial(self, rows) -> Partial:
         """Replay rows and return the findings unmerged (one share-partition's, in the Spark engine)."""
@@ -130,12 +135,26 @@ class Replay:
         # and its generation-0 passes over the records in flight cost about 6% of the loop
         paused = gc.isenabled()
         gc.disable()
+        if self.watchers:
+            rows = self._watched(rows)
         try:
             self._loop(rows, tps, produce, commit, batch_row, delivery, acknowledge, callback)
         finally:
             if paused:
                 gc.enable()
         return self.partial()
+
+    def _watched(self, rows):
+        """`rows`, each handed as an `Event` to the judges that read its type once the replay handled it (the
+        loop asks for the next row only then)."""
+        seers: dict[str, list] = {}
+        for judge in self.watchers:
+            for f in judge.EVENTS:
+                seers.setdefault(f, []).append(judge.see)
+        for row in rows:
+            yield row
+            for see in seers.get(row[4], ()):
+                see(Event(*row))
 
     def _loop(self, rows, tps, produce, commit, batch_row, delivery, acknowledge, callback) -> None:
         polled = self.evidence.polled  # once per poll and share-partition (`Evidence.polled`), not per record
@@ -437,6 +456,8 @@ class Replay:
         no_loss.judge_end(self)
         self.dead_letters.judge_end()
         self.acks.end()
+        for judge in self.watchers:
+            judge.end()
         self.findings.n["durable-reads"] += self.durable_reads
         return self.findings.partial()
 
@@ -470,7 +491,7 @@ def replay(history: "EventTable | Sequence[Op]") -> Observation:
         return kept[1]
     table = as_events(history)
     if len(table) == 0:
-        obs = Observation()
+        obs = Observation.of(PROPERTIES)
         obs.unknown["*"] = "the history is empty"
     else:
         config = config_of(table)
@@ -487,7 +508,7 @@ def replay_parquet(path, batch_rows: int = 262_144) -> Observation:
     stream = EventTable.stream_parquet(path, batch_rows)
     head = list(itertools.islice(stream, 1000))
     if not head:
-        obs = Observation()
+        obs = Observation.of(PROPERTIES)
         obs.unknown["*"] = "the history is empty"
         return obs
     config = config_of(EventTable({c: [r[i] for r in head] for i, c in enumerate(COLUMNS)}))

@@ -19,7 +19,8 @@ from typing import Any
 
 from harness.check.results import RunCheck
 from harness.checkers import Result, observed_result
-from harness.checkers.replay import PROPERTIES, Observation, Partial, Replay, observation
+from harness.checkers.judges import JUDGES, PROPERTIES
+from harness.checkers.replay import Observation, Partial, Replay, observation
 from harness.spark.tables import replay_rows
 
 
@@ -80,11 +81,11 @@ def _check(file: Path, fact: dict[str, Any], bad_config: str | None, partials: l
     if bad_config is not None:
         results = tuple(Result(p, "unknown", reason=bad_config) for p in PROPERTIES)
     elif not fact.get("events"):
-        obs = Observation()
+        obs = Observation.of(PROPERTIES)
         obs.unknown["*"] = "the history is empty"
         results = tuple(observed_result(p, obs) for p in PROPERTIES)
     else:
-        obs = observation(partials, batches=batches)
+        obs = observation(partials, JUDGES, batches=batches)
         results = tuple(observed_result(p, obs) for p in PROPERTIES)
     span_s = max((fact.get("t1") or 0) - (fact.get("t0") or 0), 1) / 1e9
     return RunCheck(file, results, int(fact.get("events") or 0), {
