@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from harness.checkers import exclusive
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
-from harness.checkers.judge import Judge
+from harness.checkers.judge import Judge, nothing_unless
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -396,4 +396,4 @@ class AckResults(Judge):
 
     @staticmethod
     def unknown(n, config, found):
-        return "no acknowledgement in the history: nothing to check" if not n["acks"] else found
+        return nothing_unless(n, "acks", "no acknowledgement in the history", found)

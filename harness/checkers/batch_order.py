@@ -6,7 +6,7 @@ Anomaly: `batch-order`.
 
 from __future__ import annotations
 
-from harness.checkers.judge import Judge
+from harness.checkers.judge import Judge, nothing_unless
 NAME = "batch-order"
 
 
@@ -43,4 +43,4 @@ class BatchOrder(Judge):
 
     @staticmethod
     def unknown(n, config, found):
-        return "no poll delivered records: nothing to check" if not n["batches"] else found
+        return nothing_unless(n, "batches", "no poll delivered records", found)

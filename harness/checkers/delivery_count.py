@@ -22,7 +22,7 @@ from typing import Any, TYPE_CHECKING
 from harness.checkers.evidence import READ_SLACK_NS
 from harness.checkers.ledger import ACCEPTED
 from harness.model.profiles import model_profile
-from harness.checkers.judge import Judge
+from harness.checkers.judge import Judge, nothing_unless
 from harness.model.share_partition import (RELEASE, SESSION, archived_after_release, count_after_release,
                                            next_delivery_count)
 
@@ -140,7 +140,7 @@ def judge_after_limit(r: ReplayView, tp: tuple, offset: int, limit_time: int, in
 
 def polled_unknown(n, config, found, without_config: bool = False):
     if not n["batches"]:
-        return "no poll delivered records: nothing to check"
+        return nothing_unless(n, "batches", "no poll delivered records", found)
     if without_config and not config:
         return found or ("the history has no config operation (version 0): the delivery-count limit and lock "
                          "duration in force are unknown")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.checkers import no_loss
 from harness.checkers.ledger import ACCEPTED
-from harness.checkers.judge import Judge
+from harness.checkers.judge import Judge, nothing_unless
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -71,6 +71,4 @@ class DurableState(Judge):
 
     @staticmethod
     def unknown(n, config, found):
-        if not n["durable-reads"]:
-            return "the history holds no read of durable state (share-offsets): nothing to check"
-        return found
+        return nothing_unless(n, "durable-reads", "the history holds no read of durable state (share-offsets)", found)

@@ -79,3 +79,9 @@ class Judge:
     def unknown(counts: Mapping[str, int], config: dict[str, Any], found: str | None) -> str | None:
         """Why the property cannot be decided (None: it can); `found`, the reason a replay recorded."""
         return found
+
+
+def nothing_unless(counts: Mapping[str, int], key: str, what: str, found: str | None) -> str | None:
+    """A judge's `unknown` where it needs one event counted under `key`: "<what>: nothing to check" without
+    one, else the reason the replay found (`found`)."""
+    return f"{what}: nothing to check" if not counts[key] else found

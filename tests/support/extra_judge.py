@@ -4,7 +4,7 @@ the registered judges."""
 
 from __future__ import annotations
 
-from harness.checkers.judge import Event, Judge
+from harness.checkers.judge import Event, Judge, nothing_unless
 
 
 class AckedUndelivered(Judge):
@@ -38,4 +38,4 @@ class AckedUndelivered(Judge):
 
     @staticmethod
     def unknown(n, config, found):
-        return "no acknowledgement in the history: nothing to check" if not n["acks-judged"] else found
+        return nothing_unless(n, "acks-judged", "no acknowledgement in the history", found)
