@@ -37,7 +37,7 @@ WORKDIR /opt/kafka-share-harness
 # so this image can stand in for apache/kafka:<default> where that image cannot be pulled
 RUN bash scripts/install.sh \
  && mkdir -p /opt/kafka \
- && ln -s "$(python3 -c 'from harness.kafka.jars import resolve; from harness.paths import cache_dir; from harness.kafka.versions import DEFAULT_VERSION; print(resolve(DEFAULT_VERSION, cache_dir()).libs)')" /opt/kafka/libs \
+ && ln -s "$(python3 -c 'from harness.kafka.jars import resolve; from harness.sys.paths import cache_dir; from harness.kafka.versions import DEFAULT_VERSION; print(resolve(DEFAULT_VERSION, cache_dir()).libs)')" /opt/kafka/libs \
  && rm -rf /tmp/go /tmp/go-build /tmp/.m2 /tmp/.cache \
  && chmod -R a+rwX /opt/ksh-cache /opt/kafka-share-harness
 LABEL org.kafka-share-harness.image=harness

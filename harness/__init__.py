@@ -4,4 +4,4 @@ Importing this package has no side effects: no process is started, nothing is
 downloaded. See `harness.run` for the phases of one run.
 """
 
-__version__ = "0.1.0"
+from harness.version import VERSION as __version__  # noqa: F401  (the distribution's: harness.version)

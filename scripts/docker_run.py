@@ -44,7 +44,7 @@ from harness.kafka.versions import DEFAULT_VERSION  # noqa: E402  (pure: no thir
 
 DOCKERFILE = ROOT / "compose" / "harness.Dockerfile"
 DEFAULT_BASE = "debian:bookworm-slim"
-IMAGE = "ksh/harness"  #: tagged with the hash of the project's files it was built from
+IMAGE = "ksh/harness"  #: tagged <version>-<hash of the project's files it was built from>, and <version>
 LOCAL_BASE = "ksh/debian-jre:bookworm-17"  # scripts/docker_images.sh builds it without a registry
 #: What the image is built from: a change to any of these is a new image.
 SOURCES = ("pyproject.toml", "README.md", "harness", "fixtures", "suites", "scripts", "compose", "tests")
@@ -76,6 +76,14 @@ def image_present(image: str) -> bool:
 
 def pulled(image: str) -> bool:
     return image_present(image) or docker("pull", "-q", image, check=False).returncode == 0
+
+
+def package_version() -> str:
+    """pyproject.toml's version (this script runs where the package may not be installed)."""
+    found = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    if found is None:
+        raise BadInput(f"{ROOT / 'pyproject.toml'} names no version: run from a clone or an unpacked sdist")
+    return found[1]
 
 
 def source_hash() -> str:
@@ -119,9 +127,11 @@ _PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re
 
 
 def build_harness_image(base: str | None, rebuild: bool, ca_files: list[Path]) -> str:
-    image = f"{IMAGE}:{source_hash()}"
+    version = package_version()
+    image, tag = f"{IMAGE}:{version}-{source_hash()}", f"{IMAGE}:{version}"
     if image_present(image) and not rebuild:
         print(f"docker_run: {image} present", flush=True)
+        docker("tag", image, tag)
         return image
     chosen = choose_base(base)
     print(f"docker_run: building {image} from {chosen} (first time: several minutes)", flush=True)
@@ -129,8 +139,9 @@ def build_harness_image(base: str | None, rebuild: bool, ca_files: list[Path]) -
                   "--build-arg", f"EXTRA_CA={extra_ca(ca_files)}", "-t", image, str(ROOT), check=False, quiet=False)
     if done.returncode != 0:
         raise BadInput(f"building {image} failed (its output is above)")
+    docker("tag", image, tag)  # the version's tag names the newest build of it (README: `docker run ... ksh/harness:<version>`)
     old = docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", IMAGE, check=False).stdout.split()
-    for stale in sorted(set(old) - {image}):  # earlier builds of this project: only the newest is kept
+    for stale in sorted(set(old) - {image, tag}):  # earlier builds of this project: only the newest is kept
         docker("image", "rm", stale, check=False)
     return image
 

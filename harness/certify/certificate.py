@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.version import VERSION
 from harness.certify.rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.clients.options import check_options, label, probe
 from harness.clients.registry import check_manifest_driver, driver_info, unsupported_by_spec
@@ -38,8 +39,9 @@ from harness.report.html import write_html_twin
 from harness.report.rundir import BUSY, new_stamped_dir, reports_root
 from harness.settings import for_command, shell, to_argv
 from harness.spec import MAX_SEEDS, RunSpec
-from harness.sys import pytest_child
+from harness.sys import pytest_child, suites
 from harness.sys.paths import cache_dir
+from harness.sys.suites import Suites
 from harness.timing import add_junit
 
 #: Results a rule can have, and what the certificate says for each.
@@ -50,14 +52,6 @@ RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive (i
                 "older-contract": "not run: the driver speaks an older contract"}
 #: The verdict's words when every rule run passed but some were not run (the driver's contract is older)
 OLDER_CONTRACT_VERDICT = "CERTIFIED ON AN OLDER CONTRACT"
-
-
-def repo_root() -> Path:
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "suites" / "conformance").is_dir():
-        raise HarnessError(f"{root / 'suites' / 'conformance'} not found: certify from a clone of the repository "
-                           "(pip install -e .)")
-    return root
 
 
 def rule_result(rows: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
@@ -175,7 +169,7 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
             **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
             "cluster": conformance.get("target"), "seed": seed, "verdict": verdict, "counts": counts,
             "rules": results, "complete": rules == list(RULES), "reproduce": command, "pytest_exit": pytest_exit,
-            "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "created": time.strftime("%Y-%m-%d %H:%M:%S"), "harness_version": VERSION}
 
 
 def beneath(cert: dict[str, Any], root: Path) -> dict[str, Any] | None:
@@ -206,7 +200,8 @@ def render_certificate(cert: dict[str, Any]) -> str:
     options = cert.get("client_options") or {}
     lines = [f"# Share-consumer certificate: {cert['driver']} ({cert.get('client', 'client')} {version})", "",
              f"**{cert['verdict']}** against Kafka {cert['kafka_version']} ({cert['cluster']}), seed {cert['seed']}"
-             f"{', chaos seeds ' + ', '.join(map(str, cert['seeds'])) if cert.get('seeds') else ''}, {cert['created']}.",
+             f"{', chaos seeds ' + ', '.join(map(str, cert['seeds'])) if cert.get('seeds') else ''}, {cert['created']}"
+             f", kafka-share-harness {cert.get('harness_version', 'of an unrecorded version')}.",
              "", "Client options: " + (", ".join(f"`{k}={v}`" for k, v in sorted(options.items())) if options else
                                       "none (the library's defaults, as the driver sets it up: docs/driver.md)"), "",
              "Counts: " + ", ".join(f"{RESULT_WORDS[k]} {v}" for k, v in cert["counts"].items() if v), "",
@@ -358,13 +353,13 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
     client = spec.client
     if info.source != "built-in":  # a driver missing, exiting at once or declaring nothing: one line now
         check_manifest_driver(info, options, certify=True)
-        client = str(Path(client).resolve())  # pytest runs from the repository
+        client = str(Path(client).resolve())  # pytest runs elsewhere (the repository, or the caller's directory)
     elif options:  # an option the driver would not apply: one line now, not an error in every test
         dist = None
         if info.jvm:
             dist = jars.resolve(kafka_version, cache_dir(), spec.kafka_home)
         probe(info, options, dist)
-    root = repo_root()
+    found = suites.locate()
     # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
     # level, one would replace the other on the page of the client's certificates
     out_root = request.out_root or reports_root() / "certificates" / (
@@ -372,7 +367,7 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
     name = info.name + ("" if not options else "-" + label(options))
     out = new_stamped_dir(out_root, "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:80])
     try:
-        return _certify_into(out, out_root, root, info, replace(spec, client=client, rules=tuple(rules)), asked,
+        return _certify_into(out, out_root, found, info, replace(spec, client=client, rules=tuple(rules)), asked,
                              seeds, request.quiet)
     except BaseException:
         _remove_if_empty(out, out_root)  # a certify that failed before it wrote anything leaves nothing
@@ -403,7 +398,7 @@ def _remove_if_empty(out: Path, out_root: Path) -> None:
         pass
 
 
-def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, asked: RunSpec, seeds: int,
+def _certify_into(out: Path, out_root: Path, found: Suites, info, spec: RunSpec, asked: RunSpec, seeds: int,
                   quiet: bool) -> tuple[dict[str, Any], Path]:
     """Run pytest on `spec`'s rules (every option of `spec` on the child's command line) into the certificate
     directory `out`; the certificate and `out`. `asked`: the certification as the user gave it (its reproduce
@@ -412,13 +407,14 @@ def _certify_into(out: Path, out_root: Path, root: Path, info, spec: RunSpec, as
     options = spec.client_options
     chaos_seeds = [seed + i for i in range(seeds)] if any(r in CHAOS_RULES for r in rules) else []
     child = replace(spec, conformance_out=str(out / "conformance"))
-    cmd = [sys.executable, "-m", "pytest", *map(str, rule_files(root / "suites" / "conformance", rules)), "-m", "rule",
-           "-q", "-rfEsx", *to_argv(child, "pytest", seeds=seeds), "--junitxml", str(out / "junit.xml")]
+    cmd = [sys.executable, "-m", "pytest", *map(str, rule_files(found.path("conformance"), rules)), "-m", "rule",
+           "-q", "-rfEsx", *to_argv(child, "pytest", seeds=seeds), "--junitxml", str(out / "junit.xml"),
+           *found.pytest_args()]
     reproduce = shell(["share-harness", "certify", "--client", asked.client,
                        *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
                                 only=[s.key for s in for_command("certify") if s.key != "client"])])
     with open(out / "pytest.log", "w") as log:
-        rc = pytest_child.run_pytest(cmd, cwd=root, stdout=log if quiet else None)
+        rc = pytest_child.run_pytest(cmd, cwd=found.cwd, stdout=log if quiet else None)
     add_junit(out / "junit.xml")  # the child's seconds per kind count as this process's (issue 53's table)
     if rc == 4:  # pytest's usage error: the plugin refused an option; nothing ran, nothing is certified
         said = [line for line in (out / "pytest.log").read_text(errors="replace").splitlines() if line.strip()]

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.certify.certificate import repo_root
+from harness.version import VERSION
 from harness.clients.registry import driver_info, unsupported_release
 from harness.conformance.report import AREAS
 from harness.errors import HarnessError
@@ -53,7 +53,8 @@ from harness.report.html import write_html_twin
 from harness.report.rundir import new_stamped_dir, reports_root
 from harness.settings import to_argv
 from harness.spec import RunSpec
-from harness.sys import pytest_child
+from harness.sys import pytest_child, suites
+from harness.sys.suites import Suites
 from harness.sys.files import BadFile, read_json_object, read_text
 
 CLIENTS = ("confluent", "java", "franz")
@@ -61,12 +62,12 @@ CLIENTS = ("confluent", "java", "franz")
 CHAOS_AREA, CHAOS_TITLE = "chaos", ("Chaos: leader failover under every workload, fast bounce, rolling restart, "
                                      "consumer-lane latency, disk failure, a rolling upgrade from the release "
                                      "(short set)")
-CHAOS_SUITES = ("suites/chaos/test_chaos_leader.py", "suites/chaos/test_chaos_bounce.py",
-                "suites/chaos/test_chaos_client.py", "suites/chaos/test_chaos_disk.py",
-                "suites/chaos/test_chaos_upgrade.py")
+#: (paths below the suites' root: `harness.sys.suites`)
+CHAOS_SUITES = ("chaos/test_chaos_leader.py", "chaos/test_chaos_bounce.py", "chaos/test_chaos_client.py",
+                "chaos/test_chaos_disk.py", "chaos/test_chaos_upgrade.py")
 #: On kfake (a column `kfake@<version>`): the chaos scenarios kfake can host (leaders moved with every broker
 #: up, consumers killed with commits pending); the others need process or link control it has not.
-KFAKE_CHAOS_SUITES = ("suites/chaos/test_chaos_moves.py", "suites/chaos/test_chaos_client.py")
+KFAKE_CHAOS_SUITES = ("chaos/test_chaos_moves.py", "chaos/test_chaos_client.py")
 KFAKE_CHAOS_TITLE = "Chaos: leaders moved with every broker up under three workloads, a consumer killed with commits pending"
 #: A matrix column of kfake: `kfake` (the pinned version) or `kfake@<Go module version>`.
 KFAKE_COLUMN = "kfake@"
@@ -172,23 +173,23 @@ def cell_word(cell: Cell, selected: bool = False) -> str:
     return "PASS"
 
 
-def cell_command(root: Path, version: str, client: str, out: Path, seed: int, select: str | None,
+def cell_command(found: Suites, version: str, client: str, out: Path, seed: int, select: str | None,
                  workers: int = 1) -> list[str]:
     """The cell's pytest; `workers` > 1 runs it on that many xdist workers (each with its own cluster of the
     release; whole files per worker, as CI runs), whose conformance rows the controller gathers into one
     report (`ksh_fixtures.plugin.pytest_sessionfinish`)."""
     kfake = kfake_column(version)
     if kfake is not None:  # kfake at its Kafka API level, with the chaos it can host
-        suites, spec = KFAKE_CHAOS_SUITES, RunSpec(kafka_version=KFAKE_KAFKA_LEVEL, backend="kfake", kfake_version=kfake)
+        chaos, spec = KFAKE_CHAOS_SUITES, RunSpec(kafka_version=KFAKE_KAFKA_LEVEL, backend="kfake", kfake_version=kfake)
     else:
-        suites, spec = CHAOS_SUITES, RunSpec(kafka_version=version)
+        chaos, spec = CHAOS_SUITES, RunSpec(kafka_version=version)
     spec = replace(spec, client=client, seed=seed, profile="ci", conformance_out=str(out / "conformance"))
-    cmd = [sys.executable, "-m", "pytest", str(root / "suites" / "conformance"),
-           *(str(root / suite) for suite in suites), "-q", "-rfEsx", "-p", "no:cacheprovider",
+    cmd = [sys.executable, "-m", "pytest", str(found.root / "conformance"),
+           *(str(found.root / suite) for suite in chaos), "-q", "-rfEsx", "-p", "no:cacheprovider",
            *to_argv(spec, "pytest"), "--junitxml", str(out / "junit.xml"),
            # C-level writes to stderr pass uncaptured into the cell's log: the one line a native abort
            # leaves (an assertion of librdkafka or glibc) is never lost with the process's capture file
-           "--capture=sys"]
+           "--capture=sys", *found.pytest_args()]
     if workers > 1:  # a worker that dies is not replaced (as in CI); its test's row and scenario stay unknown
         cmd += ["-n", str(workers), "--dist", "loadfile", "--max-worker-restart=0"]
     return cmd + (["-k", select] if select else [])
@@ -198,8 +199,8 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
              workers: int = 1) -> Cell:
     """Run one cell's pytest child (its output to `out/pytest.log`) and read what it decided."""
     out.mkdir(parents=True, exist_ok=True)
-    root = repo_root()
-    cmd = cell_command(root, version, client, out, seed, select, workers)
+    found = suites.locate()
+    cmd = cell_command(found, version, client, out, seed, select, workers)
     cell = Cell(version, client, out, select=select, seed=seed, reproduce=shlex.join(["share-harness", "matrix", "--versions", version,
                                                             "--clients", client, "--seed", str(seed)]
                                                            + (["-k", select] if select else [])))
@@ -214,7 +215,7 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
         else:
             stale.unlink(missing_ok=True)
     with open(out / "pytest.log", "w") as log:
-        cell.rc = pytest_child.run_pytest(cmd, cwd=root, stdout=log)
+        cell.rc = pytest_child.run_pytest(cmd, cwd=found.cwd, stdout=log)
     read_cell(cell)
     return cell
 
@@ -387,6 +388,7 @@ def render(cells: list[Cell]) -> str:
              "PASS, FAIL (evidence below), KNOWN BUG (a known deviation of the release, evidence below), "
              "NOT SUPPORTED (every test skipped: the release or client lacks the feature), NOT RUN (no test "
              "of the area selected), UNKNOWN (the cell did not finish: never a pass).", "",
+             f"Checked by kafka-share-harness {VERSION}.", "",
              "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")
@@ -425,7 +427,7 @@ def overall(cells: list[Cell], selected: bool = False) -> str:
 
 def write_matrix(cells: list[Cell], out: Path) -> Path:
     selected = any(c.select for c in cells)
-    (out / "matrix.json").write_text(json.dumps({"overall": overall(cells, selected),
+    (out / "matrix.json").write_text(json.dumps({"overall": overall(cells, selected), "harness_version": VERSION,
                                                  "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"
     page.write_text(render(cells))

@@ -16,10 +16,6 @@ def cmd_certify(args: argparse.Namespace) -> int:
     """Exit 0 when CERTIFIED, 1 when NOT CERTIFIED, 3 when INCONCLUSIVE (a rule's set-up did not hold) or
     UNKNOWN (the rules could not be run)."""
     # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     from harness.certify.certificate import RESULT_WORDS, Certification, certify
     from harness.settings import given, spec_from_values  # (deferred: loaded only when this command or fixture runs)
     values = given(args, "certify")
@@ -35,10 +31,6 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     """Exit 0 when no cell failed or is unknown, 1 when one failed, 3 when one is unknown."""
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     # (deferred: loaded only when this command or fixture runs)
     from harness.certify.matrix import default_versions, overall, run_matrix
 

@@ -51,10 +51,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def _base_spec(args: argparse.Namespace, schedule) -> RunSpec:
     # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     from harness.clients.registry import \
         unsupported_by_spec  # (deferred: loaded only when this command or fixture runs)
     from harness.kafka.versions import DEFAULT_VERSION  # (deferred: loaded only when this command or fixture runs)
@@ -95,15 +91,7 @@ def _replay(base: RunSpec, schedule, cluster) -> int:
 
 def _explore(args: argparse.Namespace, base: RunSpec, cluster, store) -> int:
     # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     from harness.explore.explorer import ExploreOptions, Explorer, reproduce_command, summary
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     # (deferred: loaded only when this command or fixture runs)
     from harness.report.rundir import new_stamped_dir, reports_root
     options = ExploreOptions(seed=args.seed, budget_s=args.budget, steps=args.steps, shrink=args.shrink,

@@ -16,6 +16,8 @@ from harness import parse, settings
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_VERSION
 from harness.kafka.versions import DEFAULT_VERSION
+
+from harness.version import VERSION
 from harness.spec import CHECK_ENGINES, IMAGE_CLASSPATH, SPARK_THRESHOLD
 
 #: suite -> the backends it can run on ("local": clusters the harness starts, with process and link
@@ -50,10 +52,6 @@ def _path(text: str) -> Path:
 def _released(text: str) -> str:
     """A Kafka release the harness knows (`setup --kafka-version`: its jars are downloaded)."""
     # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     from harness.kafka.versions import KNOWN_VERSIONS, SUPPORTED_LINES, check_supported, normalize_version
     try:
         check_supported(text)
@@ -68,10 +66,6 @@ def _released(text: str) -> str:
 
 def _kfake_version(text: str) -> str:
     """A Go module version of kfake (`setup --kfake-version`: the launcher is built against it)."""
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     # (deferred: loaded only when this command or fixture runs)
     from harness.kafka.implementations import check_kfake_version
     try:
@@ -89,6 +83,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
+    parser.add_argument("--version", action="version", version=f"share-harness {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_explore,
                 _add_clean, _add_setup, _add_page):

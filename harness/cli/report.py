@@ -32,10 +32,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     vet = None
     if args.nightly is not None:
         # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
         from harness.spark.nightly import run_dir_of, run_facts
         table = given_path(args.nightly, "--nightly", "give the nightly table's directory")
         if table.exists() and not table.is_dir():
@@ -66,10 +62,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_tally(args: argparse.Namespace) -> int:
     """Exit 0 when every run passed with every fault applied and healed, 1 when a run failed, 3 when
     a run is unknown (crashed, unfinished, a fault not applied) or there is no run at all."""
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     # (deferred: loaded only when this command or fixture runs)
     from harness.report.tally import render, tally, tally_exit
     rows = tally(args.runs)

@@ -16,6 +16,7 @@ from harness import exitcodes, settings
 from harness.cli.parser import SUITES, build_parser
 from harness.errors import HarnessError
 from harness.spec import RunSpec
+from harness.sys import suites
 
 #: The options `run --suite` passes on to pytest (the plugin's); any other given with it is refused.
 _SUITE_OPTIONS = ("command", "suite", *(s.key for s in settings.for_command("suite")))
@@ -38,26 +39,14 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     _refuse_not_honoured(args, spec)
     if not getattr(args, "suite", None):  # (a suite's pytest session probes its driver itself)
         # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
-        # (deferred: loaded only when this command or fixture runs)
         from harness.clients.registry import check_manifest_driver, driver_info, probe_spec
         info = driver_info(spec.client)
         if info.source != "built-in":  # a manifest's driver missing or exiting at once: one line, now
-            # (deferred: loaded only when this command or fixture runs)
-            # (deferred: loaded only when this command or fixture runs)
-            # (deferred: loaded only when this command or fixture runs)
-            # (deferred: loaded only when this command or fixture runs)
             # (deferred: loaded only when this command or fixture runs)
             from harness.clients.registry import effective_options
             check_manifest_driver(info, effective_options(spec))
         elif spec.client_options:
             probe_spec(spec)  # an option the driver would not apply: one line, before anything starts
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     # (deferred: loaded only when this command or fixture runs)
     from harness.clients.registry import \
         unsupported_by_spec  # (deferred: loaded only when this command or fixture runs)
@@ -115,23 +104,17 @@ def run_suite(args: argparse.Namespace) -> int:
     `harness.exitcodes` (no test passed: unknown). A suite that cannot run on the chosen backend is
     refused before anything starts."""
     # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
     from harness.report.rundir import new_stamped_dir, reports_root
     from harness.sys.pytest_child import run_pytest  # (deferred: loaded only when this command or fixture runs)
     _refuse_options_not_applied(args)
     spec = spec_from_args(args)
     _refuse_backend(args.suite, spec)
-    repo = Path(__file__).resolve().parents[2]
-    target = repo / "suites" / ("" if args.suite == "basic" else args.suite)
-    if not target.is_dir():
-        raise HarnessError(f"{target} not found: run suites from a clone of the repository (pip install -e .)")
+    found = suites.locate()
+    target = found.path("test_share_basic.py" if args.suite == "basic" else args.suite)
     out = new_stamped_dir(reports_root() / "suites", args.suite)
-    cmd = _suite_command(args.suite, spec, target, out)
+    cmd = _suite_command(spec, target, out) + found.pytest_args()
     print(f"suite {args.suite}: {' '.join(cmd)}", flush=True)
-    rc = run_pytest(cmd, cwd=repo)
+    rc = run_pytest(cmd, cwd=found.cwd)
     code = exitcodes.from_pytest(rc)  # an interrupt of ours is raised by run_pytest, after the tear-down
     print(f"suite {args.suite}: pytest exit {rc} -> {code} ({exitcodes.word(code)}); JUnit XML {out / 'junit.xml'}")
     if rc == 5:
@@ -158,13 +141,13 @@ def _refuse_backend(suite: str, spec: RunSpec) -> None:
                            "(drop --bootstrap-servers)")
 
 
-def _suite_command(suite: str, spec: RunSpec, target: Path, out: Path) -> list[str]:
+def _suite_command(spec: RunSpec, target: Path, out: Path) -> list[str]:
     """The pytest command line: the suite, the run's options as the plugin's, JUnit XML (and allure) in `out`."""
     if spec.client != "confluent":  # a manifest's path as the pytest child (run from the repository) finds it
         from harness.clients.registry import driver_info  # (deferred: loaded only when this command or fixture runs)
         if driver_info(spec.client).source != "built-in":
             spec = replace(spec, client=str(Path(spec.client).resolve()))
-    cmd = [sys.executable, "-m", "pytest", str(target / "test_share_basic.py") if suite == "basic" else str(target),
+    cmd = [sys.executable, "-m", "pytest", str(target),
            "-q", "-rfEsx", *settings.to_argv(spec, "pytest"), "--junitxml", str(out / "junit.xml")]
     try:
         import allure_pytest  # noqa: F401

@@ -24,6 +24,7 @@ from harness.clients.franz import franz_version
 from harness.errors import HarnessError
 from harness.history.store import read_history
 from harness.kafka.implementations import KFAKE_VERSIONS
+from harness.sys.suites import canonical_nodeid
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,8 @@ def deviations_for(implementation: str, version: str | None, client: str | None 
 
 
 def deviation_of(nodeid: str, deviations: list[Deviation]) -> Deviation | None:
-    """The deviation a test (its node id, with or without parameters) meets, if any."""
+    """The deviation a test (its node id, with or without parameters; run from a clone or installed) meets, if any."""
+    nodeid = canonical_nodeid(nodeid)
     base = nodeid.split("[", 1)[0]
     for deviation in deviations:
         for test in deviation.tests:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.version import VERSION
 from harness.conformance.outcomes import is_inconclusive
 from harness.report.html import write_html_twin
 
@@ -102,6 +103,7 @@ def area_result(rows: list[Row]) -> str:
 
 def render_markdown(rows: list[Row], kafka_version: str, target: str, client: str = "confluent") -> str:
     lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "", f"Client: {client}", "",
+             f"Checked by kafka-share-harness {VERSION}.", "",
              "| Area | Result | Passed | Failed | Inconclusive | Unfinished | Known deviations | Skipped |",
              "|---|---|---|---|---|---|---|---|"]
     for area, title in AREAS.items():
@@ -125,7 +127,7 @@ def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path
     import json
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "conformance.json").write_text(json.dumps(
-        {"kafka_version": kafka_version, "target": target, "client": client,
+        {"kafka_version": kafka_version, "target": target, "client": client, "harness_version": VERSION,
          "areas": {a: area_result([r for r in rows if r.area == a]) for a in AREAS},
          "tests": [r.__dict__ for r in rows]}, indent=1))
     path = out_dir / "conformance.md"

@@ -39,6 +39,7 @@ from harness.kafka.dead_letter import (TOPIC_ENABLE_CONFIG, archiving_ranges, de
 from harness.kafka.versions import release_line
 from harness.report.rundir import new_run_dir, write_json
 from harness.settings import reproduce_command
+from harness.version import VERSION
 from harness.spec import RunSpec
 from harness.sys.paths import cache_dir
 from harness.sys.wait import WaitTimeout, wait_until
@@ -148,7 +149,6 @@ class RunContext:
     def _prepare_group(self) -> dict[str, int]:
         """Create the topic (every partition led), set the group's configs, wait until the cluster shows
         them, and record the `config` op the checkers read; the limits in force."""
-        # (deferred: loads confluent_kafka)
         # (deferred: loads confluent_kafka)
         from harness.cluster.admin import create_topic, group_configs_shown, limits_in_force, set_group_configs
         from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
@@ -293,5 +293,5 @@ class RunContext:
             "valid": valid, "verdict": verdict_word(valid), "overall": valid if overall is None else overall,
             "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
             "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
-            "reproduce": reproduce_command(self.spec), "ended_early": ended_early})
+            "reproduce": reproduce_command(self.spec), "ended_early": ended_early, "harness_version": VERSION})
         return valid

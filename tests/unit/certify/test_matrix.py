@@ -121,6 +121,7 @@ def test_bad_input_is_one_line_before_anything_starts():
 
 
 def test_a_client_that_cannot_talk_to_a_release_is_not_supported_there_with_the_reason(tmp_path):
+    from harness.sys.suites import Suites
     from harness.certify.matrix import run_cell
     c = run_cell("4.1.2", "confluent", tmp_path / "cell")  # no pytest child: nothing to start
     assert set(c.areas.values()) == {"NOT SUPPORTED"} and c.rc is None
@@ -163,10 +164,11 @@ def test_resume_and_workers_bad_input_is_one_line(tmp_path):
 
 
 def test_a_cell_on_workers_runs_whole_files_per_worker(tmp_path):
+    from harness.sys.suites import Suites
     from harness.certify.matrix import cell_command
-    cmd = cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None, workers=2)
+    cmd = cell_command(Suites(tmp_path / "suites", tmp_path, installed=False), "4.4.0", "java", tmp_path / "out", 1, None, workers=2)
     assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--dist") + 1] == "loadfile"
-    assert "-n" not in cell_command(tmp_path, "4.4.0", "java", tmp_path / "out", 1, None)
+    assert "-n" not in cell_command(Suites(tmp_path / "suites", tmp_path, installed=False), "4.4.0", "java", tmp_path / "out", 1, None)
 
 
 def test_a_cell_with_an_area_not_run_is_not_finished_without_a_selection(tmp_path):

@@ -154,7 +154,7 @@ def test_the_suite_command_passes_every_setting_it_takes_to_pytest(tmp_path):
     words = ["--seed", "5", "--profile", "nightly", "--kafka-version", "4.3.1", "--faults", "leader", "--fault-seed",
              "8", "--fault-interval", "6", "--client", "java"]
     spec = spec_from_values(given(build_parser().parse_args(["run", "--suite", "chaos", *words]), "run"))
-    cmd = _suite_command("chaos", spec, tmp_path, tmp_path / "out")
+    cmd = _suite_command(spec, tmp_path, tmp_path / "out")
     flags = cmd[cmd.index("-rfEsx") + 1:cmd.index("--junitxml")]
     again, _ = _from_plugin(flags)
     for key in (s.key for s in settings.for_command("suite")):
@@ -174,8 +174,9 @@ def test_a_value_refused_names_its_setting():
 
 
 def test_the_certify_and_matrix_children_are_written_by_the_table(tmp_path):
+    from harness.sys.suites import Suites
     from harness.certify.matrix import cell_command
-    cmd = cell_command(tmp_path, f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
+    cmd = cell_command(Suites(tmp_path / "suites", tmp_path, installed=False), f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
     again, _ = _from_plugin(cmd[cmd.index("no:cacheprovider") + 1:cmd.index("--junitxml")])
     assert (again.backend, again.kfake_version, again.client, again.seed) == ("kfake", KFAKE_VERSIONS[1], "java", 3)
     assert again.conformance_out == str(tmp_path / "o" / "conformance")

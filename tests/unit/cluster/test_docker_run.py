@@ -109,3 +109,14 @@ def test_every_certificate_authority_of_a_bundle_goes_to_the_image_on_its_own(tm
     bundle.write_text(f"{one}\n{two}\n")
     encoded = docker_run.extra_ca([bundle]).split(",")
     assert [base64.b64decode(e).decode().strip() for e in encoded] == [one, two]
+
+
+def test_the_harness_image_is_tagged_with_the_package_version(monkeypatch):
+    """`ksh/harness:<version>-<hash>` is built (or found) and `ksh/harness:<version>` names it (issue 51)."""
+    from importlib.metadata import version
+    assert docker_run.package_version() == version("kafka-share-harness")
+    built = f"ksh/harness:{docker_run.package_version()}-{docker_run.source_hash()}"
+    fake = FakeDocker(images={built})
+    monkeypatch.setattr(docker_run, "docker", fake)
+    assert docker_run.build_harness_image(None, False, []) == built
+    assert ("tag", built, f"ksh/harness:{docker_run.package_version()}") in fake.calls

@@ -67,13 +67,14 @@ def test_the_cli_defaults_to_kfakes_api_level_and_names_kfake_in_reproduce():
 
 
 def test_the_matrix_takes_kfake_columns(tmp_path):
+    from harness.sys.suites import Suites
     from harness.certify.matrix import Cell, cell_command, check_matrix_args, kfake_column, normalize_column, render
     assert normalize_column("kfake") == f"kfake@{KFAKE_VERSION}"
     assert kfake_column("4.3.1") is None
     check_matrix_args(["kfake", f"kfake@{KFAKE_VERSIONS[1]}"], ["franz"])
     with pytest.raises(HarnessError, match="invalid kfake-version"):
         check_matrix_args(["kfake@newest"], ["franz"])
-    cmd = cell_command(tmp_path, f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
+    cmd = cell_command(Suites(tmp_path / "suites", tmp_path, installed=False), f"kfake@{KFAKE_VERSIONS[1]}", "java", tmp_path / "o", 3, None)
     assert cmd[cmd.index("--kafka-version") + 1] == KFAKE_KAFKA_LEVEL
     assert cmd[cmd.index("--kfake-version") + 1] == KFAKE_VERSIONS[1] and "--backend" in cmd
     assert str(tmp_path / "suites/chaos/test_chaos_moves.py") in cmd

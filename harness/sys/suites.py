@@ -1,0 +1,79 @@
+"""Where the suites are, and how a pytest child runs them the same from a clone and from an installed wheel.
+
+The suites are the package `ksh_suites`: the repository's `suites/` folder, installed under that name (as
+`fixtures/` is `ksh_fixtures`; setup.py maps both). In a clone (`pip install -e .`) the package is the folder
+itself and a child runs in the repository, under its pyproject.toml's pytest settings. From a wheel the suites
+are in site-packages, far from any ini file: the child runs in the caller's directory (its reports/ there) and
+carries the same settings on its command line (`INI`, which a unit test holds equal to pyproject.toml's), with
+the rootdir above the package so that node ids read `ksh_suites/...` (`canonical_nodeid` makes both spellings
+one, `suites/...`, for the tables that name tests).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+PACKAGE = "ksh_suites"
+#: The pytest settings the suites rely on (pyproject.toml's [tool.pytest.ini_options] in a clone): the
+#: per-test timeout, JUnit XML that keeps record_property and each test's file (the matrix reads both),
+#: no cache written beside the suites, a known warning of PySpark's silenced.
+INI = {"timeout": "900", "junit_family": "xunit1"}
+PLUGINS_OFF = ("cacheprovider",)
+WARNINGS = ("ignore:PySpark does not yet fully support pandas:FutureWarning",)
+
+
+@dataclass(frozen=True)
+class Suites:
+    root: Path  # the suites' folder: suites/ of a clone, or the installed package's
+    cwd: Path  # where a pytest child of them runs
+    installed: bool  # from a wheel (no repository around them)
+
+    def path(self, name: str = "") -> Path:
+        """A suite's folder or file below the root (`conformance`, `chaos/test_chaos_leader.py`); `""`: all."""
+        target = self.root / name if name else self.root
+        if not target.exists():
+            raise HarnessError(f"{target} not found: the installed suites lack it; reinstall kafka-share-harness "
+                               "(pip install --force-reinstall kafka-share-harness, or pip install -e . in a clone)")
+        return target
+
+    def pytest_args(self) -> list[str]:
+        """What a child's command line adds for the suites to run as they do in a clone (nothing in one)."""
+        if not self.installed:
+            return []
+        args = ["--rootdir", str(self.root.parent)]
+        for name in PLUGINS_OFF:
+            args += ["-p", f"no:{name}"]
+        for key, value in INI.items():
+            args += ["-o", f"{key}={value}"]
+        for warning in WARNINGS:
+            args += ["-W", warning]
+        return args
+
+
+def locate() -> Suites:
+    """The suites of this installation; one line naming the fix where none are installed."""
+    found = importlib.util.find_spec(PACKAGE)
+    locations = list(found.submodule_search_locations or ()) if found is not None else []
+    if not locations:
+        raise HarnessError(f"the suites are not installed (no package {PACKAGE}): pip install kafka-share-harness, "
+                           "or pip install -e . in a clone of the repository")
+    root = Path(locations[0]).resolve()
+    clone = root.name == "suites" and (root.parent / "pyproject.toml").is_file()
+    return Suites(root, root.parent if clone else Path.cwd(), installed=not clone)
+
+
+def canonical_nodeid(nodeid: str) -> str:
+    """A test's node id as the repository names it (`suites/conformance/test_x.py::test_y`), whether the suites
+    ran from a clone or installed (`ksh_suites/...`, or a path ending so)."""
+    at = nodeid.find(PACKAGE + "/")
+    return "suites/" + nodeid[at + len(PACKAGE) + 1:] if at >= 0 else nodeid
+
+
+def runnable_nodeid(nodeid: str, rootdir: Path) -> str:
+    """A node id a reproduce line can hand to pytest from anywhere: an installed suite's by its absolute path
+    (its rootdir is site-packages, not where the reader is), any other as it is."""
+    return str(rootdir / nodeid) if nodeid.startswith(PACKAGE + "/") else nodeid

@@ -1,0 +1,1 @@
+"""The suites (installed as `ksh_suites`: harness.sys.suites)."""

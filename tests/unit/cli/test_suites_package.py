@@ -1,0 +1,57 @@
+"""The suites ship as the package `ksh_suites` (issue 51): found the same from a clone and from a wheel, run
+by a pytest child under the same settings either way, and named the same in the tables that name tests."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from harness.conformance.deviations import Deviation, deviation_of
+from harness.errors import HarnessError
+from harness.sys import suites
+from harness.sys.suites import INI, PLUGINS_OFF, WARNINGS, Suites, canonical_nodeid, locate, runnable_nodeid
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_in_a_clone_the_suites_are_the_repositorys_folder_and_run_in_the_repository():
+    found = locate()
+    assert found == Suites(ROOT / "suites", ROOT, installed=False)
+    assert found.pytest_args() == []  # pyproject.toml's settings apply there
+    assert found.path("conformance") == ROOT / "suites" / "conformance"
+    with pytest.raises(HarnessError, match="reinstall kafka-share-harness"):
+        found.path("no-such-suite")
+
+
+def test_installed_suites_run_with_pyprojects_pytest_settings_on_the_command_line(tmp_path):
+    """The settings a child carries from a wheel are the ones pyproject.toml gives the suites in a clone."""
+    ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert {key: str(ini[key]) for key in INI} == INI
+    assert ini["addopts"].split() == [word for name in PLUGINS_OFF for word in ("-p", f"no:{name}")]
+    assert tuple(ini["filterwarnings"]) == WARNINGS
+    installed = Suites(tmp_path / "site-packages" / "ksh_suites", tmp_path / "work", installed=True)
+    args = installed.pytest_args()
+    assert args[:2] == ["--rootdir", str(tmp_path / "site-packages")]
+    assert "junit_family=xunit1" in args and "timeout=900" in args and "no:cacheprovider" in args
+
+
+def test_no_suites_installed_is_one_line_naming_the_fix(monkeypatch):
+    monkeypatch.setattr(suites.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(HarnessError, match="pip install kafka-share-harness"):
+        locate()
+
+
+def test_a_test_is_named_the_same_from_a_clone_and_installed(tmp_path):
+    clone = "suites/conformance/test_locks.py::test_x[a]"
+    assert canonical_nodeid(clone) == clone
+    assert canonical_nodeid("ksh_suites/conformance/test_locks.py::test_x[a]") == clone
+    assert canonical_nodeid("../venv/lib/python3.11/site-packages/ksh_suites/conformance/test_locks.py::test_x[a]") \
+        == clone
+    known = Deviation("d", "kfake", ("v1",), (clone,), "a sentence", "what was seen")
+    assert deviation_of("ksh_suites/conformance/test_locks.py::test_x[a]", [known]) is known
+    assert deviation_of("ksh_suites/conformance/test_locks.py::test_y", [known]) is None
+    assert runnable_nodeid("ksh_suites/test_share_basic.py::t", tmp_path) == str(tmp_path / "ksh_suites" /
+                                                                               "test_share_basic.py::t")
+    assert runnable_nodeid(clone, tmp_path) == clone
