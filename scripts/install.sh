@@ -9,8 +9,8 @@ need python3 "install Python 3.10+"
 need java "install a Java 17+ JDK (apt-get install openjdk-17-jdk-headless)"
 need mvn "install Maven 3.8+ (apt-get install maven)"
 need go "install Go 1.26+ (it builds Toxiproxy and the franz-go driver; https://go.dev/dl)"
-python3 -m pip install --quiet --disable-pip-version-check -e '.[docker,browser]' 2>&1 | grep -v "Running pip as the 'root' user" || true
-python3 -c "import harness, confluent_kafka, pytest, testcontainers, docker, plotly, jinja2, playwright" || { echo "install.sh: error: Python dependencies did not install" >&2; exit 2; }
+python3 -m pip install --quiet --disable-pip-version-check -e '.[docker,browser,test]' 2>&1 | grep -v "Running pip as the 'root' user" || true
+python3 -c "import harness, confluent_kafka, pytest, testcontainers, docker, plotly, jinja2, playwright, yaml" || { echo "install.sh: error: Python dependencies did not install" >&2; exit 2; }
 # Debian's chromium: the pages' browser tests (Playwright drives it; no browser download)
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_run(sub) -> None:
     run = sub.add_parser("run", help="start a cluster, run a workload, check the history, write a report")
     run.add_argument("--suite", choices=tuple(SUITES), default=None,
-                     help="run a pytest suite of the repository instead of one workload (JUnit XML, allure "
+                     help="run a pytest suite of the harness (installed with it) instead of one workload (JUnit XML, allure "
                           "results and, for conformance, the area report go under reports/)")
     run.add_argument("--quiet", action="store_true",
                      help="no progress lines while the run runs (the outcome is printed either way)")

@@ -73,6 +73,18 @@ def canonical_nodeid(nodeid: str) -> str:
     return "suites/" + nodeid[at + len(PACKAGE) + 1:] if at >= 0 else nodeid
 
 
+def suite_test_id(path: Path, nodeid: str) -> str:
+    """The repository's name of a test of the suites, `suites/<file below the suites>::<name>`, from its file and
+    node id whatever the session's rootdir (`pytest --pyargs ksh_suites` from anywhere); any other test's node id
+    as `canonical_nodeid` gives it."""
+    path = Path(path).resolve()
+    for parent in path.parents:
+        if parent.name in ("suites", PACKAGE) and (parent / "__init__.py").is_file() \
+                and (parent / "conftest.py").is_file():
+            return f"suites/{path.relative_to(parent).as_posix()}::{nodeid.split('::', 1)[-1]}"
+    return canonical_nodeid(nodeid)
+
+
 def runnable_nodeid(nodeid: str, rootdir: Path) -> str:
     """A node id a reproduce line can hand to pytest from anywhere: an installed suite's by its absolute path
     (its rootdir is site-packages, not where the reader is), any other as it is."""

@@ -11,7 +11,8 @@ import pytest
 from harness.conformance.deviations import Deviation, deviation_of
 from harness.errors import HarnessError
 from harness.sys import suites
-from harness.sys.suites import INI, PLUGINS_OFF, WARNINGS, Suites, canonical_nodeid, locate, runnable_nodeid
+from harness.sys.suites import (INI, PLUGINS_OFF, WARNINGS, Suites, canonical_nodeid, locate, runnable_nodeid,
+                                suite_test_id)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -55,3 +56,17 @@ def test_a_test_is_named_the_same_from_a_clone_and_installed(tmp_path):
     assert runnable_nodeid("ksh_suites/test_share_basic.py::t", tmp_path) == str(tmp_path / "ksh_suites" /
                                                                                "test_share_basic.py::t")
     assert runnable_nodeid(clone, tmp_path) == clone
+
+
+def test_a_suites_test_is_named_from_its_file_whatever_the_rootdir(tmp_path):
+    """`pytest --pyargs ksh_suites` from a project's own directory: the node id is relative to that rootdir, the
+    name the deviation tables use comes from the file below the suites."""
+    package = tmp_path / "site-packages" / "ksh_suites"
+    (package / "conformance").mkdir(parents=True)
+    for name in ("__init__.py", "conftest.py"):
+        (package / name).write_text("")
+    test = package / "conformance" / "test_locks.py"
+    assert suite_test_id(test, "conformance/test_locks.py::test_x[a]") == "suites/conformance/test_locks.py::test_x[a]"
+    repo = ROOT / "suites" / "conformance" / "test_locks.py"
+    assert suite_test_id(repo, "suites/conformance/test_locks.py::t") == "suites/conformance/test_locks.py::t"
+    assert suite_test_id(tmp_path / "elsewhere" / "test_y.py", "test_y.py::t") == "test_y.py::t"
