@@ -82,6 +82,7 @@ class MockCluster:
                                           ctypes.c_size_t]
         lib.rd_kafka_new.restype = ctypes.c_void_p
         lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.rd_kafka_conf_destroy.argtypes = [ctypes.c_void_p]
         lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
         lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
         lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
@@ -93,9 +94,12 @@ class MockCluster:
         conf = lib.rd_kafka_conf_new()
         # the handle the mock needs: a producer that connects nowhere (its own log kept off stderr's way)
         for key, value in (("bootstrap.servers", ""), ("log_level", "3")):
-            lib.rd_kafka_conf_set(conf, key.encode(), value.encode(), errstr, len(errstr))
+            if lib.rd_kafka_conf_set(conf, key.encode(), value.encode(), errstr, len(errstr)) != 0:  # RD_KAFKA_CONF_OK
+                lib.rd_kafka_conf_destroy(conf)
+                raise MockError(f"librdkafka refused {key}: {errstr.value.decode(errors='replace')}")
         self._rk = lib.rd_kafka_new(0, conf, errstr, len(errstr))
-        if not self._rk:
+        if not self._rk:  # (the conf is the caller's again when rd_kafka_new fails)
+            lib.rd_kafka_conf_destroy(conf)
             raise MockError(f"librdkafka refused its handle: {errstr.value.decode(errors='replace')}")
         self._mc = lib.rd_kafka_mock_cluster_new(self._rk, brokers)
         if not self._mc:
@@ -124,10 +128,12 @@ class MockCluster:
         if code:
             raise MockError(self.lib.rd_kafka_err2name(code).decode())
 
-    def _broker(self, text: str) -> int:
+    def _broker(self, text: str, every: bool = True) -> int:
+        """A broker id of the mock's (`every`: -1 for all of them, where the command takes that)."""
         broker = int(text)
-        if broker != -1 and not 1 <= broker <= self.brokers:
-            raise MockError(f"no broker {broker}: the mock's brokers are 1..{self.brokers} (-1: all)")
+        if not (every and broker == -1) and not 1 <= broker <= self.brokers:
+            raise MockError(f"no broker {broker}: the mock's brokers are 1..{self.brokers}" + (" (-1: all)" if every
+                                                                                              else ""))
         return broker
 
     def command(self, line: str) -> dict:
@@ -152,8 +158,10 @@ class MockCluster:
         c_int, c_char_p = ctypes.c_int, ctypes.c_char_p
 
         def topic_create(topic: str, partitions: str, replication: str) -> None:
-            self._err(lib.rd_kafka_mock_topic_create(ctypes.c_void_p(mc), topic.encode(), c_int(int(partitions)),
-                                                     c_int(int(replication))))
+            count, copies = int(partitions), int(replication)
+            if not 1 <= count <= 10_000 or not 1 <= copies <= self.brokers:  # (librdkafka would allocate from them)
+                raise MockError(f"topic {topic}: use 1..10000 partitions and 1..{self.brokers} replicas")
+            self._err(lib.rd_kafka_mock_topic_create(ctypes.c_void_p(mc), topic.encode(), c_int(count), c_int(copies)))
 
         def broker_down(broker: str) -> None:
             self._err(lib.rd_kafka_mock_broker_set_down(ctypes.c_void_p(mc), ctypes.c_int32(self._broker(broker))))
@@ -164,7 +172,7 @@ class MockCluster:
         def leader(topic: str, partition: str, broker: str) -> None:
             self._err(lib.rd_kafka_mock_partition_set_leader(ctypes.c_void_p(mc), topic.encode(),
                                                              ctypes.c_int32(int(partition)),
-                                                             ctypes.c_int32(self._broker(broker))))
+                                                             ctypes.c_int32(self._broker(broker, every=False))))
 
         def rtt(broker: str, ms: str) -> None:
             self._err(lib.rd_kafka_mock_broker_set_rtt(ctypes.c_void_p(mc), ctypes.c_int32(self._broker(broker)),
@@ -178,7 +186,7 @@ class MockCluster:
 
         def coordinator(key: str, broker: str) -> None:
             self._err(lib.rd_kafka_mock_coordinator_set(ctypes.c_void_p(mc), c_char_p(b"group"), key.encode(),
-                                                        ctypes.c_int32(self._broker(broker))))
+                                                        ctypes.c_int32(self._broker(broker, every=False))))
 
         def setter(name: str) -> Callable[[str], None]:
             def set_(value: str) -> None:

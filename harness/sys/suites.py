@@ -4,9 +4,9 @@ The suites are the package `ksh_suites`: the repository's `suites/` folder, inst
 `fixtures/` is `ksh_fixtures`; setup.py maps both). In a clone (`pip install -e .`) the package is the folder
 itself and a child runs in the repository, under its pyproject.toml's pytest settings. From a wheel the suites
 are in site-packages, far from any ini file: the child runs in the caller's directory (its reports/ there) and
-carries the same settings on its command line (`INI`, which a unit test holds equal to pyproject.toml's), with
-the rootdir above the package so that node ids read `ksh_suites/...` (`canonical_nodeid` makes both spellings
-one, `suites/...`, for the tables that name tests).
+reads the same settings from the package's own file (`INSTALLED_INI`, with -c; a unit test holds it equal to
+pyproject.toml's), with the rootdir above the package so that node ids read `ksh_suites/...` (`suite_test_id` and `canonical_nodeid`
+make both spellings one, `suites/...`, for the tables that name tests).
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ from pathlib import Path
 from harness.errors import HarnessError
 
 PACKAGE = "ksh_suites"
-#: The pytest settings the suites rely on (pyproject.toml's [tool.pytest.ini_options] in a clone): the
-#: per-test timeout, JUnit XML that keeps record_property and each test's file (the matrix reads both),
-#: no cache written beside the suites, a known warning of PySpark's silenced.
-INI = {"timeout": "900", "junit_family": "xunit1"}
-PLUGINS_OFF = ("cacheprovider",)
-WARNINGS = ("ignore:PySpark does not yet fully support pandas:FutureWarning",)
+#: The suites' pytest settings when installed (pyproject.toml's [tool.pytest.ini_options] in a clone), a file of
+#: the package: the per-test timeout, JUnit XML that keeps record_property and each test's file (the matrix reads
+#: both), no cache written beside the suites, a known warning of PySpark's silenced.
+INSTALLED_INI = "installed.ini"
 
 
 @dataclass(frozen=True)
@@ -44,18 +42,25 @@ class Suites:
         """What a child's command line adds for the suites to run as they do in a clone (nothing in one)."""
         if not self.installed:
             return []
-        args = ["--rootdir", str(self.root.parent)]
-        for name in PLUGINS_OFF:
-            args += ["-p", f"no:{name}"]
-        for key, value in INI.items():
-            args += ["-o", f"{key}={value}"]
-        for warning in WARNINGS:
-            args += ["-W", warning]
-        return args
+        # -c: the package's settings, and no ini file of the caller's (pytest would search upward from the suites,
+        # into a project holding the venv); --confcutdir: no conftest above the suites either
+        return ["-c", str(self.root / INSTALLED_INI), "--rootdir", str(self.root.parent), "--confcutdir",
+                str(self.root)]
+
+
+def clone_root() -> Path | None:
+    """The repository the running harness is imported from (its suites/ and pyproject.toml beside harness/), if it
+    is; None for an installed harness."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "suites" / "conftest.py").is_file() else None
 
 
 def locate() -> Suites:
-    """The suites of this installation; one line naming the fix where none are installed."""
+    """The suites of the running harness: its clone's (whatever other checkout an editable install names), else
+    the installed package's; one line naming the fix where none are installed."""
+    clone = clone_root()
+    if clone is not None:
+        return Suites(clone / "suites", clone, installed=False)
     found = importlib.util.find_spec(PACKAGE)
     locations = list(found.submodule_search_locations or ()) if found is not None else []
     if not locations:

@@ -37,6 +37,9 @@ def test_a_share_consumer_gets_the_records_produced_to_the_mock_and_the_launcher
         assert _ask(proc, "offset-reset earliest") == {"ok": True}
         assert _ask(proc, "topic-create t 2 1") == {"error": "TOPIC_ALREADY_EXISTS"}
         assert "no broker 9" in _ask(proc, "leader t 0 9")["error"]
+        assert "no broker -1" in _ask(proc, "leader t 0 -1")["error"]  # (-1, every broker, only where it means that)
+        assert "1..10000 partitions" in _ask(proc, "topic-create u -5 1")["error"]  # (librdkafka would abort)
+        assert "1..3 replicas" in _ask(proc, "topic-create u 1 0")["error"]
         assert "unknown command" in _ask(proc, "explode")["error"]
         producer = Producer({"bootstrap.servers": ready["bootstraps"]})
         for i in range(20):

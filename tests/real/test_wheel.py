@@ -62,8 +62,13 @@ def _check_contents(wheel: Path, sdist: Path) -> None:
 def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository(tmp_path):
     wheel, sdist = _build(tmp_path / "dist")
     _check_contents(wheel, sdist)
-    venv, work = tmp_path / "venv", tmp_path / "work"
+    # the venv inside a project of the caller's whose pytest settings and conftest must not reach the suites
+    project, work = tmp_path / "project", tmp_path / "work"
+    venv = project / ".venv"
+    project.mkdir()
     work.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\naddopts = --an-option-of-the-callers-project\n")
+    (project / "conftest.py").write_text("raise SystemExit('the caller project\\'s conftest reached the suites')\n")
     try:
         _run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
         _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel],

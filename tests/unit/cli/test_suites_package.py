@@ -3,7 +3,7 @@ by a pytest child under the same settings either way, and named the same in the 
 
 from __future__ import annotations
 
-import tomllib
+import configparser
 from pathlib import Path
 
 import pytest
@@ -11,8 +11,7 @@ import pytest
 from harness.conformance.deviations import Deviation, deviation_of
 from harness.errors import HarnessError
 from harness.sys import suites
-from harness.sys.suites import (INI, PLUGINS_OFF, WARNINGS, Suites, canonical_nodeid, locate, runnable_nodeid,
-                                suite_test_id)
+from harness.sys.suites import INSTALLED_INI, Suites, canonical_nodeid, locate, runnable_nodeid, suite_test_id
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,19 +25,25 @@ def test_in_a_clone_the_suites_are_the_repositorys_folder_and_run_in_the_reposit
         found.path("no-such-suite")
 
 
-def test_installed_suites_run_with_pyprojects_pytest_settings_on_the_command_line(tmp_path):
-    """The settings a child carries from a wheel are the ones pyproject.toml gives the suites in a clone."""
+def test_installed_suites_run_with_pyprojects_pytest_settings_and_nothing_of_the_callers(tmp_path):
+    """The settings file a child of installed suites reads (-c) holds what pyproject.toml gives the suites in a
+    clone; no ini file or conftest of the caller's project can reach the child."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    assert {key: str(ini[key]) for key in INI} == INI
-    assert ini["addopts"].split() == [word for name in PLUGINS_OFF for word in ("-p", f"no:{name}")]
-    assert tuple(ini["filterwarnings"]) == WARNINGS
-    installed = Suites(tmp_path / "site-packages" / "ksh_suites", tmp_path / "work", installed=True)
-    args = installed.pytest_args()
-    assert args[:2] == ["--rootdir", str(tmp_path / "site-packages")]
-    assert "junit_family=xunit1" in args and "timeout=900" in args and "no:cacheprovider" in args
+    shipped = configparser.ConfigParser()
+    shipped.read(ROOT / "suites" / INSTALLED_INI)
+    pytest_section = dict(shipped["pytest"])
+    assert pytest_section["addopts"] == ini["addopts"]
+    assert (pytest_section["timeout"], pytest_section["junit_family"]) == (str(ini["timeout"]), ini["junit_family"])
+    assert pytest_section["filterwarnings"].split("\n")[1:] == ini["filterwarnings"]
+    root = tmp_path / "site-packages" / "ksh_suites"
+    installed = Suites(root, tmp_path / "work", installed=True)
+    assert installed.pytest_args() == ["-c", str(root / INSTALLED_INI), "--rootdir", str(root.parent),
+                                       "--confcutdir", str(root)]
 
 
 def test_no_suites_installed_is_one_line_naming_the_fix(monkeypatch):
+    monkeypatch.setattr(suites, "clone_root", lambda: None)
     monkeypatch.setattr(suites.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(HarnessError, match="pip install kafka-share-harness"):
         locate()
