@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from harness.checkers import exclusive
 from harness.checkers.ledger import ACCEPT_SENT, ACCEPTED, MAYBE, OPEN, REJECT_SENT, REJECTED, Ack, Rec
-from harness.checkers.judge import Judge, nothing_unless
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -390,10 +390,8 @@ class AckResults(Judge):
                 "return, the acknowledgement commit callback) once, and an error only for an acknowledgement that "
                 "did not land")
 
+    NEEDS = ("acks", "no acknowledgement in the history")
+
     @staticmethod
     def stats(n, config, found):
         return {"acks": n["acks"]}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return nothing_unless(n, "acks", "no acknowledgement in the history", found)

@@ -6,7 +6,7 @@ Anomaly: `batch-order`.
 
 from __future__ import annotations
 
-from harness.checkers.judge import Judge, nothing_unless
+from harness.checkers.judge import POLLS, Judge
 NAME = "batch-order"
 
 
@@ -37,10 +37,8 @@ class BatchOrder(Judge):
     SENTENCE = ("KIP-932 \u00a7Ordering: records of a share-partition in a batch are in increasing offset order "
                 "(redeliveries may be out of order across batches)")
 
+    NEEDS = POLLS
+
     @staticmethod
     def stats(n, config, found):
         return {"batches": n["batches"]}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return nothing_unless(n, "batches", "no poll delivered records", found)

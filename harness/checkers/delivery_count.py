@@ -22,7 +22,7 @@ from typing import Any, TYPE_CHECKING
 from harness.checkers.evidence import READ_SLACK_NS
 from harness.checkers.ledger import ACCEPTED
 from harness.model.profiles import model_profile
-from harness.checkers.judge import Judge, nothing_unless
+from harness.checkers.judge import POLLS, Judge
 from harness.model.share_partition import (RELEASE, SESSION, archived_after_release, count_after_release,
                                            next_delivery_count)
 
@@ -138,28 +138,16 @@ def judge_after_limit(r: ReplayView, tp: tuple, offset: int, limit_time: int, in
                       f"{r.limit} and its lock ended", (index,), offset=offset)
 
 
-def polled_unknown(n, config, found, without_config: bool = False):
-    if not n["batches"]:
-        return nothing_unless(n, "batches", "no poll delivered records", found)
-    if without_config and not config:
-        return found or ("the history has no config operation (version 0): the delivery-count limit and lock "
-                         "duration in force are unknown")
-    return found
-
-
 class DeliveryCount(Judge):
     """Judged by the replay's model (`judge_delivery`, `judge_count_range`, `judge_after_limit`, `judge_end`)."""
 
     NAME = NAME
     SENTENCE = ("KIP-932 \u00a7In-flight records: \"the delivery count [...] is incremented each time the record "
                 "is delivered\"; records reaching the delivery-count limit are archived")
+    NEEDS, NEEDS_CONFIG = POLLS, True
 
     @staticmethod
     def stats(n, config, found):
         return {"deliveries": n["deliveries"], "limit": int(config.get("delivery_count_limit", 5)),
                 "profile": model_profile(config.get("model_profile") or config.get("kafka_version") or "4.3").line,
                 "session_release_decrements": n["session-release-decrements"]}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return polled_unknown(n, config, found, without_config=True)

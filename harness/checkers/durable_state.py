@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.checkers import no_loss
 from harness.checkers.ledger import ACCEPTED
-from harness.checkers.judge import Judge, nothing_unless
+from harness.checkers.judge import Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -65,10 +65,8 @@ class DurableState(Judge):
     SENTENCE = ("KIP-932 \u00a7Share group state persistence: the share coordinator's durable state (the SPSO and "
                 "the states of in-flight records) agrees with what was acknowledged")
 
+    NEEDS = ("durable-reads", "the history holds no read of durable state (share-offsets)")
+
     @staticmethod
     def stats(n, config, found):
         return {"start_offset_reads": n["durable-reads"], **found}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return nothing_unless(n, "durable-reads", "the history holds no read of durable state (share-offsets)", found)

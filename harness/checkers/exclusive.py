@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.checkers.delivery_count import polled_unknown
 from harness.checkers.ledger import MS
-from harness.checkers.judge import Judge
+from harness.checkers.judge import POLLS, Judge
 
 if TYPE_CHECKING:
     from harness.checkers.view import ReplayView
@@ -64,12 +63,9 @@ class Exclusive(Judge):
     NAME = NAME
     SENTENCE = ("KIP-932 \u00a7Client programming interface: poll \"returns a set of in-flight records acquired for "
                 "this consumer for the duration of the acquisition lock timeout\": no other consumer holds them then")
+    NEEDS, NEEDS_CONFIG = POLLS, True
 
     @staticmethod
     def stats(n, config, found):
         return {"deliveries": n["deliveries"], "lock_duration_ms": int(config.get("lock_duration_ms", 30000)),
                 "tolerance_ms": int(config.get("lock_tolerance_ms", 2000))}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return polled_unknown(n, config, found, without_config=True)

@@ -10,7 +10,8 @@ it derives from, the events it reads and what its verdict reports are the class'
   the state just after it);
 - `end()`: after the last row, its final judgements;
 - `stats(counts, config, found)` and `unknown(counts, config, found)`: the property's stats and the reason it is
-  undecidable (None: decidable), from the replay's merged event counts (`Findings.n`) and the history's config,
+  undecidable (None: decidable; by default what `NEEDS`, the event count it cannot do without, and
+  `NEEDS_CONFIG` say), from the replay's merged event counts (`Findings.n`) and the history's config,
   given what the replay's parts already put there (`found`), so that replays of share-partitions merged on Spark
   give the whole history's.
 
@@ -60,6 +61,10 @@ class Judge:
     NAME: ClassVar[str] = ""
     SENTENCE: ClassVar[str] = ""
     EVENTS: ClassVar[frozenset[str]] = frozenset()
+    #: (count, what): undecidable, "<what>: nothing to check", while the replay counted no `count` event
+    NEEDS: ClassVar[tuple[str, str] | None] = None
+    #: undecidable without the history's `config` operation (the limit and the lock in force are unknown then)
+    NEEDS_CONFIG: ClassVar[bool] = False
 
     def __init__(self, view: "ReplayView") -> None:
         self.r = view
@@ -75,13 +80,18 @@ class Judge:
         """The property's stats (what was checked, so an empty check is visible)."""
         return found
 
-    @staticmethod
-    def unknown(counts: Mapping[str, int], config: dict[str, Any], found: str | None) -> str | None:
-        """Why the property cannot be decided (None: it can); `found`, the reason a replay recorded."""
+    @classmethod
+    def unknown(cls, counts: Mapping[str, int], config: dict[str, Any], found: str | None) -> str | None:
+        """Why the property cannot be decided (None: it can); `found`, the reason a replay recorded. By default
+        what `NEEDS` and `NEEDS_CONFIG` say, else `found`."""
+        if cls.NEEDS is not None and not counts[cls.NEEDS[0]]:
+            return f"{cls.NEEDS[1]}: nothing to check"
+        if cls.NEEDS_CONFIG and not config:
+            return found or NO_CONFIG
         return found
 
 
-def nothing_unless(counts: Mapping[str, int], key: str, what: str, found: str | None) -> str | None:
-    """A judge's `unknown` where it needs one event counted under `key`: "<what>: nothing to check" without
-    one, else the reason the replay found (`found`)."""
-    return f"{what}: nothing to check" if not counts[key] else found
+NO_CONFIG = ("the history has no config operation (version 0): the delivery-count limit and lock duration in force "
+             "are unknown")
+#: what a judge of delivered records needs (`Judge.NEEDS`)
+POLLS = ("batches", "no poll delivered records")

@@ -220,11 +220,11 @@ class NoLoss(Judge):
                 "pending_at_the_read": n["dead-letters-pending"]}
         return stats
 
-    @staticmethod
-    def unknown(n, config, found):
-        if not n["produced"]:
-            return "no produce was acknowledged: nothing to check"
+    NEEDS = ("produced", "no produce was acknowledged")
+
+    @classmethod
+    def unknown(cls, n, config, found):
         if n["unresolved-maybe"]:
-            return (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
-                    f"start-offset read settles them")
-        return found
+            found = (f"{n['unresolved-maybe']} records' acknowledgements have an unknown outcome and no later "
+                     f"start-offset read settles them")
+        return super().unknown(n, config, found)

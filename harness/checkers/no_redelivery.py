@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.checkers.findings import ANOMALY_CAP, NEVER
-from harness.checkers.delivery_count import polled_unknown
 from harness.checkers.ledger import ACCEPTED, REJECTED
-from harness.checkers.judge import Judge
+from harness.checkers.judge import POLLS, Judge
 
 NAME = "no-redelivery-after-ack"
 #: records that left the ledger settled, acquired last within a lock duration after a disruption began, kept
@@ -144,11 +143,8 @@ class NoRedelivery(Judge):
     NAME = "no-redelivery-after-ack"
     SENTENCE = ("KIP-932 \u00a7In-flight records: an Acknowledged or Archived record is in a terminal state: it is "
                 "not delivered again")
+    NEEDS = POLLS
 
     @staticmethod
     def stats(n, config, found):
         return {"deliveries": n["deliveries"], "offset_resets": n["offset-resets"]}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return polled_unknown(n, config, found)

@@ -4,7 +4,7 @@ the registered judges."""
 
 from __future__ import annotations
 
-from harness.checkers.judge import Event, Judge, nothing_unless
+from harness.checkers.judge import Event, Judge
 
 
 class AckedUndelivered(Judge):
@@ -14,6 +14,7 @@ class AckedUndelivered(Judge):
     SENTENCE = ("KafkaShareConsumer.acknowledge(record, type): \"Acknowledge successful delivery of a record "
                 "returned on the last poll\"")
     EVENTS = frozenset({"poll", "acknowledge"})
+    NEEDS = ("acks-judged", "no acknowledgement in the history")
 
     def __init__(self, view) -> None:
         super().__init__(view)
@@ -35,7 +36,3 @@ class AckedUndelivered(Judge):
     @staticmethod
     def stats(n, config, found):
         return {"acks": n["acks-judged"]}
-
-    @staticmethod
-    def unknown(n, config, found):
-        return nothing_unless(n, "acks-judged", "no acknowledgement in the history", found)
