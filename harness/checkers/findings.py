@@ -39,7 +39,7 @@ class Observation:
     @staticmethod
     def of(properties: Sequence[str], config: dict[str, Any] | None = None) -> "Observation":
         return Observation({p: [] for p in properties}, {p: {} for p in properties}, {p: {} for p in properties},
-                           {p: {} for p in properties}, {}, dict(config or {}))
+                           {p: {} for p in properties}, {}, {} if config is None else config)
 
 
 class Findings:
@@ -47,7 +47,6 @@ class Findings:
 
     def __init__(self, config: dict[str, Any], properties: Sequence[str]) -> None:
         self.obs = Observation.of(properties, config)
-        self.obs.config = config
         self.n: dict[str, int] = defaultdict(int)
 
     def anomaly(self, prop: str, kind: str, message: str, evidence: tuple[int, ...], **detail: Any) -> None:
@@ -115,7 +114,6 @@ def observation(partials: Sequence[Partial], judges: Sequence[Any], batches: int
     overrides the summed count of polls with records (a poll spanning partitions is in several partials)."""
     config = next((p.config for p in partials if p.config), {})
     obs = Observation.of([j.NAME for j in judges], config)
-    obs.config = config
     n: dict[str, int] = defaultdict(int)
     for part in partials:
         _merge(obs, n, part)

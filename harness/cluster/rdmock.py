@@ -106,6 +106,7 @@ class MockCluster:
             lib.rd_kafka_destroy(self._rk)
             raise MockError(f"librdkafka could not start a mock cluster of {brokers} brokers")
         self.brokers = brokers
+        self.handlers = self._handlers()
 
     @property
     def version(self) -> str:
@@ -141,10 +142,12 @@ class MockCluster:
         words = line.split()
         if not words:
             return {"error": "empty command"}
+        if not self._mc:  # (the handlers hold the cluster's pointer: none after `close`)
+            return {"error": "the mock cluster is closed"}
         try:
-            handler = self._handlers().get(words[0])
+            handler = self.handlers.get(words[0])
             if handler is None:
-                return {"error": f"unknown command {words[0]!r}: use one of {', '.join(self._handlers())}"}
+                return {"error": f"unknown command {words[0]!r}: use one of {', '.join(self.handlers)}"}
             return handler(*words[1:]) or {"ok": True}
         except TypeError:
             return {"error": f"wrong number of arguments for {words[0]}"}

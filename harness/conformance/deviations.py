@@ -24,7 +24,6 @@ from harness.clients.franz import franz_version
 from harness.errors import HarnessError
 from harness.history.store import read_history
 from harness.kafka.implementations import KFAKE_VERSIONS
-from harness.sys.suites import canonical_nodeid
 
 
 @dataclass(frozen=True)
@@ -285,8 +284,8 @@ def deviations_for(implementation: str, version: str | None, client: str | None 
 
 
 def deviation_of(nodeid: str, deviations: list[Deviation]) -> Deviation | None:
-    """The deviation a test (its node id, with or without parameters; run from a clone or installed) meets, if any."""
-    nodeid = canonical_nodeid(nodeid)
+    """The deviation a test meets, if any: `nodeid` as the repository names it (with or without parameters; the
+    plugin names an installed suite's test so, `harness.sys.suites.suite_test_id`)."""
     base = nodeid.split("[", 1)[0]
     for deviation in deviations:
         for test in deviation.tests:

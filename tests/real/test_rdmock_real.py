@@ -5,6 +5,7 @@ its own, started and stopped like every other child, whose cluster a real produc
 from __future__ import annotations
 
 import json
+import select
 import sys
 import time
 
@@ -14,17 +15,23 @@ from harness.sys.procs import spawn
 from harness.sys.wait import wait_until
 
 
+def _line(proc, what: str, timeout: float = 30.0) -> dict:
+    """The launcher's next JSON line, within `timeout` seconds (else a failure naming what was awaited)."""
+    readable, _, _ = select.select([proc.popen.stdout], [], [], timeout)
+    assert readable, f"the mock launcher gave no {what} within {timeout:g} s (its log: {proc.log_path})"
+    return json.loads(proc.popen.stdout.readline())
+
+
 def _start(tmp_path, brokers: int = 3):
     proc = spawn("rdmock", [sys.executable, "-m", "harness.cluster.rdmock", "--brokers", str(brokers)],
                  log_path=tmp_path / "rdmock.log", stdout_pipe=True, stdin_pipe=True)
-    ready = json.loads(proc.popen.stdout.readline())
-    return proc, ready
+    return proc, _line(proc, "ready line")
 
 
 def _ask(proc, line: str) -> dict:
     proc.popen.stdin.write(f"{line}\n".encode())
     proc.popen.stdin.flush()
-    return json.loads(proc.popen.stdout.readline())
+    return _line(proc, f"answer to {line!r}")
 
 
 def test_a_share_consumer_gets_the_records_produced_to_the_mock_and_the_launcher_goes_with_its_stdin(tmp_path):
