@@ -29,7 +29,7 @@ from harness.clients.behaviours import BEHAVIOURS
 from harness.clients.options import check_options, parse_options
 from harness.errors import HarnessError
 from harness.kafka.dead_letter import MODES
-from harness.kafka.implementations import default_kafka_version
+from harness.kafka.implementations import HOSTED, default_kafka_version
 from harness.spec import BACKENDS, CHECK_ENGINES, FAULT_MODES, IMAGE_CLASSPATH, MAX_SEEDS, PROFILES, SPARK_THRESHOLD, RunSpec
 from harness.workloads import WORKLOADS, apply_workload
 
@@ -153,12 +153,12 @@ SETTINGS: tuple[Setting, ...] = (
     # the cluster (the backend first: the default release and what the others may be depend on it; a
     # distribution's directory before the release: with one, a release of no supported line is taken)
     Setting("backend", "start the cluster as local java processes (default), as containers (docker), or start "
-                       "franz-go's kfake instead of Apache Kafka (kfake)", cli="--backend", plugin="--backend",
+                       "franz-go's kfake (kfake) or librdkafka's mock cluster (mock) instead of Apache Kafka", cli="--backend", plugin="--backend",
             commands=_CLUSTER, choices=BACKENDS),
     Setting("kafka_home", "use the jars of an unpacked Kafka distribution", cli="--kafka-home", plugin="--kafka-home",
             commands=_CLUSTER),
-    Setting("kafka_version", "the Kafka release (default: the harness's; on the kfake backend: the release whose "
-                             "API kfake serves)", cli="--kafka-version", plugin="--kafka-version",
+    Setting("kafka_version", "the Kafka release (default: the harness's; on the kfake and mock backends: the "
+                             "release whose API they serve)", cli="--kafka-version", plugin="--kafka-version",
             commands=_CLUSTER, always=True),
     Setting("bootstrap_servers", "run against an existing cluster at these servers (HOST:PORT,...)",
             cli="--bootstrap-servers", plugin="--bootstrap-servers", commands=("run", "suite", "certify")),
@@ -173,7 +173,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_dirs", "log directories (disks) per broker of a local or docker cluster; 2 or more lets a disk fail "
                         f"without halting the broker (fault disk-fail; default {RunSpec.log_dirs})",
             cli="--log-dirs", commands=("run",), read=lambda text: parse.count(text, least=1),
-            written_if=lambda spec: _started(spec) and spec.backend != "kfake"),
+            written_if=lambda spec: _started(spec) and spec.backend not in HOSTED),
     Setting("base_port", "the first of the consecutive ports a local cluster takes", cli="--base-port",
             commands=("run", "explore"), read=lambda text: parse.count(text, least=1), written_if=_started),
     # the workload

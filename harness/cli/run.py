@@ -87,9 +87,9 @@ def _refuse_not_honoured(args: argparse.Namespace, spec: RunSpec) -> None:
             if given is not None:
                 raise HarnessError(f"{option} cannot be used with --bootstrap-servers: it shapes a cluster the "
                                    "harness starts, and an external cluster is what it is; leave one of them out")
-    elif spec.backend == "kfake" and args.log_dirs is not None:
-        raise HarnessError("--log-dirs cannot be used with --backend kfake: kfake keeps its logs in memory (no log "
-                           "directories, no disk faults); leave --log-dirs out")
+    elif spec.backend in ("kfake", "mock") and args.log_dirs is not None:
+        raise HarnessError(f"--log-dirs cannot be used with --backend {spec.backend}: it keeps its logs in memory (no "
+                           "log directories, no disk faults); leave --log-dirs out")
     limit = args.delivery_count_limit
     if limit is not None:
         from harness.kafka.versions import release_line  # (deferred: loaded only when this command or fixture runs)

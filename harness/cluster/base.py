@@ -194,6 +194,38 @@ class SaslListeners(Protocol):
     def sasl_bootstrap_servers(self) -> str | None: ...
 
 
+@runtime_checkable
+class SelfAdministered(Protocol):
+    """The implementation serves no Admin API for what a run sets up (librdkafka's mock: no CreateTopics, no
+    group configs): its topics are made, and its share groups set, through its own launcher. What a run would
+    ask the Admin API it asks here; what the implementation cannot set is refused in one line."""
+
+    def create_topic(self, topic: str, partitions: int, replication_factor: int) -> None: ...
+
+    def set_group_configs(self, group: str, configs: dict[str, str]) -> dict[str, int]:
+        """Apply `configs` (Kafka's group config names) to `group`; the limits in force on it afterwards
+        (`harness.cluster.admin.LIMITS`' keys)."""
+        ...
+
+
+@runtime_checkable
+class InjectedFaults(Protocol):
+    """The implementation injects faults into its own brokers on request (librdkafka's mock): errors answered
+    to the next requests of an API, a broker's answers delayed, a broker's connections closed."""
+
+    def push_request_errors(self, api_key: int, codes: list[int]) -> None: ...
+
+    def set_rtt(self, broker: int, ms: int) -> None: ...
+
+    def set_broker_down(self, broker: int, down: bool) -> None: ...
+
+
+def unchecked_of(cluster: Cluster) -> dict[str, str]:
+    """The properties the implementation gives nothing to check (property -> why; none for Apache Kafka): each
+    is left out of a run's verdict and named there as not checked (never counted a pass)."""
+    return dict(getattr(type(cluster), "unchecked", {}))
+
+
 def implementation_of(cluster: Cluster) -> str:
     """The implementation of KIP-932 `cluster` runs: "apache" (Kafka's brokers, any backend) unless the backend
     names another in its class attribute `implementation` (kfake: `harness.cluster.kfake`)."""

@@ -25,21 +25,18 @@ config names, its clients' jars); it defaults to the release whose share-group A
 
 from __future__ import annotations
 
-import json
-import queue
 import shutil
-import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
+from harness.cluster.launcher import Launcher
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
 from harness.sys import ports as portreg
 from harness.sys.gobuild import GO_SOURCES, build_go
 from harness.sys.paths import cache_dir
-from harness.sys.procs import ManagedProcess, spawn
 from harness.timing import timed
 
 #: The Go module of the launcher.
@@ -98,11 +95,7 @@ class KfakeCluster:
         self.broker_configs = {**BROKER_CONFIGS, **(broker_configs or {})}
         self._cache = cache
         self._ports: list[int] = []
-        self._proc: ManagedProcess | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._reader: threading.Thread | None = None
-        self._broken = ""  # why the command channel cannot be trusted any more (an answer came too late)
-        self._command_lock = threading.Lock()
+        self._launcher = Launcher("kfake", "the kfake launcher", self.log_path)
         self._inspector: ClusterInspector | None = None
         self.reported_version: str | None = None
 
@@ -150,19 +143,10 @@ class KfakeCluster:
 
     def _start(self, binary: Path) -> None:
         self._ports = portreg.allocate(self.brokers, self.base_port)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         args = [str(binary), "--ports", ",".join(map(str, self._ports))]
         for key, value in sorted(self.broker_configs.items()):
             args += ["--config", f"{key}={value}"]
-        self._lines = queue.Queue()
-        self._broken = ""
-        self._proc = spawn("kfake", args, log_path=self.log_path, stdout_pipe=True, stdin_pipe=True)
-        self._reader = threading.Thread(target=self._read_stdout, args=(self._proc, self._lines),
-                                        name="kfake-stdout", daemon=True)
-        self._reader.start()
-        ready = self._next_answer(self.timeout, "its ready line")
-        if ready.get("event") != "ready":
-            raise HarnessError(f"the kfake launcher's first line was not its ready line: {ready}")
+        ready = self._launcher.start(args, self.timeout)
         self.reported_version = ready.get("kfake")
         if self.reported_version != self.kfake_version:  # the build is what is under test: never another one
             raise HarnessError(f"the kfake launcher runs kfake {self.reported_version}, not {self.kfake_version}: "
@@ -170,7 +154,7 @@ class KfakeCluster:
                                f"{self.kfake_version}`")
         self._inspector = ClusterInspector(self.bootstrap_servers)
         wait_share_consumable(self.bootstrap_servers, self._inspector, timeout=self.timeout,
-                              replication_factor=min(3, self.brokers), fatal=self._died)
+                              replication_factor=min(3, self.brokers), fatal=self._launcher.died)
 
     @timed("cluster")
     def close(self) -> None:
@@ -178,19 +162,7 @@ class KfakeCluster:
         Kafka), close the launcher's stdin (it closes kfake and exits), stop it if it does not, close its
         output and free the ports. Safe to call twice."""
         self._inspector = None
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            try:
-                if proc.popen.stdin is not None:
-                    proc.popen.stdin.close()
-            except OSError:
-                pass
-            proc.stop(timeout=10)
-            if self._reader is not None:
-                self._reader.join(5)  # it ends at the end of the launcher's output
-            if proc.popen.stdout is not None:
-                proc.popen.stdout.close()
-        self._reader = None
+        self._launcher.close()
         if self._ports:
             portreg.release(self._ports)
             self._ports = []
@@ -212,69 +184,5 @@ class KfakeCluster:
         leader = self._command(f"leader {topic} {partition}", "leader")["leader"]
         return None if leader < 0 else leader
 
-    # -- the launcher's pipes -------------------------------------------------------------------
-    @staticmethod
-    def _read_stdout(proc: ManagedProcess, lines: queue.Queue) -> None:
-        assert proc.popen.stdout is not None
-        try:
-            for raw in proc.popen.stdout:
-                lines.put(raw.decode(errors="replace").strip())
-        except (OSError, ValueError):  # closed under us by `close`
-            pass
-        lines.put(None)  # end of output: the launcher exited
-
-    def _died(self) -> str | None:
-        proc = self._proc
-        if proc is not None and not proc.alive():
-            return f"the kfake launcher exited ({proc.exit_code()}); its log: {self.log_path}"
-        return None
-
-    def _next_answer(self, timeout: float, what: str) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise HarnessError(f"the kfake launcher gave no {what} within {timeout:g} s; its log: {self.log_path}") \
-                from None
-        if line is None:
-            self._lines.put(None)  # every later read sees the end too, at once
-            raise HarnessError(f"the kfake launcher exited before {what}: {_last_line(self.log_path)} "
-                               f"(its log: {self.log_path})")
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            raise HarnessError(f"the kfake launcher printed {line!r} where it should give {what}") from None
-        return answer if isinstance(answer, dict) else {"error": f"not an object: {line}"}
-
     def _command(self, line: str, key: str) -> dict[str, Any]:
-        """Send one command and return its answer, which must hold `key`. One answer per command, in order: a
-        command left unanswered in time makes the channel unusable (a late answer would be read as the next
-        command's), so every later command fails at once, naming why."""
-        proc = self._proc
-        if proc is None or proc.popen.stdin is None:
-            raise HarnessError(f"the kfake cluster does not run: cannot {line!r}")
-        with self._command_lock:
-            if self._broken:
-                raise HarnessError(f"the kfake launcher's commands are out of step ({self._broken}): cannot {line!r}")
-            try:
-                proc.popen.stdin.write(line.encode() + b"\n")
-                proc.popen.stdin.flush()
-            except OSError as exc:
-                raise HarnessError(f"the kfake launcher did not take {line!r}: {exc}") from None
-            try:
-                answer = self._next_answer(10.0, f"an answer to {line!r}")
-            except HarnessError as exc:
-                self._broken = str(exc)
-                raise
-        if "error" in answer:
-            raise HarnessError(f"kfake refused {line!r}: {answer['error']}")
-        if key not in answer:
-            raise HarnessError(f"the kfake launcher answered {line!r} with {answer}, which has no {key!r}")
-        return answer
-
-
-def _last_line(path: Path) -> str:
-    try:
-        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return "no log"
-    return lines[-1] if lines else "nothing in its log"
+        return self._launcher.command(line, key, refused="kfake")

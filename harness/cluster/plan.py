@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.kafka.implementations import KFAKE_VERSION, check_kfake_version
+from harness.kafka.implementations import HOSTED, KFAKE_VERSION, check_kfake_version
 from harness.kafka.versions import DEFAULT_VERSION, check_released, check_supported, normalize_version, parse_version
 
 #: Backends of clusters the harness starts (`harness.run.context.make_cluster`): Apache Kafka as local
-#: processes or containers, or another implementation of KIP-932 (kfake: `harness.cluster.kfake`).
-BACKENDS = ("local", "docker", "kfake")
+#: processes or containers, or another implementation of KIP-932 (kfake: `harness.cluster.kfake`; librdkafka's
+#: mock cluster: `harness.cluster.mock`).
+BACKENDS = ("local", "docker", "kfake", "mock")
 #: Where a Kafka image keeps its jars unless `--kafka-image-classpath` says otherwise (the apache/kafka layout).
 IMAGE_CLASSPATH = "/opt/kafka/libs/*"
 
@@ -140,8 +141,8 @@ class ClusterPlan:
         if not self.kafka_image_classpath.startswith("/"):
             raise HarnessError(f"invalid kafka-image-classpath {self.kafka_image_classpath!r}: an absolute path "
                                "inside the image, e.g. /opt/kafka/libs/*")
-        if self.backend == "kfake" and self.bootstrap_servers is not None:
-            raise HarnessError("backend kfake starts its own cluster: leave out bootstrap-servers")
+        if self.backend in HOSTED and self.bootstrap_servers is not None:
+            raise HarnessError(f"backend {self.backend} starts its own cluster: leave out bootstrap-servers")
         if self.backend != "kfake" and self.kfake_version != KFAKE_VERSION:
             raise HarnessError(f"kfake-version {self.kfake_version!r} needs the kfake backend (backend kfake)")
         check_kfake_version(self.kfake_version)

@@ -41,13 +41,24 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
                           replication_factor: int, fatal: Callable[[], str | None] | None = None,
                           diagnostics: Callable[[], str] | None = None,
                           steps: Callable[[str], None] | None = None,
-                          java: Callable[[str, str, str, float], None] | None = None) -> None:
+                          java: Callable[[str, str, str, float], None] | None = None,
+                          administer: Callable[[str, str], None] | None = None) -> None:
     """Block until a share consumer receives a freshly produced record; return nothing else.
     `steps` (if given) is called with each step's name as it completes (the benchmark's breakdown).
     `java` (for a release librdkafka's ShareConsumer cannot talk to): `java(group, topic, token, timeout)`
-    consumes the record with the release's own KafkaShareConsumer instead."""
+    consumes the record with the release's own KafkaShareConsumer instead. `administer` (for an implementation
+    that serves no Admin API: `harness.cluster.base.SelfAdministered`): `administer(topic, group)` makes the
+    probe's topic and sets its group to read from the earliest offset instead of the Admin API."""
     done = steps or (lambda step: None)
     group = f"ksh-ready-{uuid.uuid4().hex[:8]}"
+    if administer is not None:
+        administer(READY_TOPIC, group)
+        wait_until(lambda: inspector.all_led(READY_TOPIC, min_isr=replication_factor), timeout=timeout,
+                   what=f"{READY_TOPIC} to have a leader and a full ISR", interval=0.2, fatal=fatal,
+                   diagnostics=diagnostics)
+        done("topic created and led, group configured")
+        _consume(bootstrap, group, timeout, fatal, diagnostics, done)
+        return
     # Never a group-coordinator request through librdkafka's Admin API here (an earlier warm-up was one):
     # in librdkafka 2.16.0 a coordinator request that times out or meets a broker's death can abort the
     # whole process later (rdkafka_queue.h: rd_kafka_enq_once_del_source_return: Assertion
@@ -62,13 +73,19 @@ def wait_share_consumable(bootstrap: str, inspector: ClusterInspector, *, timeou
                what=f"{READY_TOPIC} to have a leader and a full ISR", interval=0.2, fatal=fatal,
                diagnostics=diagnostics)
     done("topic created and led, group configured")
-    token = uuid.uuid4().hex.encode()
     if java is not None:
+        token = uuid.uuid4().hex.encode()
         _produce(bootstrap, token, timeout)
         done("record produced (acks=all)")
         java(group, READY_TOPIC, token.decode(), timeout)
         done("record share-consumed")
         return
+    _consume(bootstrap, group, timeout, fatal, diagnostics, done)
+
+
+def _consume(bootstrap: str, group: str, timeout: float, fatal, diagnostics, done: Callable[[str], None]) -> None:
+    """Join `group` (librdkafka's ShareConsumer), produce a fresh record and poll until it is delivered."""
+    token = uuid.uuid4().hex.encode()
     consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, **client_logging()})
     try:
         consumer.subscribe([READY_TOPIC])  # joins in the background while the record is produced

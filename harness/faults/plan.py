@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.cluster.plan import ClusterPlan, is_int
 from harness.errors import HarnessError
+from harness.kafka.implementations import HOSTED_FAULTS
 from harness.faults.schedule import TIMINGS, shortest_interval
 
 FAULT_MODES = ("random", "once")
@@ -44,19 +45,25 @@ class FaultPlan:
 
     def _check_fit_backend(self, backend: str, events: tuple[str, ...]) -> None:
         """A fault the backend cannot apply is refused now, not recorded as not applied after a whole run:
-        kfake offers leader moves only (no process or link control); Apache Kafka's backends move leaders by
-        taking brokers down, never by the implementation's own hooks."""
+        kfake offers leader moves only, librdkafka's mock leader moves and its own injected faults (no process
+        or link control); Apache Kafka's backends move leaders by taking brokers down, never by the
+        implementation's own hooks."""
         from harness.faults.catalogue import CATALOGUE  # (deferred: loads confluent_kafka)
+        hosted = HOSTED_FAULTS.get(backend)
         for name in (*self.faults, *events):
             needs = {cap.__name__ for cap in CATALOGUE[name].needs}
-            if backend == "kfake" and needs - {"LeaderMoves"}:
-                raise HarnessError(f"fault {name} needs {', '.join(sorted(needs))}, which the kfake backend has not "
-                                   "(one in-memory process, no proxies): on kfake use the consumer faults, "
-                                   "leader-move or leader-shuffle")
-            if backend != "kfake" and "LeaderMoves" in needs:
-                raise HarnessError(f"fault {name} moves leaders with the implementation's own hooks, which only the "
-                                   f"kfake backend has: on the {backend} backend use leader-stop, leader-kill "
-                                   "or leader-pause")
+            if hosted is not None and needs - hosted:
+                hostable = sorted(n for n, f in CATALOGUE.items() if f.needs and {c.__name__ for c in f.needs} <= hosted)
+                raise HarnessError(f"fault {name} needs {', '.join(sorted(needs))}, which the {backend} backend has not "
+                                   f"(one in-memory process, no proxies): on {backend} use the consumer faults or "
+                                   f"{', '.join(hostable)}")
+            own = {"LeaderMoves", "InjectedFaults"} & needs
+            if hosted is None and own:
+                having = [b for b, f in HOSTED_FAULTS.items() if own <= f]
+                which = f"the {having[0]} backend has" if len(having) == 1 else f"the {' and '.join(having)} backends have"
+                raise HarnessError(f"fault {name} acts through the implementation's own hooks ({', '.join(sorted(own))}), "
+                                   f"which only {which}: on the {backend} backend use leader-stop, leader-kill or "
+                                   "leader-pause")
 
     def check_hostable(self, cluster: ClusterPlan, events: tuple[str, ...] = ()) -> "FaultPlan":
         """The plan, if `cluster` can host its faults: an external cluster (bootstrap-servers) is one the

@@ -5,6 +5,10 @@ the Kafka API level each serves. Light (no client library): the spec, the CLI an
 - `kfake`: franz-go's in-memory cluster (`harness.cluster.kfake`), the `kfake` backend. kfake has no
   tags: its versions are Go pseudo-versions of franz-go's main branch. The launcher's go.mod pins
   `KFAKE_VERSION`; `--kfake-version` builds the launcher against another one (`go get`).
+- `librdkafka-mock`: librdkafka's mock cluster (`harness.cluster.mock`), the `mock` backend: the library
+  confluent-kafka's wheel bundles, so its version is that librdkafka's (`mock_version`); nothing to pin.
+
+A backend in `HOSTED` starts its implementation itself: no bootstrap servers, no Kafka jars for its brokers.
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ KFAKE_VERSION = KFAKE_VERSIONS[0]
 #: config names, no dead-letter queue (4.4). On the kfake backend `--kafka-version` defaults to it: it
 #: sets what the harness expects of the API and which release's jars the Java client uses.
 KFAKE_KAFKA_LEVEL = "4.3.1"
+#: The implementation the `mock` backend runs (its page: docs/implementations/librdkafka-mock.md).
+MOCK = "librdkafka-mock"
+#: The Kafka release whose share-group API the mock serves: ShareGroupHeartbeat, ShareFetch and
+#: ShareAcknowledge v1 (no RENEW, KIP-1222's, which came with 4.2), no group configs and no dead-letter queue; the
+#: harness expects the 4.3 line's client API of it (as of kfake: its clients' jars, its config names).
+MOCK_KAFKA_LEVEL = "4.3.1"
+#: Backends that start an implementation other than Apache Kafka, and the Kafka API level each serves.
+HOSTED = {"kfake": KFAKE_KAFKA_LEVEL, "mock": MOCK_KAFKA_LEVEL}
+#: The fault capabilities (`harness.cluster.base`, `harness.cluster.kfake.LeaderMoves`) each hosted backend has:
+#: a fault that needs another is refused before the run, in one line.
+HOSTED_FAULTS = {"kfake": frozenset({"LeaderMoves"}), "mock": frozenset({"LeaderMoves", "InjectedFaults"})}
 _MODULE_VERSION = re.compile(r"v\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)*")
 
 
@@ -36,11 +51,22 @@ def check_kfake_version(version: str) -> str:
 
 
 def default_kafka_version(backend: str) -> str:
-    """The Kafka release a run targets when none is named: the harness default, or the API level kfake serves."""
-    return KFAKE_KAFKA_LEVEL if backend == "kfake" else DEFAULT_VERSION
+    """The Kafka release a run targets when none is named: the harness default, or the API level a hosted
+    implementation (kfake, the mock) serves."""
+    return HOSTED.get(backend, DEFAULT_VERSION)
+
+
+def mock_version() -> str:
+    """The librdkafka whose mock the `mock` backend runs: the one confluent-kafka loads."""
+    import confluent_kafka  # (deferred: this module is light)
+    return confluent_kafka.libversion()[0]
 
 
 def implementation(backend: str, kfake_version: str = KFAKE_VERSION) -> tuple[str, str | None]:
-    """(name, version) of the implementation under test on `backend`: ("kfake", its version) or
-    ("apache", None: the Kafka version says it)."""
-    return ("kfake", kfake_version) if backend == "kfake" else ("apache", None)
+    """(name, version) of the implementation under test on `backend`: ("kfake", its version), ("librdkafka-mock",
+    the librdkafka version) or ("apache", None: the Kafka version says it)."""
+    if backend == "kfake":
+        return "kfake", kfake_version
+    if backend == "mock":
+        return MOCK, mock_version()
+    return "apache", None

@@ -63,7 +63,7 @@ def run(spec: RunSpec, cluster: Cluster | None = None, run_dir: Path | None = No
                 if not finished:  # the run broke off: its page shows what the history holds (no verdict)
                     _page(ctx, spec)
     results, engine = ctx.check()
-    outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults))
+    outcome = RunOutcome(spec, compose(results), results, ctx.run_dir, tuple(faults), ctx.unchecked)
     ctx.write_verdict(results, engine, outcome.overall, outcome.chaos_missing, outcome.faults)
     if chaos or outcome.overall is not True:  # the page of every chaos run and of every run that did not pass
         _page(ctx, spec)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from harness.check import check_events, engine_for
 from harness.checkers import Result, compose, verdict_word
 from harness.clients.logging import LOGGER
-from harness.cluster.base import Cluster
+from harness.cluster.base import Cluster, SelfAdministered, unchecked_of
 from harness.cluster.java_admin import read_dead_letters, read_share_offsets, read_share_state
 from harness.history.events import EventTable
 from harness.history.schema import SCHEMA_VERSION
@@ -51,10 +51,14 @@ if TYPE_CHECKING:
 
 def make_cluster(spec: RunSpec, run_dir: Path) -> Cluster:
     """The backend the spec asks for: external if bootstrap servers are given, else local processes,
-    (backend docker) containers of the spec's image, or (backend kfake) franz-go's kfake."""
+    (backend docker) containers of the spec's image, (backend kfake) franz-go's kfake or (backend mock)
+    librdkafka's mock cluster."""
     if spec.bootstrap_servers:
         from harness.cluster.external import ExternalCluster  # (deferred: loads confluent_kafka)
         return ExternalCluster(spec.bootstrap_servers)
+    if spec.backend == "mock":
+        from harness.cluster.mock import LibrdkafkaMock  # (deferred: loads confluent_kafka)
+        return LibrdkafkaMock(run_dir, brokers=spec.brokers, version=spec.kafka_version)
     if spec.backend == "kfake":
         from harness.cluster.kfake import KfakeCluster  # (deferred: loads confluent_kafka)
         return KfakeCluster(run_dir, brokers=spec.brokers, version=spec.kafka_version,
@@ -88,6 +92,14 @@ def topic_name(spec: RunSpec) -> str:
     seed and a random suffix (the group is `<topic>-group`)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-")[:100]
     return f"ksh-{safe}-s{spec.seed}-{uuid.uuid4().hex[:6]}"
+
+
+def hosted_limits(spec: RunSpec) -> dict[str, str]:
+    """The spec's lock duration and delivery-count limit under Kafka's group config names, for an implementation
+    that sets them itself (`SelfAdministered`: whatever the release's own names)."""
+    values = (("share.record.lock.duration.ms", spec.lock_duration_ms),
+              ("share.delivery.count.limit", spec.delivery_count_limit))
+    return {name: str(value) for name, value in values if value is not None}
 
 
 def limit_settings(spec: RunSpec, version: str) -> list[tuple[str, str, int]]:
@@ -155,20 +167,28 @@ class RunContext:
         spec, cluster = self.spec, self.cluster
         inspector = ClusterInspector(cluster.bootstrap_servers)
         rf = min(spec.replication_factor, len(cluster.broker_ids))
-        create_topic(inspector.admin, self.topic, spec.topic_partitions, rf,
-                     {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
-        wait_until(lambda: inspector.all_led(self.topic, min_isr=rf), timeout=60,
-                   what=f"{self.topic} partitions to have leaders")
         version = self.version
         settings = limit_settings(spec, version)
-        configs = {"share.auto.offset.reset": "earliest", **{name: str(value) for _, name, value in settings},
-                   **self._dead_letter_queue(inspector, rf, version), **spec.group_configs}
-        set_group_configs(inspector.admin, self.group, configs)
-        # Group configs reach the brokers through the metadata log: a describe right after the change may
-        # still show the old values (seen in CI: limit 5 recorded while the broker archived at 3).
-        wait_until(lambda: all(group_configs_shown(inspector.admin, self.group, configs) for _ in range(3)),
-                   timeout=30, what=f"group {self.group}'s configs {configs} to be shown", interval=0.2)
-        limits = limits_in_force(inspector.admin, self.group, cluster.broker_ids[0])
+        if isinstance(cluster, SelfAdministered):  # no Admin API: the implementation's own launcher sets it up
+            cluster.create_topic(self.topic, spec.topic_partitions, rf)
+            wait_until(lambda: inspector.all_led(self.topic, min_isr=rf), timeout=60,
+                       what=f"{self.topic} partitions to have leaders")
+            configs = {"share.auto.offset.reset": "earliest", **hosted_limits(spec), **spec.group_configs}
+            limits = cluster.set_group_configs(self.group, configs)
+            settings = []
+        else:
+            create_topic(inspector.admin, self.topic, spec.topic_partitions, rf,
+                         {"min.insync.replicas": str(min(spec.min_insync_replicas, rf))})
+            wait_until(lambda: inspector.all_led(self.topic, min_isr=rf), timeout=60,
+                       what=f"{self.topic} partitions to have leaders")
+            configs = {"share.auto.offset.reset": "earliest", **{name: str(value) for _, name, value in settings},
+                       **self._dead_letter_queue(inspector, rf, version), **spec.group_configs}
+            set_group_configs(inspector.admin, self.group, configs)
+            # Group configs reach the brokers through the metadata log: a describe right after the change may
+            # still show the old values (seen in CI: limit 5 recorded while the broker archived at 3).
+            wait_until(lambda: all(group_configs_shown(inspector.admin, self.group, configs) for _ in range(3)),
+                       timeout=30, what=f"group {self.group}'s configs {configs} to be shown", interval=0.2)
+            limits = limits_in_force(inspector.admin, self.group, cluster.broker_ids[0])
         limits.update({key: value for key, _, value in settings})  # what this run set is in force once shown
         self.history.append("harness", "ok", "config", {
             "schema_version": SCHEMA_VERSION, "group": self.group, "topics": [self.topic], "kafka_version": version,
@@ -209,7 +229,10 @@ class RunContext:
         """After the consumers closed: the group's start offsets (Admin API) and its state decoded from
         `__share_group_state`, for the durable-state checker. The two reads are independent (each its own
         short JVM, each recording its own invoke and outcome), so they run at the same time, the state read
-        as process `admin-state` (one outstanding operation per process)."""
+        as process `admin-state` (one outstanding operation per process). Nothing is read from an implementation
+        that serves no durable state (`unchecked_of`): its verdict names durable-state as not checked."""
+        if "durable-state" in unchecked_of(self.cluster):
+            return
         cache, bootstrap, dist = cache_dir(), self.cluster.bootstrap_servers, self.dist()
         names = self._state_topic_names()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="durable-read") as pool:
@@ -280,7 +303,15 @@ class RunContext:
         events = EventTable.from_ops(self.history.ops())
         events.write_parquet(self.run_dir / "history.parquet")
         engine = engine_for(self.spec.check_engine, len(events), self.spec.spark_threshold)
-        return check_events(events, self.run_dir / "history.parquet", engine), engine
+        results = check_events(events, self.run_dir / "history.parquet", engine)
+        unchecked = self.unchecked
+        return tuple(r for r in results if r.checker not in unchecked), engine
+
+    @property
+    def unchecked(self) -> dict[str, str]:
+        """The properties the implementation under test gives nothing to check (property -> why): left out of
+        the verdict's results and named in it (`not_checked`), never counted a pass."""
+        return unchecked_of(self.cluster) if self.cluster is not None else {}
 
     def write_verdict(self, results: tuple[Result, ...], engine: str, overall: Any = None,
                       chaos_missing: str | None = None, faults: tuple = (), ended_early: bool = False) -> Any:
@@ -293,5 +324,6 @@ class RunContext:
             "valid": valid, "verdict": verdict_word(valid), "overall": valid if overall is None else overall,
             "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
             "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
-            "reproduce": reproduce_command(self.spec), "ended_early": ended_early, "harness_version": VERSION})
+            "reproduce": reproduce_command(self.spec), "ended_early": ended_early, "harness_version": VERSION,
+            "not_checked": self.unchecked})
         return valid

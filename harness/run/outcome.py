@@ -3,7 +3,7 @@ and a summary a person can read from a CI log alone (the stories of the first an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ class RunOutcome:
     results: tuple[Result, ...]
     run_dir: Path
     faults: tuple = ()  # harness.faults.nemesis.FaultRecord, in start order
+    #: properties the implementation gives nothing to check (property -> why): not in `results`, never a pass
+    not_checked: dict = field(default_factory=dict)
 
     @property
     def faults_not_applied(self) -> list:
@@ -58,6 +60,7 @@ class RunOutcome:
         for r in self.results:
             lines.append(f"  {r.checker}: {verdict_word(r.valid)} {r.stats}" + (f" - {r.reason}" if r.reason else ""))
             lines += [f"    {a.kind}: {a.message}" for a in r.anomalies[:5]]
+        lines += [f"  {name}: NOT CHECKED - {why}" for name, why in self.not_checked.items()]
         lines += self._stories()
         if self.faults:
             applied = sum(1 for f in self.faults if f.applied)

@@ -35,31 +35,34 @@ def test_the_launcher_serves_the_pinned_kfake_and_leaves_with_the_harness(kfake,
     from harness.sys.ports import is_free
     other = KfakeCluster(tmp_path, brokers=1)
     other.start()
-    proc, ports = other._proc, list(other._ports)
+    proc, ports = other._launcher._proc, list(other._ports)
     other.close()
     assert proc is not None and not proc.alive()
     assert all(is_free(port) for port in ports)
     assert (tmp_path / "kfake" / "kfake.log").is_file()
 
 
-def test_a_start_that_fails_leaves_nothing_running(tmp_path):
+def test_a_start_that_fails_leaves_nothing_running(tmp_path, monkeypatch):
     """A start that does not complete (here: no time to become ready) stops the launcher and frees its ports."""
     from harness.errors import HarnessError
     from harness.sys.ports import is_free
     from harness.sys.procs import live_processes
     seen: dict = {}
 
-    class Watched(KfakeCluster):
-        def _next_answer(self, timeout, what):
-            seen.update(ports=list(self._ports), proc=self._proc)
-            return super()._next_answer(timeout, what)
+    from harness.cluster.launcher import Launcher
+    next_answer = Launcher._next_answer
 
+    def watched(launcher, timeout, what):
+        seen.update(ports=list(cluster._ports), proc=launcher._proc)
+        return next_answer(launcher, timeout, what)
+
+    monkeypatch.setattr(Launcher, "_next_answer", watched)
     before = {p.pid for p in live_processes()}
-    cluster = Watched(tmp_path, brokers=2, timeout=0.001)
+    cluster = KfakeCluster(tmp_path, brokers=2, timeout=0.001)
     with pytest.raises((HarnessError, TimeoutError)):  # the ready line, or readiness after it: both too late
         cluster.start()
     assert seen["ports"] and seen["proc"] is not None  # it got as far as running the launcher
-    assert cluster._proc is None and cluster._ports == [] and not seen["proc"].alive()
+    assert not cluster._launcher.running and cluster._ports == [] and not seen["proc"].alive()
     assert {p.pid for p in live_processes()} <= before
     assert all(is_free(port) for port in seen["ports"])
     assert (tmp_path / "kfake" / "kfake.log").is_file()
@@ -131,7 +134,7 @@ def test_the_launcher_exits_when_the_harness_dies(tmp_path):
         from harness.cluster.kfake import KfakeCluster
         c = KfakeCluster(Path({str(tmp_path)!r}), brokers=1)
         c.start()
-        print(c._proc.pid, flush=True)
+        print(c._launcher._proc.pid, flush=True)
         time.sleep(300)
     """)
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -80,7 +80,7 @@ def test_an_unknown_field_is_refused_like_a_dataclass_refuses_it():
     (GroupPlan(dead_letter="maybe"), lambda p: p.validate("4.4.0", True), "invalid dead-letter"),
     (GroupPlan(lock_duration_ms=1), lambda p: p.validate("4.4.0", True), "lock-duration-ms"),
     (FaultPlan(faults=("leader-kaboom",)), lambda p: p.validate(ClusterPlan(), "ci"), "invalid fault"),
-    (FaultPlan(faults=("leader-move",)), lambda p: p.validate(ClusterPlan(), "ci"), "only the kfake backend"),
+    (FaultPlan(faults=("leader-move",)), lambda p: p.validate(ClusterPlan(), "ci"), "only the kfake and mock backends have"),
     (FaultPlan(fault_interval=0.0), lambda p: p.validate(ClusterPlan(), "ci"), "invalid fault-interval"),
     (FaultPlan(faults=("leader-kill",)), lambda p: p.check_hostable(ClusterPlan(bootstrap_servers="h:1")),
      "external cluster"),

@@ -51,7 +51,7 @@ def test_the_spec_takes_kfake_and_refuses_what_does_not_fit_it():
         RunSpec(backend="kfake", kfake_version="newest").validate()
     with pytest.raises(HarnessError, match="fault leader-kill needs Killable, which the kfake backend has not"):
         RunSpec(backend="kfake", faults=("leader-kill",)).validate()
-    with pytest.raises(HarnessError, match="only the kfake backend has: on the local backend use leader-stop"):
+    with pytest.raises(HarnessError, match="only the kfake and mock backends have: on the local backend use leader-stop"):
         RunSpec(faults=("leader-shuffle",)).validate()
     RunSpec(backend="kfake", faults=("leader-move", "consumer-kill")).validate()
     RunSpec(bootstrap_servers="localhost:9092", faults=("leader-kill",)).validate()  # external: skipped per test

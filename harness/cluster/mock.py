@@ -1,0 +1,216 @@
+"""The mock backend: librdkafka's mock cluster, the one confluent-kafka's wheel bundles, as the implementation
+under test.
+
+Many applications and client libraries test their share-consumer code against this mock instead of a broker.
+`harness.cluster.rdmock` runs it as a process of its own (the library loaded with ctypes: nothing to
+download, nothing to build); this module supervises that process through `harness.cluster.launcher`.
+
+What the mock offers of the Cluster protocol (`harness.cluster.base`), and what it does not:
+- `Cluster`: start, close, logs; Metadata (leaders, ISRs), so the inspector's read-only questions that
+  ride on it;
+- `LeaderMoves` (`harness.cluster.kfake`): a partition's leader moved, the group coordinators moved, with
+  every broker up: the mock's own hooks;
+- `InjectedFaults`: errors answered to the next requests of an API, a broker's answers delayed, a broker
+  set down (its connections closed, new ones refused) and up again;
+- `SelfAdministered`: the mock serves no CreateTopics, DescribeConfigs or IncrementalAlterConfigs (a request
+  of them closes the connection), so the run's topics are made and its group's settings set through the
+  launcher; its share-group settings are the cluster's, not one group's (`set_group_configs`);
+- not `Killable`, `Pausable`, `Upgradable`, `Disks`: every broker is a thread of one process, its log in
+  memory; not `Partitionable`, `ConsumerLanes`: each broker advertises its own listener;
+- no `__share_group_state` and none of the share-group offset APIs: the durable-state property has nothing
+  to read, so it is left out of every verdict and named there as not checked (`unchecked`).
+Tests and faults that need what is missing are skipped with the reason (`UNSUPPORTED`).
+
+On this backend `--kafka-version` names the Kafka release whose client API the harness expects; it defaults to
+the release whose share-group API the mock serves (`MOCK_KAFKA_LEVEL`: v1 of each share RPC, no RENEW).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.cluster.inspect import ClusterInspector
+from harness.cluster.launcher import Launcher
+from harness.cluster.readiness import wait_share_consumable
+from harness.errors import HarnessError
+from harness.kafka.implementations import MOCK, MOCK_KAFKA_LEVEL
+from harness.timing import timed
+
+#: What the mock lacks, by capability: the reason a test or fault that needs it is skipped.
+UNSUPPORTED = {
+    "process": "librdkafka's mock runs every broker as a thread of one process with its log in memory: a broker "
+               "cannot be stopped, paused or killed alone, and a restart loses all state",
+    "links": "the mock's brokers advertise the addresses they listen on, so no proxy can sit on a link",
+    "state-topic": "the mock keeps share-group state in memory: no __share_group_state topic, no share "
+                   "coordinator RPCs and none of the share-group offset APIs",
+    "sasl": "the harness's mock backend starts no SASL listener",
+    "admin": "the mock serves no Admin API beyond Metadata (no CreateTopics, DescribeConfigs, "
+             "IncrementalAlterConfigs, DeleteRecords, DescribeCluster, ListGroups, ShareGroupDescribe or share-group "
+             "offset requests: a request of them closes the connection)",
+}
+
+#: Kafka's group config names -> the launcher's command and how the value is read (the mock's share-group
+#: settings; `limit`: the key of `harness.cluster.admin.LIMITS` it sets).
+_GROUP_SETTINGS = {
+    "share.record.lock.duration.ms": ("lock-duration", "lock_duration_ms"),
+    "share.delivery.count.limit": ("delivery-limit", "delivery_count_limit"),
+    "share.session.timeout.ms": ("session-timeout", "session_timeout_ms"),
+    "share.heartbeat.interval.ms": ("heartbeat-interval", "heartbeat_interval_ms"),
+    "share.auto.offset.reset": ("offset-reset", None),
+    "share.isolation.level": ("isolation", None),
+}
+#: The mock's defaults (src/rdkafka_mock_sharegrp.c, rd_kafka_mock_sharegrps_init): what is in force until set.
+DEFAULT_LIMITS = {"session_timeout_ms": 45000, "heartbeat_interval_ms": 5000, "delivery_count_limit": 5,
+                  "lock_duration_ms": 30000}
+
+
+class MetadataInspector(ClusterInspector):
+    """The inspector's questions as the mock can answer them: its brokers from Metadata (it serves no
+    DescribeCluster)."""
+
+    def broker_ids(self) -> list[int]:
+        return sorted(self.admin.list_topics(timeout=self.timeout).brokers)
+
+
+class LibrdkafkaMock:
+    """An N-broker mock cluster in one supervised launcher process: a `Cluster` with `LeaderMoves`,
+    `InjectedFaults` and `SelfAdministered`; a context manager (`__enter__` starts it, `__exit__` closes it)."""
+
+    implementation = MOCK
+    unchecked = {"durable-state": UNSUPPORTED["state-topic"]}
+
+    def __init__(self, run_dir: Path, *, brokers: int = 3, version: str = MOCK_KAFKA_LEVEL,
+                 timeout: float = 60.0, group_configs: dict[str, str] | None = None) -> None:
+        self.run_dir = run_dir
+        self.brokers = brokers
+        self.version = version
+        self.timeout = timeout
+        #: cluster-wide share-group settings applied at start (the conformance suite's own-cluster overrides)
+        self.group_configs = dict(group_configs or {})
+        self._bootstraps = ""
+        self._launcher = Launcher("rdmock", "the librdkafka mock launcher", self.log_path)
+        self._inspector: ClusterInspector | None = None
+        self._limits = dict(DEFAULT_LIMITS)
+        self._coordinators: dict[str, int] = {}  # the share groups set up here -> their coordinator
+        self.reported_version: str | None = None
+
+    # -- Cluster --------------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._bootstraps
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return list(range(1, self.brokers + 1))  # the mock numbers its brokers 1..N
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return []
+
+    @property
+    def inspector(self) -> ClusterInspector:
+        if self._inspector is None:
+            raise AttributeError("the mock cluster has not started")
+        return self._inspector
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "mock" / "mock.log"
+
+    def __enter__(self) -> LibrdkafkaMock:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    @timed("cluster")
+    def start(self) -> None:
+        """Start the launcher, wait for its ready line, then until a share group consumes a record. A start
+        that fails (or is interrupted) part-way leaves nothing running."""
+        try:
+            ready = self._launcher.start([sys.executable, "-m", "harness.cluster.rdmock", "--brokers",
+                                          str(self.brokers)], self.timeout)
+            self._bootstraps = str(ready.get("bootstraps") or "")
+            self.reported_version = ready.get("librdkafka")
+            if not self._bootstraps:
+                raise HarnessError(f"the librdkafka mock launcher gave no bootstraps: {ready}")
+            self._limits = dict(DEFAULT_LIMITS)
+            self.set_group_configs("", self.group_configs)
+            self._inspector = MetadataInspector(self.bootstrap_servers)
+            wait_share_consumable(self.bootstrap_servers, self._inspector, timeout=self.timeout,
+                                  replication_factor=1, fatal=self._launcher.died, administer=self._ready_topic)
+        except BaseException:
+            self.close()
+            raise
+
+    def _ready_topic(self, topic: str, group: str) -> None:
+        self.create_topic(topic, 1, 1)
+        self.set_group_configs(group, {"share.auto.offset.reset": "earliest"})
+
+    @timed("cluster")
+    def close(self) -> None:
+        """Drop the inspector's client, close the launcher (it destroys the mock and exits). Safe twice."""
+        self._inspector = None
+        self._launcher.close()
+        self._bootstraps = ""
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        if not self.log_path.is_file():
+            return []
+        dest.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copy(self.log_path, dest / "mock.log"))]
+
+    # -- SelfAdministered -----------------------------------------------------------------------
+    def create_topic(self, topic: str, partitions: int, replication_factor: int) -> None:
+        self._command(f"topic-create {topic} {partitions} {min(replication_factor, self.brokers)}")
+
+    def set_group_configs(self, group: str, configs: dict[str, str]) -> dict[str, int]:
+        """The mock's share-group settings are the cluster's: setting them for `group` sets them for every
+        group (those made later, for the session timeout and heartbeat interval), which the harness's one
+        group per run never tells apart. A config the mock has no setting for is refused in one line."""
+        unknown = sorted(set(configs) - set(_GROUP_SETTINGS))
+        if unknown:
+            raise HarnessError(f"the librdkafka mock has no setting for group config {', '.join(unknown)}: it sets "
+                               f"only {', '.join(_GROUP_SETTINGS)}; leave {', '.join(unknown)} out on the mock backend")
+        for name, value in configs.items():
+            command, limit = _GROUP_SETTINGS[name]
+            self._command(f"{command} {value}")
+            if limit is not None:
+                self._limits[limit] = int(value)
+        if group and group not in self._coordinators:  # placed by the harness, so a rehash knows where it is
+            self._command(f"coordinator {group} {self.broker_ids[0]}")
+            self._coordinators[group] = self.broker_ids[0]
+        return dict(self._limits)
+
+    # -- LeaderMoves ----------------------------------------------------------------------------
+    def move_leader(self, topic: str, partition: int, node_id: int) -> None:
+        self._command(f"leader {topic} {partition} {node_id}")
+
+    def rehash_coordinators(self) -> None:
+        """Every group set up here to the next broker's coordinator (the mock moves one group key at a time;
+        the harness placed each, so it knows where each is: the mock's FindCoordinator is v0-3, one key)."""
+        ids = self.broker_ids
+        for group, now in list(self._coordinators.items()):
+            after = ids[(ids.index(now) + 1) % len(ids)]
+            self._command(f"coordinator {group} {after}")
+            self._coordinators[group] = after
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        return self.inspector.leader_of(topic, partition)
+
+    # -- InjectedFaults -------------------------------------------------------------------------
+    def push_request_errors(self, api_key: int, codes: list[int]) -> None:
+        self._command(f"errors {api_key} {','.join(str(code) for code in codes)}")
+
+    def set_rtt(self, broker: int, ms: int) -> None:
+        self._command(f"rtt {broker} {ms}")
+
+    def set_broker_down(self, broker: int, down: bool) -> None:
+        self._command(f"broker-{'down' if down else 'up'} {broker}")
+
+    def _command(self, line: str) -> dict[str, Any]:
+        return self._launcher.command(line, "ok", refused="the librdkafka mock")
