@@ -360,10 +360,10 @@ def certify(request: Certification) -> tuple[dict[str, Any], Path]:
             dist = jars.resolve(kafka_version, cache_dir(), spec.kafka_home)
         probe(info, options, dist)
     found = suites.locate()
-    # certificates against kfake are kept apart (their own comparison page): beside Kafka's of the same API
-    # level, one would replace the other on the page of the client's certificates
+    # certificates against kfake or the mock are kept apart (their own comparison page): beside Kafka's of the
+    # same API level, one would replace the other on the page of the client's certificates
     out_root = request.out_root or reports_root() / "certificates" / (
-        f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "")
+        f"kfake-{spec.kfake_version}" if spec.backend == "kfake" else "mock" if spec.backend == "mock" else "")
     name = info.name + ("" if not options else "-" + label(options))
     out = new_stamped_dir(out_root, "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:80])
     try:

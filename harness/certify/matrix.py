@@ -47,7 +47,8 @@ from harness.version import VERSION
 from harness.clients.registry import driver_info, unsupported_release
 from harness.conformance.report import AREAS
 from harness.errors import HarnessError
-from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_VERSION, check_kfake_version
+from harness.kafka.implementations import (KFAKE_KAFKA_LEVEL, KFAKE_VERSION, MOCK_KAFKA_LEVEL, check_kfake_version,
+                                          mock_version)
 from harness.kafka.versions import SUPPORTED_LINES, UNCHECKABLE_LINES, check_supported, newest_known
 from harness.report.html import write_html_twin
 from harness.report.rundir import new_stamped_dir, reports_root
@@ -71,6 +72,10 @@ KFAKE_CHAOS_SUITES = ("chaos/test_chaos_moves.py", "chaos/test_chaos_client.py")
 KFAKE_CHAOS_TITLE = "Chaos: leaders moved with every broker up under three workloads, a consumer killed with commits pending"
 #: A matrix column of kfake: `kfake` (the pinned version) or `kfake@<Go module version>`.
 KFAKE_COLUMN = "kfake@"
+#: The matrix column of librdkafka's mock cluster (the librdkafka confluent-kafka loads: one version), with the
+#: chaos it can host (as kfake: leaders and coordinators moved with every broker up, consumers killed).
+MOCK_COLUMN = "mock"
+MOCK_CHAOS_SUITES = KFAKE_CHAOS_SUITES
 #: conformance report area result -> the matrix's word
 _WORDS = {"PASS": "PASS", "FAIL": "FAIL", "KNOWN DEVIATION": "KNOWN BUG", "SKIPPED": "NOT SUPPORTED",
           "NOT RUN": "NOT RUN"}  # (INCONCLUSIVE, a set-up that did not hold, is the matrix's UNKNOWN)
@@ -96,10 +101,16 @@ def normalize_column(version: str) -> str:
     return version if kfake is None else KFAKE_COLUMN + kfake
 
 
+def hosted(version: str) -> bool:
+    """Whether the column is an implementation the harness starts other than Apache Kafka (kfake, the mock)."""
+    return version == MOCK_COLUMN or kfake_column(version) is not None
+
+
 def unsupported_pair(version: str, client: str) -> str:
-    """Why `client` cannot talk to the release (or kfake column) `version` at all ("" if it can): such a
+    """Why `client` cannot talk to the release (or kfake or mock column) `version` at all ("" if it can): such a
     cell runs no pytest and is NOT SUPPORTED everywhere."""
-    return unsupported_release(client, KFAKE_KAFKA_LEVEL if kfake_column(version) else version)
+    level = MOCK_KAFKA_LEVEL if version == MOCK_COLUMN else KFAKE_KAFKA_LEVEL if kfake_column(version) else version
+    return unsupported_release(client, level)
 
 
 def check_matrix_args(versions: list[str], clients: list[str]) -> None:
@@ -109,7 +120,7 @@ def check_matrix_args(versions: list[str], clients: list[str]) -> None:
     if not versions or not clients:
         raise HarnessError("the matrix needs at least one release and one client (--versions, --clients)")
     for version in versions:
-        if kfake_column(version) is None:
+        if not hosted(version):
             check_supported(version)
     for client in clients:
         driver_info(client)
@@ -181,6 +192,8 @@ def cell_command(found: Suites, version: str, client: str, out: Path, seed: int,
     kfake = kfake_column(version)
     if kfake is not None:  # kfake at its Kafka API level, with the chaos it can host
         chaos, spec = KFAKE_CHAOS_SUITES, RunSpec(kafka_version=KFAKE_KAFKA_LEVEL, backend="kfake", kfake_version=kfake)
+    elif version == MOCK_COLUMN:  # the mock likewise
+        chaos, spec = MOCK_CHAOS_SUITES, RunSpec(kafka_version=MOCK_KAFKA_LEVEL, backend="mock")
     else:
         chaos, spec = CHAOS_SUITES, RunSpec(kafka_version=version)
     spec = replace(spec, client=client, seed=seed, profile="ci", conformance_out=str(out / "conformance"))
@@ -209,6 +222,13 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
         cell.areas = {area: "NOT SUPPORTED" for area in (*AREAS, CHAOS_AREA)}
         cell.evidence = [f"{client} on {version}: {why}"]
         return cell
+    if version == MOCK_COLUMN and client in UNREACHABLE_ON_MOCK:
+        met = unreachable_on_mock(out)
+        if met:  # the client cannot connect: the mock's deviation, shown on a mock started for the question
+            cell.areas = {area: "KNOWN BUG" for area in (*AREAS, CHAOS_AREA)}
+            cell.evidence = [f"{client} on the mock: deviation {MOCK_APIVERSIONS_DEVIATION}: {UNREACHABLE_ON_MOCK[client]}; "
+                             f"the mock now: {met} (docs/implementations/librdkafka-mock.md)"]
+            return cell
     for stale in (out / "conformance", out / "junit.xml"):  # an earlier attempt's (a resumed matrix): never read
         if stale.is_dir():
             shutil.rmtree(stale)
@@ -218,6 +238,25 @@ def run_cell(version: str, client: str, out: Path, seed: int = 1, select: str | 
         cell.rc = pytest_child.run_pytest(cmd, cwd=found.cwd, stdout=log)
     read_cell(cell)
     return cell
+
+
+#: The deviation that keeps clients off the mock altogether (`harness.conformance.deviations`), and what each
+#: client does when it meets it (seen in its own log on the gate's first run).
+MOCK_APIVERSIONS_DEVIATION = "apiversions-unsupported-answer-malformed"
+UNREACHABLE_ON_MOCK = {
+    "java": "KafkaShareConsumer 4.3.1 opens with ApiVersions v4, cannot read the answer, retries with v0, lists the "
+            "mock's APIs and then sends nothing more (\"Give up sending metadata request since no node is "
+            "available\"; FindCoordinator timed out after 30 s): it never joins",
+    "franz": "franz-go: \"unable to request api versions ... response did not contain enough data to be valid\" "
+             "on every broker, for as long as it runs: it never joins",
+}
+
+
+def unreachable_on_mock(out: Path) -> str | None:
+    """The ApiVersions deviation's evidence on a mock started now (its log in `out`), or None if it is gone."""
+    from harness.cluster.mock import LibrdkafkaMock, apiversions_answer_deviation  # (deferred: loads confluent_kafka)
+    with LibrdkafkaMock(out / "mock-probe", brokers=1) as mock:
+        return apiversions_answer_deviation(mock.bootstrap_servers)
 
 
 def _unknown_cell(cell: Cell, why: str) -> None:
@@ -378,10 +417,10 @@ def shown(path: Path, page_dir: Path) -> str:
 
 def render(cells: list[Cell]) -> str:
     """The page: KIP area x (release, client), then each cell's evidence and reproduce command."""
-    kfake = [bool(kfake_column(c.version)) for c in cells]
+    kfake = [hosted(c.version) for c in cells]
     kfake_only = bool(cells) and all(kfake)
     chaos = KFAKE_CHAOS_TITLE if kfake_only else CHAOS_TITLE if not any(kfake) else (
-        f"{CHAOS_TITLE}; in the kfake columns: {KFAKE_CHAOS_TITLE.removeprefix('Chaos: ')}")
+        f"{CHAOS_TITLE}; in the kfake and mock columns: {KFAKE_CHAOS_TITLE.removeprefix('Chaos: ')}")
     titles = {**AREAS, CHAOS_AREA: chaos}
     heads = [f"{c.version} / {c.client}" for c in cells]
     lines = ["# Version matrix: KIP-932 conformance and chaos by release and client", "",
@@ -407,6 +446,9 @@ def render(cells: list[Cell]) -> str:
 
 
 def _implementation(version: str) -> str:
+    if version == MOCK_COLUMN:
+        return (f"librdkafka {mock_version()}'s mock cluster (not Apache Kafka; the Kafka {MOCK_KAFKA_LEVEL} API and "
+                "clients)")
     kfake = kfake_column(version)
     if kfake is None:
         return f"Kafka {version}"

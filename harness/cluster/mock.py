@@ -36,6 +36,7 @@ from harness.cluster.inspect import ClusterInspector
 from harness.cluster.launcher import Launcher
 from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
+from harness.kafka import wire
 from harness.kafka.implementations import MOCK, MOCK_KAFKA_LEVEL
 from harness.timing import timed
 
@@ -65,6 +66,11 @@ _GROUP_SETTINGS = {
 #: The mock's defaults (src/rdkafka_mock_sharegrp.c, rd_kafka_mock_sharegrps_init): what is in force until set.
 DEFAULT_LIMITS = {"session_timeout_ms": 45000, "heartbeat_interval_ms": 5000, "delivery_count_limit": 5,
                   "lock_duration_ms": 30000}
+
+
+#: What the mock logs (`mock.log` of the run): each request it handles and each share-group step it takes, the
+#: evidence beside the history of what it did.
+MOCK_DEBUG = "mock"
 
 
 class MetadataInspector(ClusterInspector):
@@ -133,7 +139,7 @@ class LibrdkafkaMock:
         that fails (or is interrupted) part-way leaves nothing running."""
         try:
             ready = self._launcher.start([sys.executable, "-m", "harness.cluster.rdmock", "--brokers",
-                                          str(self.brokers)], self.timeout)
+                                          str(self.brokers), "--debug", MOCK_DEBUG], self.timeout)
             self._bootstraps = str(ready.get("bootstraps") or "")
             self.reported_version = ready.get("librdkafka")
             if not self._bootstraps:
@@ -214,3 +220,25 @@ class LibrdkafkaMock:
 
     def _command(self, line: str) -> dict[str, Any]:
         return self._launcher.command(line, "ok", refused="the librdkafka mock")
+
+
+#: The ApiVersions versions the check below asks with: one the mock serves none of (4: Java 4.x and franz-go
+#: open with it) and the first flexible one (3: librdkafka opens with it; the mock serves 0-2).
+PROBED_API_VERSIONS = (4, 3)
+
+
+def apiversions_answer_deviation(bootstrap: str) -> str | None:
+    """The evidence of deviation `apiversions-unsupported-answer-malformed` on a running mock (None when it
+    answers as Kafka does). Kafka treats an ApiVersions request of a version it does not serve as a v0 request
+    and answers ApiVersionsResponse v0 with error UNSUPPORTED_VERSION and its ApiVersions range
+    (clients/.../requests/RequestContext.java: "Unsupported ApiVersion requests are treated as v0 requests"),
+    so a client retries with a version it names there."""
+    host, port = wire.addresses(bootstrap)[0]
+    seen = []
+    for version in PROBED_API_VERSIONS:
+        body = wire.api_versions_answer(port, version, host=host)
+        if wire.v0_unsupported_answer(body):
+            return None
+        seen.append(f"v{version} answered {body.hex()} ({len(body)} bytes)")
+    return ("ApiVersions requests of versions the mock does not serve were not answered as ApiVersionsResponse v0: "
+            + "; ".join(seen) + " (error 35, then a one-byte entry count, not v0's 4-byte array)")

@@ -70,7 +70,7 @@ def library_path() -> Path:
 class MockCluster:
     """An N-broker mock cluster in this process (`close` destroys it)."""
 
-    def __init__(self, brokers: int, lib: ctypes.CDLL | None = None) -> None:
+    def __init__(self, brokers: int, lib: ctypes.CDLL | None = None, debug: str = "") -> None:
         self.lib = lib if lib is not None else ctypes.CDLL(str(library_path()))
         self.lib.rd_kafka_version_str.restype = ctypes.c_char_p
         if not hasattr(self.lib, SHARE_SYMBOL):
@@ -93,7 +93,8 @@ class MockCluster:
         errstr = ctypes.create_string_buffer(512)
         conf = lib.rd_kafka_conf_new()
         # the handle the mock needs: a producer that connects nowhere (its own log kept off stderr's way)
-        for key, value in (("bootstrap.servers", ""), ("log_level", "3")):
+        settings = [("bootstrap.servers", ""), ("log_level", "7" if debug else "3")] + ([("debug", debug)] if debug else [])
+        for key, value in settings:
             if lib.rd_kafka_conf_set(conf, key.encode(), value.encode(), errstr, len(errstr)) != 0:  # RD_KAFKA_CONF_OK
                 lib.rd_kafka_conf_destroy(conf)
                 raise MockError(f"librdkafka refused {key}: {errstr.value.decode(errors='replace')}")
@@ -218,12 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.cluster.rdmock",
                                      description="librdkafka's mock cluster, answering commands on stdin")
     parser.add_argument("--brokers", type=int, default=3)
+    parser.add_argument("--debug", default="", help="librdkafka debug contexts logged to stderr (e.g. mock,protocol)")
     args = parser.parse_args(argv)
     if not 1 <= args.brokers <= 9:
         print(f"rdmock: invalid --brokers {args.brokers}: use 1..9", file=sys.stderr)
         return 2
     try:
-        cluster = MockCluster(args.brokers)
+        cluster = MockCluster(args.brokers, debug=args.debug)
     except (MockError, OSError) as exc:
         print(f"rdmock: {exc}", file=sys.stderr)
         return 2

@@ -116,7 +116,7 @@ def available(env: Env) -> dict[str, str]:
 
 
 def faults_for(env: Env) -> tuple[str, ...]:
-    return KFAKE_FAULTS if env.backend == "kfake" else CLUSTER_FAULTS
+    return KFAKE_FAULTS if env.backend in ("kfake", "mock") else CLUSTER_FAULTS
 
 
 def ack_types(env: Env) -> list[str]:
@@ -132,7 +132,7 @@ def draw_setup(rng: random.Random, env: Env, seed: int = 0) -> Setup:
     reset = rng.choices(["earliest", "latest", "by_duration:PT1H"], [6, 3, 1])[0]
     limit = rng.choice([None, 2, 3]) if env.at_least("4.3") else None
     dead_letter = rng.choices(["off", "headers", "copy"], [6, 2, 2])[0] if env.at_least("4.4") and \
-        env.backend != "kfake" else "off"
+        env.backend not in ("kfake", "mock") else "off"
     setup = Setup(partitions=rng.randint(1, 3), auto_offset_reset=reset, lock_duration_ms=rng.choice([3000, 5000, 8000]),
                   delivery_count_limit=limit, isolation_level=rng.choices(["read_uncommitted", "read_committed"],
                                                                           [7, 3])[0],

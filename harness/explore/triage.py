@@ -129,7 +129,7 @@ def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] 
     if any(p.startswith("harness:") for p in parts):
         return Triage("harness-bug", None, "the harness broke while running or checking the schedule: "
                       + ", ".join(p for p in parts if p.startswith("harness:")))
-    bugs = [b for b in KNOWN_BUGS.values() if b.affects(version)] if backend != "kfake" else []
+    bugs = [b for b in KNOWN_BUGS.values() if b.affects(version)] if backend not in ("kfake", "mock") else []
     explained: dict[str, str] = {}
     for part in parts:
         name = _known_part(part, bugs, ops, setup, lost_produces)
@@ -140,8 +140,8 @@ def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] 
         return Triage("known-bug", names[0], f"every part is a known bug of Kafka {version}: "
                       + ", ".join(f"{n} (fixed in {KNOWN_BUGS[n].fixed_in})" for n in names))
     unexplained = [p for p in parts if p not in explained]
-    if backend == "kfake":
-        return Triage("backend-deviation", None, f"kfake deviates from Apache Kafka's behaviour: {', '.join(unexplained)} "
+    if backend in ("kfake", "mock"):
+        return Triage("backend-deviation", None, f"{backend} deviates from Apache Kafka's behaviour: {', '.join(unexplained)} "
                       "(suspected: confirm on Apache Kafka with the same schedule)")
     if all(p.split(":", 1)[0] in CLIENT_SIDE for p in unexplained):
         return Triage("client-bug", None, f"only the client's side of the contract broke: {', '.join(unexplained)} "

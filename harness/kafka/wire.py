@@ -265,3 +265,29 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes:
             raise ConnectionResetError("the broker closed the connection")
         out += chunk
     return out
+
+
+def api_versions_answer(port: int, version: int, timeout: float = 3.0, host: str = "127.0.0.1") -> bytes:
+    """The body (after the correlation id) of the answer to an ApiVersions request of `version` (3 and later:
+    flexible, with this client's software name and version). Kafka answers a version it does not serve with
+    ApiVersionsResponse v0 and error UNSUPPORTED_VERSION (35): the client retries with a version named there."""
+    client = b"ksh-probe"
+    flexible = version >= 3
+    header = struct.pack(">hhih", 18, version, 11, len(client)) + client + (b"\x00" if flexible else b"")
+    body = (_compact_string("ksh") + _compact_string("1.0") + b"\x00") if flexible else b""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.settimeout(timeout)
+        sock.sendall(struct.pack(">i", len(header) + len(body)) + header + body)
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        if not 4 <= size <= MAX_COORDINATOR_RESPONSE:
+            raise ValueError(f"ApiVersions: a response of {size} bytes")
+        return _recv_exactly(sock, size)[4:]
+
+
+def v0_unsupported_answer(body: bytes) -> bool:
+    """Whether `body` is what Kafka answers an ApiVersions version it does not serve: ApiVersionsResponse v0
+    (error code 35, then a 4-byte count of (api key, min, max) entries, nothing after them)."""
+    if len(body) < 6:
+        return False
+    error, count = struct.unpack(">hi", body[:6])
+    return error == 35 and count >= 1 and len(body) == 6 + 6 * count
