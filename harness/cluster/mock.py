@@ -73,6 +73,16 @@ DEFAULT_LIMITS = {"session_timeout_ms": 45000, "heartbeat_interval_ms": 5000, "d
 MOCK_DEBUG = "mock"
 
 
+class NotServed(HarnessError):
+    """A setting the mock has no equivalent of (a group config it does not know, a value it cannot take): what
+    needs it cannot be exercised on the mock (a conformance test is skipped with this reason)."""
+
+
+#: The values of the named settings the mock takes (the others it refuses).
+_VALUES = {"share.auto.offset.reset": ("earliest", "latest"), "share.isolation.level": ("read_uncommitted",
+                                                                                          "read_committed")}
+
+
 class MetadataInspector(ClusterInspector):
     """The inspector's questions as the mock can answer them: its brokers from Metadata (it serves no
     DescribeCluster)."""
@@ -87,6 +97,7 @@ class LibrdkafkaMock:
 
     implementation = MOCK
     unchecked = {"durable-state": UNSUPPORTED["state-topic"]}
+    no_admin = UNSUPPORTED["admin"]
 
     def __init__(self, run_dir: Path, *, brokers: int = 3, version: str = MOCK_KAFKA_LEVEL,
                  timeout: float = 60.0, group_configs: dict[str, str] | None = None) -> None:
@@ -180,8 +191,11 @@ class LibrdkafkaMock:
         group per run never tells apart. A config the mock has no setting for is refused in one line."""
         unknown = sorted(set(configs) - set(_GROUP_SETTINGS))
         if unknown:
-            raise HarnessError(f"the librdkafka mock has no setting for group config {', '.join(unknown)}: it sets "
+            raise NotServed(f"the librdkafka mock has no setting for group config {', '.join(unknown)}: it sets "
                                f"only {', '.join(_GROUP_SETTINGS)}; leave {', '.join(unknown)} out on the mock backend")
+        for name, value in configs.items():
+            if name in _VALUES and value not in _VALUES[name]:
+                raise NotServed(f"the librdkafka mock takes {name} {' or '.join(_VALUES[name])} only, not {value!r}")
         for name, value in configs.items():
             command, limit = _GROUP_SETTINGS[name]
             self._command(f"{command} {value}")

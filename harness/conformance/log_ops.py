@@ -6,6 +6,8 @@ session's history where the checkers need it (`records-compacted`, `records-dele
 
 from __future__ import annotations
 
+from harness.cluster.base import SelfAdministered
+from harness.conformance.outcomes import needs_admin_api
 from harness.errors import HarnessError
 from harness.sys.wait import wait_until
 
@@ -53,7 +55,11 @@ class LogOperations:
         name = f"{self.topic}-2"
         inspector = ClusterInspector(self.cluster.bootstrap_servers)
         rf = min(self.spec.replication_factor, len(self.cluster.broker_ids))
-        create_topic(inspector.admin, name, 1, rf, {"min.insync.replicas": str(min(self.spec.min_insync_replicas, rf))})
+        if isinstance(self.cluster, SelfAdministered):  # made through the implementation's own launcher
+            self.cluster.create_topic(name, 1, rf)
+        else:
+            create_topic(inspector.admin, name, 1, rf,
+                         {"min.insync.replicas": str(min(self.spec.min_insync_replicas, rf))})
         wait_until(lambda: inspector.all_led(name, min_isr=rf), timeout=60, what=f"{name}'s partition to have a leader")
         return name
 
@@ -67,6 +73,7 @@ class LogOperations:
         from confluent_kafka.admin import NewPartitions
 
         from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
+        needs_admin_api(self.cluster, "CreatePartitions")
         inspector = ClusterInspector(self.cluster.bootstrap_servers)
         before = len(inspector.partitions(self.topic))
         inspector.admin.create_partitions([NewPartitions(self.topic, total)])[self.topic].result(30)
@@ -110,6 +117,7 @@ class LogOperations:
         of appends, any dirty ratio, no compaction lag)."""
         from harness.cluster.admin import set_topic_configs  # (deferred: loads confluent_kafka)
         from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
+        needs_admin_api(self.cluster, "IncrementalAlterConfigs of a topic (compaction)")
         set_topic_configs(ClusterInspector(self.cluster.bootstrap_servers).admin, self.topic, {
             "cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
             "min.compaction.lag.ms": "0", "delete.retention.ms": "0"})
@@ -198,6 +206,7 @@ class LogOperations:
         from confluent_kafka import TopicPartition
 
         from harness.cluster.inspect import ClusterInspector  # (deferred: loads confluent_kafka)
+        needs_admin_api(self.cluster, "DeleteRecords")
         admin = ClusterInspector(self.cluster.bootstrap_servers).admin
         [future] = admin.delete_records([TopicPartition(self.topic, partition, before)]).values()
         low = future.result(30).low_watermark

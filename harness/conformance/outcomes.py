@@ -24,3 +24,13 @@ def precondition(ok: object, what: str) -> None:
 def is_inconclusive(text: str) -> bool:
     """Whether a failure's message (its exception line) is an Inconclusive's."""
     return PREFIX in (text or "")
+
+
+def needs_admin_api(cluster, what: str) -> None:
+    """Skip the test, with the reason, on an implementation that serves no Admin API for `what` (a
+    `harness.cluster.base.SelfAdministered` cluster: librdkafka's mock): the behaviour cannot be exercised
+    there, which the reports show as NOT SUPPORTED, never a pass or a FAIL."""
+    from harness.cluster.base import SelfAdministered  # (deferred: a light module of its own)
+    if isinstance(cluster, SelfAdministered):
+        import pytest  # (deferred: only a test's own call reaches this)
+        pytest.skip(f"needs {what} (Admin API): {getattr(type(cluster), 'no_admin', 'the implementation serves none')}")

@@ -20,7 +20,7 @@ KNOWN_F = frozenset({
     "config", "produce", "start", "poll", "acknowledge", "commit", "callback", "close", "crash", "error",
     "fault-start", "fault-heal", "truncated", "share-offsets", "reset-offsets", "drain", "produce-flush",
     "recover", "hold", "share-state", "records-deleted", "transaction",
-    "records-compacted", "dead-letters", "release", "features", "partitions-added",
+    "records-compacted", "dead-letters", "release", "features", "partitions-added", "cross-check",
 })
 ACK_TYPES = ("ACCEPT", "RELEASE", "REJECT", "RENEW")
 TYPES = ("invoke", "ok", "fail", "info")
