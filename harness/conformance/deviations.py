@@ -192,7 +192,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "partition one consumer took all 60 records and the other two none; a record whose lock expired, or that "
         "its holder released or left, never reached another consumer (14-17 s of polls were given nothing), so "
         "every behaviour that needs a second consumer on a partition cannot be exercised",
-        f"{_RD}/src/rdkafka_mock_sharegrp.c:459-513 (rd_kafka_mock_sharegroup_assign_topic_partitions: the "
+        f"{_RD}/src/rdkafka_mock_sharegrp.c:459-511 (rd_kafka_mock_sharegroup_assign_topic_partitions: the "
         "partitions split into ranges, ceil(partitions/members) each, one member per partition)",
         clients=("confluent",), precludes=True,
         evidence=r"a consumer made no progress: \{'consumer-0': \d+, 'consumer-1': 0|did not reach another consumer "

@@ -401,16 +401,24 @@ def test_a_broker_cross_check_that_cannot_read_the_group_is_inconclusive_not_a_f
 
     def unreadable():
         raise HarnessError("reading the share group's offsets failed")
+
+    def session(unsettled, why=""):
+        return SimpleNamespace(unsettled=unsettled, broker_side_unreadable=lambda: why)
     with pytest.raises(Inconclusive) as caught:
-        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=unreadable), "reported", within_s=0)
+        AdminOperations.assert_settled_by_the_broker(session(unreadable), "reported", within_s=0)
     assert is_inconclusive(str(caught.value)) and "offsets failed" in str(caught.value)
     with pytest.raises(Inconclusive):  # nothing written: nothing to cross-check
-        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: None), "reported", within_s=0)
+        AdminOperations.assert_settled_by_the_broker(session(lambda: None), "reported", within_s=0)
     with pytest.raises(AssertionError) as caught:
-        AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: {0: {"lag": 2}}), "reported",
-                                                     within_s=0)
+        AdminOperations.assert_settled_by_the_broker(session(lambda: {0: {"lag": 2}}), "reported", within_s=0)
     assert not isinstance(caught.value, Inconclusive) and "had not settled" in str(caught.value)
-    AdminOperations.assert_settled_by_the_broker(SimpleNamespace(unsettled=lambda: {}), "reported", within_s=0)
+    AdminOperations.assert_settled_by_the_broker(session(lambda: {}), "reported", within_s=0)
+    # an implementation that serves no read of the group (the mock): the cross-check is recorded as not made
+    appended = []
+    AdminOperations.assert_settled_by_the_broker(
+        SimpleNamespace(unsettled=unreadable, broker_side_unreadable=lambda: "no state to read",
+                        history=SimpleNamespace(append=lambda *op: appended.append(op))), "reported", within_s=0)
+    assert appended == [("harness", "info", "cross-check", {"reported": "reported", "not_made": "no state to read"})]
 
 
 def test_a_contract_1_driver_is_taken_and_runs_the_rules_its_contract_serves(tmp_path):
