@@ -219,6 +219,10 @@ class InjectedFaults(Protocol):
 
     def set_broker_down(self, broker: int, down: bool) -> None: ...
 
+    def injected_closes(self) -> int:
+        """How many connections the implementation has closed on an injected error so far (its own log)."""
+        ...
+
 
 def unchecked_of(cluster: Cluster) -> dict[str, str]:
     """The properties the implementation gives nothing to check (property -> why; none for Apache Kafka): each

@@ -232,6 +232,13 @@ class LibrdkafkaMock:
     def set_broker_down(self, broker: int, down: bool) -> None:
         self._command(f"broker-{'down' if down else 'up'} {broker}")
 
+    def injected_closes(self) -> int:
+        try:
+            with open(self.log_path, "rb") as log:
+                return sum(line.count(b"Forcing close of connection") for line in log)
+        except OSError:
+            return 0
+
     def _command(self, line: str) -> dict[str, Any]:
         return self._launcher.command(line, "ok", refused="the librdkafka mock")
 

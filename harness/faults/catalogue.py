@@ -4,7 +4,8 @@ hands these names out).
 `--faults` takes group names (`leader,coordinator,partition,truncate,latency,
 consumer,restart`), single fault names (`leader-kill`), or `all`. `rolling-upgrade` is taken only
 by name (the cluster stays upgraded: `harness.faults.upgrade`), and so are `leader-move` and
-`leader-shuffle` (leaders moved with every broker up: an implementation's own hooks, `harness.faults.moves`). Each fault
+`leader-shuffle` (leaders moved with every broker up: an implementation's own hooks, `harness.faults.moves`), and
+`share-fetch-drop` (a connection closed by librdkafka's mock itself, `harness.faults.injected`). Each fault
 is a `harness.faults.base.Fault`; the nemesis (`nemesis.py`) runs a seeded
 schedule (`schedule.py`) of them and records every step in the history.
 """
@@ -16,6 +17,7 @@ from harness.faults.base import Fault
 from harness.faults.bounce import Bounce, RollingRestart
 from harness.faults.consumer import ConsumerFault
 from harness.faults.disk import DiskFailure
+from harness.faults.injected import RequestDrop
 from harness.faults.moves import LeaderMove
 from harness.faults.network import Cut, Degrade, LaneLatency
 from harness.faults.process import ColdRestart, CoordinatorLoss, LeaderFailover
@@ -34,7 +36,7 @@ CATALOGUE: dict[str, Fault] = {f.name: f for f in (
     ConsumerFault("kill"), ConsumerFault("pause"), ConsumerFault("close"), ConsumerFault("join"),
     ColdRestart(), RollingRestart("stop"), RollingRestart("kill"),
     Bounce("kill"), Bounce("stop"), DiskFailure("data"), DiskFailure("state"),
-    RollingUpgrade(), LeaderMove("move"), LeaderMove("shuffle"),
+    RollingUpgrade(), LeaderMove("move"), LeaderMove("shuffle"), RequestDrop(),
 )}
 
 

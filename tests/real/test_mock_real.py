@@ -50,12 +50,14 @@ def test_a_group_config_the_mock_cannot_set_is_one_line(mock):
 
 
 def test_a_checked_workload_with_leader_moves_passes_and_durable_state_is_named_not_checked(mock):
-    """Readiness, the topic and group set up through the launcher, the workload under leader moves and a
-    coordinator rehash, the history and every checker; durable-state (nothing to read on the mock) is named
+    """Readiness, the topic and group set up through the launcher, the workload under leader moves, a
+    coordinator rehash and a connection the mock drops at a ShareFetch, the history and every checker; durable-state (nothing to read on the mock) is named
     NOT CHECKED in the verdict and left out of its results, never counted a pass."""
-    outcome = _run(mock, faults=("leader-move", "leader-shuffle"), fault_mode="once")
+    outcome = _run(mock, faults=("leader-move", "leader-shuffle", "share-fetch-drop"), fault_mode="once")
     assert outcome.overall is True, outcome.summary()
-    assert all(f.applied and f.healed_ok for f in outcome.faults) and len(outcome.faults) == 2, outcome.summary()
+    assert all(f.applied and f.healed_ok for f in outcome.faults) and len(outcome.faults) == 3, outcome.summary()
+    drop = next(f for f in outcome.faults if f.fault == "share-fetch-drop")
+    assert "Forcing close of connection" in drop.evidence, outcome.summary()  # the mock's own word for it
     assert "durable-state" not in {r.checker for r in outcome.results}
     verdict = json.loads((outcome.run_dir / "verdict.json").read_text())
     assert "durable-state" in verdict["not_checked"] and "NOT CHECKED" in outcome.summary()

@@ -34,8 +34,15 @@ def test_the_spec_takes_the_mock_and_refuses_what_does_not_fit_it():
 def test_the_mock_hosts_leader_moves_and_refuses_process_faults_in_one_line():
     RunSpec(backend="mock", kafka_version=MOCK_KAFKA_LEVEL, faults=("leader-move", "leader-shuffle")).validate()
     with pytest.raises(HarnessError, match=r"fault leader-kill needs Killable, which the mock backend has not .*"
-                                           r"leader-move"):
+                                           r"leader-move, leader-shuffle, share-fetch-drop"):
         RunSpec(backend="mock", kafka_version=MOCK_KAFKA_LEVEL, faults=("leader-kill",)).validate()
+    from harness.faults import CATALOGUE, parse_faults
+    assert "share-fetch-drop" not in parse_faults("all") and CATALOGUE["share-fetch-drop"].effects == ("session-loss",)
+    with pytest.raises(HarnessError, match=r"share-fetch-drop acts through the implementation's own hooks "
+                                           r"\(InjectedFaults\), which only the mock backend has"):
+        RunSpec(faults=("share-fetch-drop",)).validate()
+    with pytest.raises(HarnessError, match="fault share-fetch-drop needs InjectedFaults, which the kfake backend has not"):
+        RunSpec(backend="kfake", faults=("share-fetch-drop",)).validate()
 
 
 class _Recorder:
