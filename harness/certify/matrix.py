@@ -168,13 +168,21 @@ class Cell:
         """Whether the cell is a pair whose client cannot talk to the release: no pytest ran (`run_cell`)."""
         return self.rc is None and bool(self.areas) and set(self.areas.values()) == {"NOT SUPPORTED"}
 
+    def kept_off(self) -> bool:
+        """Whether the cell is a pair whose client an implementation's deviation keeps from connecting at all,
+        shown when the cell ran (`run_cell`: the mock's ApiVersions answer): no pytest ran, every area KNOWN BUG."""
+        return self.rc is None and bool(self.areas) and set(self.areas.values()) == {"KNOWN BUG"}
+
 
 def cell_word(cell: Cell, selected: bool = False) -> str:
-    """The cell's own word (the module docstring's rules): FAIL, UNKNOWN, NOT SUPPORTED or PASS. `selected`:
-    judged as run with a -k selection even if the cell recorded none."""
+    """The cell's own word (the module docstring's rules): FAIL, UNKNOWN, NOT SUPPORTED, KNOWN BUG (the client
+    kept off the implementation by a deviation shown when the cell ran: nothing else was checked) or PASS.
+    `selected`: judged as run with a -k selection even if the cell recorded none."""
     words = set(cell.areas.values())
     if "FAIL" in words:
         return "FAIL"
+    if cell.kept_off():
+        return "KNOWN BUG"
     if not words or "UNKNOWN" in words or ("NOT RUN" in words and not (selected or cell.select)):
         return "UNKNOWN"
     if cell.refused():

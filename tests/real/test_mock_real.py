@@ -75,3 +75,54 @@ def test_the_apiversions_deviation_still_keeps_java_and_franz_off_the_mock(mock)
                     "take apiversions-unsupported-answer-malformed off harness/certify/matrix.py and "
                     "docs/implementations/librdkafka-mock.md, and run the java and franz cells")
     assert "error 35" in evidence and "v4 answered 0023" in evidence, evidence
+
+
+def test_another_clients_disconnect_still_ends_a_members_share_session(mock):
+    """Deviation `connection-close-ends-every-share-session` (docs/implementations/librdkafka-mock.md), shown
+    without any timing: a consumer holds records under its share session; another client connects to the
+    brokers and disconnects; the consumer's ACCEPT of those records then fails with
+    SHARE_SESSION_NOT_FOUND and they come back (KIP-932: a share session is the member's, opened with
+    ShareSessionEpoch 0 and closed by the member with -1). When librdkafka fixes it this test fails: take the
+    deviation off harness/conformance/deviations.py and the page."""
+    import time
+    import uuid
+
+    from confluent_kafka import Producer, ShareConsumer
+
+    from harness.kafka import wire
+    from harness.sys.wait import wait_until
+    topic, group = f"ksh-sessions-{uuid.uuid4().hex[:6]}", f"ksh-sessions-{uuid.uuid4().hex[:6]}"
+    mock.create_topic(topic, 1, 1)
+    mock.set_group_configs(group, {"share.auto.offset.reset": "earliest"})
+    producer = Producer({"bootstrap.servers": mock.bootstrap_servers})
+    for n in range(5):
+        producer.produce(topic, f"r{n}".encode())
+    assert producer.flush(10) == 0
+    consumer = ShareConsumer({"bootstrap.servers": mock.bootstrap_servers, "group.id": group,
+                              "share.acknowledgement.mode": "explicit"})
+    try:
+        consumer.subscribe([topic])
+        held: list = []
+        wait_until(lambda: held.extend(m for m in consumer.poll(0.5) if m.error() is None) or len(held) >= 5,
+                   timeout=30, what="the consumer to hold the 5 records")
+        log_before = mock.log_path.read_bytes().count(b"closed")
+        for _, port in wire.addresses(mock.bootstrap_servers):  # another client: one ApiVersions on its own
+            assert wire.probe(port)[0] == "answered"          # connection to each broker, then closed
+        wait_until(lambda: mock.log_path.read_bytes().count(b"closed") > log_before, timeout=10,
+                   what="the mock to log the other client's connection closed")
+        for message in held:
+            consumer.acknowledge(message)
+        results = consumer.commit_sync(10)
+        errors = [str(e) for e in results.values() if e is not None]
+        if not errors:
+            pytest.fail(f"librdkafka {mock_version()}'s mock kept the member's share session when another client "
+                        "disconnected: take connection-close-ends-every-share-session off "
+                        "harness/conformance/deviations.py and docs/implementations/librdkafka-mock.md")
+        assert any("SHARE_SESSION_NOT_FOUND" in e for e in errors), errors
+        again = []
+        deadline = time.monotonic() + 15
+        while len(again) < 5 and time.monotonic() < deadline:
+            again += [m for m in consumer.poll(0.5) if m.error() is None]
+        assert sorted(m.offset() for m in again) == [0, 1, 2, 3, 4]  # released with the session: delivered again
+    finally:
+        consumer.close()
