@@ -25,7 +25,7 @@ def test_parse_faults_expands_groups_and_rejects_unknown_names_listing_the_valid
     assert parse_faults("leader") == ("leader-stop", "leader-kill", "leader-pause", "disk-fail")
     assert "disk-fail-state" in parse_faults("coordinator")
     assert parse_faults("truncate,leader-kill") == ("leader-kill", "truncate", "truncate-unclean")
-    by_name = ("rolling-upgrade", "leader-move", "leader-shuffle")  # never drawn by a group or `all`
+    by_name = ("rolling-upgrade", "leader-move", "leader-shuffle", "share-fetch-drop")  # never drawn by a group or `all`
     assert parse_faults("all") == tuple(name for name in CATALOGUE if name not in by_name)
     assert "rolling-upgrade" not in parse_faults("restart") and parse_faults("rolling-upgrade") == ("rolling-upgrade",)
     assert parse_faults("") == () and parse_faults(None) == () and parse_faults("none") == ()
