@@ -14,8 +14,10 @@ def _assert_verdict(outcome, consumers: int) -> None:
     results = {r.checker: r for r in outcome.results}
     assert outcome.overall is True, outcome.summary()  # the checkers, and the chaos asked for happened
     assert results["no-loss"].stats["accepted_or_rejected"] == results["no-loss"].stats["produced_ok"] > 0
-    assert len(results) == 7 and all(r.valid is True for r in results.values())
-    assert results["durable-state"].stats["start_offset_reads"] >= 1
+    # (an implementation with no durable state to read names durable-state NOT CHECKED: not among the results)
+    assert len(results) == 7 - len(outcome.not_checked) and all(r.valid is True for r in results.values())
+    if "durable-state" not in outcome.not_checked:
+        assert results["durable-state"].stats["start_offset_reads"] >= 1
     processes = {op.process for op in _ops(outcome) if op.f == "start" and op.type == "ok"}
     assert len(processes) == consumers, f"expected {consumers} consumers to start, saw {sorted(processes)}"
 

@@ -57,6 +57,10 @@ def _base_spec(args: argparse.Namespace, schedule) -> RunSpec:
     version = args.kafka_version or (schedule.kafka_version if schedule else DEFAULT_VERSION)
     client = args.client or (schedule.client if schedule else "confluent")
     backend = args.backend if (schedule is None or args.backend != "local") else schedule.backend
+    if backend == "mock":  # its surface draws what the mock serves not: every such run would be a false finding
+        raise HarnessError("explore does not run on the mock backend: its operations include Admin API requests "
+                           "(alter-offsets, delete-records, add-partitions) and by_duration resets the mock serves "
+                           "not; gate the mock with `share-harness matrix --versions mock`")
     spec = replace(RunSpec(profile="ci").with_profile(), name="explore", seed=args.seed, kafka_version=version,
                    client=client, backend=backend, kafka_home=str(args.kafka_home) if args.kafka_home else None,
                    kafka_image=args.kafka_image, kafka_image_classpath=args.kafka_image_classpath,

@@ -63,6 +63,11 @@ _GROUP_SETTINGS = {
     "share.auto.offset.reset": ("offset-reset", None),
     "share.isolation.level": ("isolation", None),
 }
+#: What a group's set-up sends for a setting it does not name: the mock's defaults (below), and the isolation
+#: level and offset reset a Kafka group has unless set.
+SETUP_DEFAULTS = {"share.record.lock.duration.ms": "30000", "share.delivery.count.limit": "5",
+                  "share.session.timeout.ms": "45000", "share.heartbeat.interval.ms": "5000",
+                  "share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
 #: The mock's defaults (src/rdkafka_mock_sharegrp.c, rd_kafka_mock_sharegrps_init): what is in force until set.
 DEFAULT_LIMITS = {"session_timeout_ms": 45000, "heartbeat_interval_ms": 5000, "delivery_count_limit": 5,
                   "lock_duration_ms": 30000}
@@ -188,7 +193,11 @@ class LibrdkafkaMock:
     def set_group_configs(self, group: str, configs: dict[str, str]) -> dict[str, int]:
         """The mock's share-group settings are the cluster's: setting them for `group` sets them for every
         group (those made later, for the session timeout and heartbeat interval), which the harness's one
-        group per run never tells apart. A config the mock has no setting for is refused in one line."""
+        group per run never tells apart. So a group's set-up sends every setting, the mock's defaults for those
+        not given, and no group inherits the one before's (`group` "": only what is given). A config the mock
+        has no setting for is refused in one line."""
+        if group:
+            configs = {**SETUP_DEFAULTS, **configs}
         unknown = sorted(set(configs) - set(_GROUP_SETTINGS))
         if unknown:
             raise NotServed(f"the librdkafka mock has no setting for group config {', '.join(unknown)}: it sets "
@@ -225,6 +234,9 @@ class LibrdkafkaMock:
     # -- InjectedFaults -------------------------------------------------------------------------
     def push_request_errors(self, api_key: int, codes: list[int]) -> None:
         self._command(f"errors {api_key} {','.join(str(code) for code in codes)}")
+
+    def clear_request_errors(self, api_key: int) -> None:
+        self._command(f"errors-clear {api_key}")
 
     def set_rtt(self, broker: int, ms: int) -> None:
         self._command(f"rtt {broker} {ms}")

@@ -12,6 +12,7 @@ one per line, each with one JSON line ({"ok": true} or {"error": "..."}):
     leader TOPIC PARTITION ID                   (the partition's leader moved, every broker up)
     rtt ID MS                                   (the broker answers MS later)
     errors APIKEY ERR[,ERR...]                  (the next requests of that API answer these error codes)
+    errors-clear APIKEY                         (those not answered yet dropped)
     coordinator KEY ID                          (the group coordinator of KEY)
     lock-duration MS | delivery-limit N | offset-reset earliest|latest | isolation read_uncommitted|read_committed
     session-timeout MS | heartbeat-interval MS  (the share groups' settings; the last two for groups made later)
@@ -188,6 +189,9 @@ class MockCluster:
             lib.rd_kafka_mock_push_request_errors_array(ctypes.c_void_p(mc), ctypes.c_int16(int(api_key)),
                                                         ctypes.c_size_t(len(values)), array)
 
+        def errors_clear(api_key: str) -> None:
+            lib.rd_kafka_mock_clear_request_errors(ctypes.c_void_p(mc), ctypes.c_int16(int(api_key)))
+
         def coordinator(key: str, broker: str) -> None:
             self._err(lib.rd_kafka_mock_coordinator_set(ctypes.c_void_p(mc), c_char_p(b"group"), key.encode(),
                                                         ctypes.c_int32(self._broker(broker, every=False))))
@@ -210,7 +214,7 @@ class MockCluster:
             return set_
 
         return {"topic-create": topic_create, "broker-down": broker_down, "broker-up": broker_up, "leader": leader,
-                "rtt": rtt, "errors": errors, "coordinator": coordinator,
+                "rtt": rtt, "errors": errors, "errors-clear": errors_clear, "coordinator": coordinator,
                 **{name: setter(name) for name in _SETTERS}, **{name: named(name) for name in _NAMED}}
 
 
@@ -229,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MockError, OSError) as exc:
         print(f"rdmock: {exc}", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, lambda *_: sys.stdin.close())
+    def stop(*_: object) -> None:
+        raise SystemExit(0)  # out of the command loop; `finally` destroys the cluster
+    signal.signal(signal.SIGTERM, stop)
     try:
         print(json.dumps({"event": "ready", "bootstraps": cluster.bootstraps, "librdkafka": cluster.version}),
               flush=True)

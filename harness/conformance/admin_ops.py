@@ -107,9 +107,10 @@ class AdminOperations:
         import time
 
         why = self.broker_side_unreadable()
-        if why:  # nothing to cross-check against: said in the history (and on the implementation's page)
+        if why:  # nothing to cross-check against: the test cannot show what it is for (NOT SUPPORTED there)
             self.history.append("harness", "info", "cross-check", {"reported": reported, "not_made": why})
-            return
+            needs_admin_api(self.cluster, f"DescribeShareGroupOffsets, to cross-check that {reported}")
+            precondition(False, f"the broker's side cannot be read for the cross-check: {why}")
         deadline = time.monotonic() + within_s
         while True:
             try:

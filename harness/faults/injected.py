@@ -41,11 +41,14 @@ class RequestDrop:
         cluster = ctx.cluster_as(InjectedFaults)
         before = cluster.injected_closes()
         cluster.push_request_errors(SHARE_FETCH, [TRANSPORT])
-        wait_effect(lambda: cluster.injected_closes() > before, ctx.timeout,
-                    "the mock to close the connection of the next ShareFetch")
+        try:
+            wait_effect(lambda: cluster.injected_closes() > before, ctx.timeout,
+                        "the mock to close the connection of the next ShareFetch")
+        except NotApplied:
+            cluster.clear_request_errors(SHARE_FETCH)  # never left to meet a later ShareFetch unrecorded
+            raise
         return "the mock closed the connection that carried the next ShareFetch (its log: Forcing close of connection)"
 
     def heal(self, ctx: FaultContext, plan: Plan) -> str:
-        if not isinstance(ctx.cluster, InjectedFaults):
-            raise NotApplied("the cluster backend is not InjectedFaults")
+        ctx.cluster_as(InjectedFaults).clear_request_errors(SHARE_FETCH)  # (none left after an apply that held)
         return "nothing to undo: the injected error was answered once; the client reconnects by itself"

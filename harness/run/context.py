@@ -30,6 +30,7 @@ from harness.checkers import Result, compose, verdict_word
 from harness.clients.logging import LOGGER
 from harness.cluster.base import Cluster, SelfAdministered, unchecked_of
 from harness.cluster.java_admin import read_dead_letters, read_share_offsets, read_share_state
+from harness.errors import HarnessError
 from harness.history.events import EventTable
 from harness.history.schema import SCHEMA_VERSION
 from harness.history.store import HistoryWriter
@@ -170,6 +171,9 @@ class RunContext:
         version = self.version
         settings = limit_settings(spec, version)
         if isinstance(cluster, SelfAdministered):  # no Admin API: the implementation's own launcher sets it up
+            if spec.dead_letter != "off":
+                raise HarnessError(f"dead-letter {spec.dead_letter} needs a broker with dead-letter queues (KIP-1191, "
+                                   f"Kafka 4.4); backend {spec.backend} has none: leave dead-letter out")
             cluster.create_topic(self.topic, spec.topic_partitions, rf)
             wait_until(lambda: inspector.all_led(self.topic, min_isr=rf), timeout=60,
                        what=f"{self.topic} partitions to have leaders")

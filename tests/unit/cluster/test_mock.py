@@ -67,11 +67,17 @@ def mock(tmp_path: Path):
 def test_group_configs_become_the_launchers_commands_and_the_limits_in_force(mock):
     limits = mock.set_group_configs("g", {"share.record.lock.duration.ms": "2000", "share.delivery.count.limit": "3",
                                           "share.auto.offset.reset": "earliest"})
-    assert mock._launcher.lines == ["lock-duration 2000", "delivery-limit 3", "offset-reset earliest", "coordinator g 1"]
+    # every setting is sent (the mock's are the cluster's: none is left from the group before), the defaults for
+    # those not given
+    assert sorted(mock._launcher.lines) == sorted(["lock-duration 2000", "delivery-limit 3", "offset-reset earliest",
+                                                   "session-timeout 45000", "heartbeat-interval 5000",
+                                                   "isolation read_uncommitted", "coordinator g 1"])
     assert limits == {"lock_duration_ms": 2000, "delivery_count_limit": 3, "session_timeout_ms": 45000,
                       "heartbeat_interval_ms": 5000}  # the rest: the mock's defaults (rdkafka_mock_sharegrp.c)
-    mock.set_group_configs("g", {"share.isolation.level": "read_committed"})
-    assert mock._launcher.lines[-1] == "isolation read_committed"  # the group's coordinator placed once
+    mock._launcher.lines.clear()
+    limits = mock.set_group_configs("h", {"share.isolation.level": "read_committed"})
+    assert "isolation read_committed" in mock._launcher.lines and "lock-duration 30000" in mock._launcher.lines
+    assert limits["lock_duration_ms"] == 30000  # g's 2000 not inherited
 
 
 @pytest.mark.parametrize("configs, said", [
@@ -88,8 +94,8 @@ def test_a_setting_the_mock_has_none_of_is_not_served_before_any_command(mock, c
 def test_a_rehash_moves_every_group_the_harness_placed_to_the_next_broker(mock):
     mock.set_group_configs("a", {})
     mock.set_group_configs("b", {})
-    mock._coordinators["b"] = 3
     mock._launcher.lines.clear()
+    mock._coordinators["b"] = 3
     mock.rehash_coordinators()
     assert mock._launcher.lines == ["coordinator a 2", "coordinator b 1"]
     assert mock._coordinators == {"a": 2, "b": 1}
