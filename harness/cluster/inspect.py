@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaException, TopicCollection
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from harness.clients.logging import client_logging
@@ -118,9 +118,20 @@ class ClusterInspector:
         raise KafkaException(f"{topic} has no partition {partition}")
 
     def topic_id(self, topic: str) -> str:
-        if topic not in self._topic_ids:
+        """The topic's id (DescribeTopics). Like `partitions`, it waits out a broker that has not caught up with a
+        new topic's metadata (seen in CI: UNKNOWN_TOPIC_OR_PART for a topic another broker had just shown led)."""
+        import time
+        deadline = time.monotonic() + self.timeout
+        while topic not in self._topic_ids:
             futures = self.admin.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)
-            self._topic_ids[topic] = str(futures[topic].result().topic_id)
+            try:
+                self._topic_ids[topic] = str(futures[topic].result().topic_id)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                unknown = getattr(error, "code", lambda: None)() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                if not unknown or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
         return self._topic_ids[topic]
 
     def leader_of(self, topic: str, partition: int) -> int | None:
