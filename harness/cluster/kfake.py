@@ -25,13 +25,12 @@ config names, its clients' jars); it defaults to the release whose share-group A
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from harness.cluster.inspect import ClusterInspector
 from harness.cluster.readiness import wait_share_consumable
-from harness.cluster.launcher import Launcher
+from harness.cluster.launcher import LaunchedCluster, Launcher
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_KAFKA_LEVEL, KFAKE_MODULE, KFAKE_VERSION, check_kfake_version
 from harness.sys import ports as portreg
@@ -77,10 +76,11 @@ class LeaderMoves(Protocol):
         ...
 
 
-class KfakeCluster:
+class KfakeCluster(LaunchedCluster):
     """A kfake cluster of `brokers` brokers in one supervised launcher process: a `Cluster` with
     `LeaderMoves`; a context manager (`__enter__` starts it, `__exit__` closes it)."""
 
+    LOG = "kfake"
     implementation = "kfake"
 
     def __init__(self, run_dir: Path, *, brokers: int = 3, version: str = KFAKE_KAFKA_LEVEL,
@@ -107,27 +107,6 @@ class KfakeCluster:
     @property
     def broker_ids(self) -> list[int]:
         return list(range(self.brokers))  # kfake numbers its brokers 0..N-1
-
-    @property
-    def controller_ids(self) -> list[int]:
-        return []
-
-    @property
-    def inspector(self) -> ClusterInspector:
-        if self._inspector is None:
-            raise AttributeError("the kfake cluster has not started")
-        return self._inspector
-
-    @property
-    def log_path(self) -> Path:
-        return self.run_dir / "kfake" / "kfake.log"
-
-    def __enter__(self) -> KfakeCluster:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
 
     @timed("cluster")
     def start(self) -> None:
@@ -166,12 +145,6 @@ class KfakeCluster:
         if self._ports:
             portreg.release(self._ports)
             self._ports = []
-
-    def collect_logs(self, dest: Path) -> list[Path]:
-        if not self.log_path.is_file():
-            return []
-        dest.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copy(self.log_path, dest / "kfake.log"))]
 
     # -- LeaderMoves ----------------------------------------------------------------------------
     def move_leader(self, topic: str, partition: int, node_id: int) -> None:

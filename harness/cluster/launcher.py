@@ -13,12 +13,59 @@ from __future__ import annotations
 
 import json
 import queue
+import shutil
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from harness.errors import HarnessError
 from harness.sys.procs import ManagedProcess, spawn
+
+if TYPE_CHECKING:
+    from harness.cluster.inspect import ClusterInspector
+
+
+class LaunchedCluster:
+    """What a cluster run by a launcher shares (kfake's, the mock's): no controllers, an inspector once started,
+    its launcher's log at `<run_dir>/<LOG>/<LOG>.log`, start and close as a context manager. A subclass sets
+    `LOG`, `run_dir` and `_inspector`, and defines `start` and `close`."""
+
+    LOG = ""
+    run_dir: Path
+    _inspector: ClusterInspector | None
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return []
+
+    @property
+    def inspector(self) -> ClusterInspector:
+        if self._inspector is None:
+            raise AttributeError(f"the {self.LOG} cluster has not started")
+        return self._inspector
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / self.LOG / f"{self.LOG}.log"
+
+    def collect_logs(self, dest: Path) -> list[Path]:
+        if not self.log_path.is_file():
+            return []
+        dest.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copy(self.log_path, dest / self.log_path.name))]
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
 
 class Launcher:

@@ -27,13 +27,12 @@ the release whose share-group API the mock serves (`MOCK_KAFKA_LEVEL`: v1 of eac
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from harness.cluster.inspect import ClusterInspector
-from harness.cluster.launcher import Launcher
+from harness.cluster.launcher import LaunchedCluster, Launcher
 from harness.cluster.readiness import wait_share_consumable
 from harness.errors import HarnessError
 from harness.kafka import wire
@@ -96,10 +95,11 @@ class MetadataInspector(ClusterInspector):
         return sorted(self.admin.list_topics(timeout=self.timeout).brokers)
 
 
-class LibrdkafkaMock:
+class LibrdkafkaMock(LaunchedCluster):
     """An N-broker mock cluster in one supervised launcher process: a `Cluster` with `LeaderMoves`,
     `InjectedFaults` and `SelfAdministered`; a context manager (`__enter__` starts it, `__exit__` closes it)."""
 
+    LOG = "mock"
     implementation = MOCK
     unchecked = {"durable-state": UNSUPPORTED["state-topic"]}
     no_admin = UNSUPPORTED["admin"]
@@ -127,27 +127,6 @@ class LibrdkafkaMock:
     @property
     def broker_ids(self) -> list[int]:
         return list(range(1, self.brokers + 1))  # the mock numbers its brokers 1..N
-
-    @property
-    def controller_ids(self) -> list[int]:
-        return []
-
-    @property
-    def inspector(self) -> ClusterInspector:
-        if self._inspector is None:
-            raise AttributeError("the mock cluster has not started")
-        return self._inspector
-
-    @property
-    def log_path(self) -> Path:
-        return self.run_dir / "mock" / "mock.log"
-
-    def __enter__(self) -> LibrdkafkaMock:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
 
     @timed("cluster")
     def start(self) -> None:
@@ -179,12 +158,6 @@ class LibrdkafkaMock:
         self._inspector = None
         self._launcher.close()
         self._bootstraps = ""
-
-    def collect_logs(self, dest: Path) -> list[Path]:
-        if not self.log_path.is_file():
-            return []
-        dest.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copy(self.log_path, dest / "mock.log"))]
 
     # -- SelfAdministered -----------------------------------------------------------------------
     def create_topic(self, topic: str, partitions: int, replication_factor: int) -> None:
