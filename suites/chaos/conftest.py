@@ -16,8 +16,9 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "matrix(**axes): a scenario over the product of its axes (fault=[...], "
-                                       "workload=[...]): the whole product in the nightly profile, a covering "
-                                       "subset in ci (every value of every axis at least once)")
+                                       "workload=[...], ci={axis: [values]}): the whole product in the nightly profile, a "
+                                       "covering subset in ci (every value of every axis at least once; `ci` narrows "
+                                       "an axis to the values CI runs here, the others being run by another scenario)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -28,11 +29,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     from ksh_fixtures.chaos import covering
     from ksh_fixtures.plugin import session_spec
-    axes = {name: list(values) for name, values in marker.kwargs.items()}
+    axes = {name: list(values) for name, values in marker.kwargs.items() if name != "ci"}
     if session_spec(metafunc.config).profile == "nightly":
         combos = list(itertools.product(*axes.values()))
     else:
-        combos = covering(axes)
+        narrowed = marker.kwargs.get("ci", {})
+        unknown = {n: sorted(set(v) - set(axes.get(n, ()))) for n, v in narrowed.items()}
+        if any(unknown.values()) or not set(narrowed) <= set(axes):
+            raise pytest.UsageError(f"{metafunc.definition.nodeid}: matrix(ci=...) names values not on its axes: "
+                                    f"{unknown}")
+        combos = covering({n: list(narrowed.get(n, v)) for n, v in axes.items()})
     metafunc.parametrize(list(axes), combos, ids=["-".join(map(str, c)) for c in combos])
 
 

@@ -10,10 +10,18 @@ from harness.workloads import WORKLOADS
 
 pytestmark = [pytest.mark.real, pytest.mark.cluster, pytest.mark.local_only, pytest.mark.chaos]
 
+#: The workloads another scenario of CI's chaos set runs (issue 53: each leader scenario costs 20-40 s of CI), and
+#: where: CI runs leader failover under the other workloads only, every leader fault still once; the nightly
+#: profile runs every fault with every workload. tests/unit/cli/test_plugin.py holds each file to its claim.
+RUN_ELSEWHERE_IN_CI = {"accept-explicit": "test_chaos_partitions.py", "mix": "test_chaos_coordinators.py",
+                       "accept-async": "test_chaos_client.py", "slow": "test_chaos_bounce.py",
+                       "crash": "test_chaos_schedule.py"}
 
-@pytest.mark.matrix(fault=["leader-stop", "leader-kill", "leader-pause"], workload=list(WORKLOADS))
+
+@pytest.mark.matrix(fault=["leader-stop", "leader-kill", "leader-pause"], workload=list(WORKLOADS),
+                    ci={"workload": [w for w in WORKLOADS if w not in RUN_ELSEWHERE_IN_CI]})
 def test_leader_failover(chaos_run, fault, workload):
-    """Every fault with every workload in the nightly profile; in ci, every workload once, the three
-    faults taking turns (suites/chaos/conftest.py `covering`)."""
+    """Every fault with every workload in the nightly profile; in ci, the workloads no other CI scenario runs,
+    the three faults taking turns (suites/chaos/conftest.py `covering`)."""
     outcome = chaos_run(workload, fault=fault)
     assert_chaos_verdict(outcome, fault)

@@ -1,7 +1,8 @@
 """`pip install kafka-share-harness` gates an implementation (issue 51): the sdist and the wheel are built, the
 wheel installed in a fresh virtual environment outside the repository, and from there, in a directory that is
-not the repository, the basic suite runs against a real cluster and `certify --rules ack-accept` certifies a
-client. A file missing from the package (a suite's conftest, a driver's source) fails here, not on a user's
+not the repository, the basic suite runs against a real cluster it starts and `certify --rules ack-accept` certifies a
+client on the session's cluster (given as an external one: a second cluster start would prove nothing the first
+did not, issue 53). A file missing from the package (a suite's conftest, a driver's source) fails here, not on a user's
 machine."""
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _check_contents(wheel: Path, sdist: Path) -> None:
     assert sorted(top + name for name in wanted if top + name not in held) == []
 
 
-def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository(tmp_path):
+def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository(tmp_path, kafka_cluster):
     wheel, sdist = _build(tmp_path / "dist")
     _check_contents(wheel, sdist)
     # the venv inside a project of the caller's whose pytest settings and conftest must not reach the suites
@@ -93,8 +94,9 @@ def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository
         verdicts = list((work / "reports" / "runs").glob("*/verdict.json"))
         assert verdicts and all(json.loads(v.read_text())["harness_version"] == VERSION for v in verdicts)
 
-        _run([venv / "bin" / "share-harness", "certify", "--client", "confluent", "--rules", "ack-accept"], cwd=work,
-             env=env, timeout=900)
+        _run([venv / "bin" / "share-harness", "certify", "--client", "confluent", "--rules", "ack-accept",
+              "--kafka-version", kafka_cluster.version, "--bootstrap-servers", kafka_cluster.bootstrap_servers],
+             cwd=work, env=env, timeout=900)
         (certificate,) = (work / "reports" / "certificates").glob("*/certificate.json")
         cert = json.loads(certificate.read_text())
         assert cert["harness_version"] == VERSION
