@@ -21,6 +21,7 @@ decided (not run, or an error of the cluster or a fixture rather than of the cli
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -413,8 +414,10 @@ def _certify_into(out: Path, out_root: Path, found: Suites, info, spec: RunSpec,
     reproduce = shell(["share-harness", "certify", "--client", asked.client,
                        *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
                                 only=[s.key for s in for_command("certify") if s.key != "client"])])
+    from harness.cluster.java_admin import shared_helpers_env  # (the child's durable reads use this process's JVMs)
     with open(out / "pytest.log", "w") as log:
-        rc = pytest_child.run_pytest(cmd, cwd=found.cwd, stdout=log if quiet else None)
+        rc = pytest_child.run_pytest(cmd, cwd=found.cwd, stdout=log if quiet else None,
+                                     env={**os.environ, **shared_helpers_env()})
     add_junit(out / "junit.xml")  # the child's seconds per kind count as this process's (issue 53's table)
     if rc == 4:  # pytest's usage error: the plugin refused an option; nothing ran, nothing is certified
         said = [line for line in (out / "pytest.log").read_text(errors="replace").splitlines() if line.strip()]

@@ -94,12 +94,14 @@ def run_java(dist: KafkaDistribution, cache: Path, program: str, *args: str, tim
              env: dict[str, str] | None = None) -> dict:
     """Run a harness/java program and parse the JSON line it prints last; RuntimeError on any failure.
     `env`: variables added to the environment (e.g. KSH_CLIENT_PROPERTIES for ShareAdmin): such a call
-    runs in a JVM of its own; every other call of a `HELPED` program runs in the helper JVM. It runs
-    from `tools_dist(dist)`."""
+    runs in a JVM of its own; every other call of a `HELPED` program runs in the helper JVM, the parent
+    process's if it shares its helpers with this one (`shared_helpers_env`). It runs from `tools_dist(dist)`."""
     dist = tools_dist(dist, cache)
     if env is None and program in HELPED and not any("\t" in a or "\n" in a for a in args):
-        with _helper(dist, cache) as helper:
-            printed = helper.call(program, args, timeout)
+        printed = _call_shared(dist, cache, program, args, timeout)
+        if printed is None:
+            with _helper(dist, cache) as helper:
+                printed = helper.call(program, args, timeout)
     else:
         printed = _run_once(dist, cache, program, args, timeout, env)
     try:
@@ -224,6 +226,98 @@ def _helper(dist: KafkaDistribution, cache: Path) -> Iterator[JavaHelper]:
             helper.stop()
 
 
+#: The environment variable naming a parent process's helper socket (`shared_helpers_env`).
+SHARED_HELPERS_ENV = "KSH_JAVA_HELPERS"
+_server: "_HelperServer | None" = None
+
+
+class _HelperServer:
+    """This process's helper JVMs served to its children (a certification's pytest child, issue 53): a Unix socket
+    in a private directory; each connection one call, a JSON line each way, on a thread of its own (concurrent
+    calls get a helper each, as in this process). A child then pays a request per call, not two JVMs warming up
+    (1.5-3 s of a certification's durable read, measured on a child's first read)."""
+
+    def __init__(self) -> None:
+        import socket
+        self.dir = Path(tempfile.mkdtemp(prefix="ksh-helpers-"))
+        procs.REAPER.register_dir(self.dir)
+        self.path = str(self.dir / "socket")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(16)
+        threading.Thread(target=self._accept, name="java-helpers", daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._serve, args=(conn,), name="java-helper-call", daemon=True).start()
+
+    @staticmethod
+    def _serve(conn) -> None:
+        with conn, conn.makefile("rwb") as stream:
+            try:
+                ask = json.loads(stream.readline())
+                dist = KafkaDistribution(ask["version"], Path(ask["libs"]), ask["source"])
+                with _helper(dist, Path(ask["cache"])) as helper:
+                    answer = {"printed": helper.call(ask["program"], tuple(ask["args"]), float(ask["timeout"]))}
+            except (RuntimeError, HarnessError, OSError, ValueError, KeyError, TypeError) as exc:
+                answer = {"error": str(exc) or type(exc).__name__}
+            try:
+                stream.write(json.dumps(answer).encode() + b"\n")
+                stream.flush()
+            except OSError:
+                pass  # the child went away
+
+    def close(self) -> None:
+        self.sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        procs.REAPER.forget_dir(self.dir)
+
+
+def shared_helpers_env() -> dict[str, str]:
+    """The environment a child process is given to make its helper calls through this process's helpers (the
+    socket served from here on, once per process)."""
+    global _server
+    with _helpers_lock:
+        if _server is None:
+            _server = _HelperServer()
+        return {SHARED_HELPERS_ENV: _server.path}
+
+
+def _call_shared(dist: KafkaDistribution, cache: Path, program: str, args: tuple[str, ...],
+                 timeout: float) -> str | None:
+    """What `program args` printed, asked of the parent's helpers (`SHARED_HELPERS_ENV`); None if no parent serves
+    them (none named, or its socket gone: the caller uses a helper of its own); RuntimeError as `JavaHelper.call`."""
+    import socket
+    path = os.environ.get(SHARED_HELPERS_ENV)
+    if not path:
+        return None
+    ask = {"version": dist.version, "libs": str(dist.libs), "source": dist.source, "cache": str(cache),
+           "program": program, "args": list(args), "timeout": timeout}
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(path)
+    except OSError:
+        return None
+    with conn, conn.makefile("rwb") as stream:
+        conn.settimeout(timeout + 30)  # the parent's helper is stopped after `timeout`, and says so
+        try:
+            stream.write(json.dumps(ask).encode() + b"\n")
+            stream.flush()
+            line = stream.readline()
+        except OSError as exc:
+            raise RuntimeError(f"the parent's Java helper did not answer {program}: {exc}") from None
+    if not line:
+        raise RuntimeError(f"the parent's Java helper closed the connection during {program}")
+    answer = json.loads(line)
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return answer["printed"]
+
+
 def stop_helpers() -> None:
     """Stop every idle helper JVM of this process."""
     with _helpers_lock:
@@ -235,9 +329,10 @@ def stop_helpers() -> None:
 
 def _after_fork_in_child() -> None:
     """A forked child (a driver, a pytest child) must not talk over its parent's pipes."""
-    global _helpers_lock
+    global _helpers_lock, _server
     _helpers_lock = threading.Lock()
     _idle_helpers.clear()
+    _server = None  # (its thread did not come along; the parent's socket is the parent's)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
