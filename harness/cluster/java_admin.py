@@ -240,7 +240,7 @@ class _HelperServer:
     def __init__(self) -> None:
         import socket
         self.dir = Path(tempfile.mkdtemp(prefix="ksh-helpers-"))
-        procs.REAPER.register_dir(self.dir)
+        procs.REAPER.register_dir(self.dir)  # (served for the process's life: the reaper removes it after)
         self.path = str(self.dir / "socket")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
@@ -270,11 +270,6 @@ class _HelperServer:
                 stream.flush()
             except OSError:
                 pass  # the child went away
-
-    def close(self) -> None:
-        self.sock.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        procs.REAPER.forget_dir(self.dir)
 
 
 def shared_helpers_env() -> dict[str, str]:
