@@ -399,6 +399,11 @@ def _remove_if_empty(out: Path, out_root: Path) -> None:
         pass
 
 
+#: Plugins a certification's pytest child never uses (it writes JUnit XML, no allure results, and runs in one
+#: process): not loading them takes 0.5-0.8 s off each child's start (issue 53: CI certifies thirty drivers).
+CHILD_PLUGINS_OFF = ("-p", "no:allure_pytest", "-p", "no:xdist", "-p", "no:xdist.looponfail")
+
+
 def _certify_into(out: Path, out_root: Path, found: Suites, info, spec: RunSpec, asked: RunSpec, seeds: int,
                   quiet: bool) -> tuple[dict[str, Any], Path]:
     """Run pytest on `spec`'s rules (every option of `spec` on the child's command line) into the certificate
@@ -410,7 +415,7 @@ def _certify_into(out: Path, out_root: Path, found: Suites, info, spec: RunSpec,
     child = replace(spec, conformance_out=str(out / "conformance"))
     cmd = [sys.executable, "-m", "pytest", *map(str, rule_files(found.path("conformance"), rules)), "-m", "rule",
            "-q", "-rfEsx", *to_argv(child, "pytest", seeds=seeds), "--junitxml", str(out / "junit.xml"),
-           *found.pytest_args()]
+           *CHILD_PLUGINS_OFF, *found.pytest_args()]
     reproduce = shell(["share-harness", "certify", "--client", asked.client,
                        *to_argv(asked, "cli", "certify", seeds=seeds if seeds != 3 else None,
                                 only=[s.key for s in for_command("certify") if s.key != "client"])])

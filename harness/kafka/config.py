@@ -88,6 +88,13 @@ TEST_DEFAULTS = {
     # the window, so a busy machine's scheduling hiccups do not fence a healthy broker.
     "broker.session.timeout.ms": "4000",
     "broker.heartbeat.interval.ms": "500",
+    # Idle timers (issue 53: CI's two cores are busy all along, two thirds of it the brokers): a follower's fetch
+    # with nothing to return waits 2 s instead of 0.5 (it returns at once when records arrive, so no produce or
+    # state write waits for it), and the active controller appends a NoOpRecord to an idle metadata log every
+    # 5 s instead of every 0.5 s (each one fetched and applied by every node). `python benchmarks/broker_cpu.py`:
+    # about 0.8 of the CPU of Kafka's defaults for both, with consumers polling and idle.
+    "replica.fetch.wait.max.ms": "2000",
+    "metadata.max.idle.interval.ms": "5000",
     "num.network.threads": "2",
     "num.io.threads": "4",
     "log.flush.interval.messages": "9223372036854775807",

@@ -177,8 +177,12 @@ def test_more_consumers_than_partitions_all_make_progress(share_session):
 def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_session):
     """A member that stops heartbeating (SIGSTOP) is removed from the group after the session
     timeout, and the records it acquired become available to another consumer (at the latest when
-    their acquisition locks expire)."""
-    s = share_session(topic_partitions=1, lock_duration_ms=15000)
+    their acquisition locks expire). (Issue 53: the group's session timeout is the broker's least, 6 s, not the
+    10 s the harness's brokers default to, and the locks last 10 s, not 15: 4.4.0 hands the records on when they
+    expire, which the test waits for.)"""
+    lock_s = 10.0
+    s = share_session(topic_partitions=1, lock_duration_ms=int(lock_s * 1000),
+                      group_configs={"share.session.timeout.ms": "6000"})
     s.produce(3)
     stuck = s.consumer()
     held = stuck.poll(10)
@@ -195,9 +199,9 @@ def test_member_that_stops_heartbeating_is_removed_and_its_records_move(share_se
         return len(s.describe().get("members", [])) == 2
     wait_until(both_members, timeout=30, what="both members", interval=0.5)
     if {r.key for r in taken} & {r.key for r in held}:  # a live member's records went to another: only past the lock
-        precondition(time.monotonic() - held_at < 15.0, "the second member joined only after the first's 15 s locks "
-                                                        "expired")
-        pytest.fail(f"records a live member held (within their 15 s lock) went to another consumer: {taken}")
+        precondition(time.monotonic() - held_at < lock_s, f"the second member joined only after the first's "
+                                                          f"{lock_s:.0f} s locks expired")
+        pytest.fail(f"records a live member held (within their {lock_s:.0f} s lock) went to another consumer: {taken}")
     fault = {"id": "conformance-pause", "fault": "consumer-pause", "effects": ["session-loss"],
              "processes": [stuck.name], "targets": [stuck.name]}
     s.history.append("nemesis", "ok", "fault-start", fault)
