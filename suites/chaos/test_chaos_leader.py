@@ -18,8 +18,15 @@ RUN_ELSEWHERE_IN_CI = {"accept-explicit": "test_chaos_partitions.py", "mix": "te
                        "crash": "test_chaos_schedule.py"}
 
 
+#: CI's four, in the order the covering set pairs them with stop, kill, pause, stop: the pause lands on `wide`, not on
+#: `churn`, whose leaving consumer's close() blocked for the whole pause (56 of the scenario's 73 s in the last
+#: clean-clone run before the change; no rule bounds that close); churn gets the graceful stop, the nightly profile
+#: pauses every workload's leader.
+CI_WORKLOADS = ["accept-implicit", "poison", "wide", "churn"]
+
+
 @pytest.mark.matrix(fault=["leader-stop", "leader-kill", "leader-pause"], workload=list(WORKLOADS),
-                    ci={"workload": [w for w in WORKLOADS if w not in RUN_ELSEWHERE_IN_CI]})
+                    ci={"workload": CI_WORKLOADS})
 def test_leader_failover(chaos_run, fault, workload):
     """Every fault with every workload in the nightly profile; in ci, the workloads no other CI scenario runs,
     the three faults taking turns (suites/chaos/conftest.py `covering`)."""

@@ -227,6 +227,8 @@ def test_ci_leaves_out_of_leader_failover_only_workloads_another_ci_scenario_run
     combos = covering({"fault": mark.kwargs["fault"], "workload": ci})
     assert {f for f, _ in combos} == set(mark.kwargs["fault"])
     assert set(ci) | set(leader.RUN_ELSEWHERE_IN_CI) == set(WORKLOADS)
+    assert set(ci).isdisjoint(leader.RUN_ELSEWHERE_IN_CI) and len(ci) == len(set(ci))
+    assert ("leader-pause", "churn") not in combos  # churn's leaving close() blocks for a whole pause (CI_WORKLOADS)
 
 
 NIGHTLY = """
