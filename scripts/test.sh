@@ -17,12 +17,13 @@ bash scripts/docker_engine.sh start || exit $?
 [ "$ours" -eq 1 ] && trap 'bash scripts/docker_engine.sh stop' EXIT
 bash scripts/docker_images.sh || exit $?
 echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
-# Two pytest-xdist workers, a test file each at a time (each worker starts its own session cluster; the
-# real tests mostly wait on Kafka's clocks, the pure ones use the cores meanwhile). Measured on two cores
-# (docs/ci.md): three workers were slower (1134 s of pytest against 1079 s: the cores saturated), and so
-# was handing the files out longest first instead of xdist's order by number of tests (1199 s: the long
-# real files then ran against each other, the pure tests left for the end). JUnit XML and the slowest
-# tests: where the time goes (benchmarks/ci_times.py reads the XML).
+# Three pytest-xdist workers (KSH_CI_WORKERS), a test file each at a time (each worker starts its own session
+# cluster; the real tests mostly wait on Kafka's clocks, and the other workers use the cores meanwhile). Measured
+# on two cores (docs/ci.md): with the brokers' JIT and idle timers cut down (issue 53), two workers left the
+# cores a third idle and three took a clean-clone run from 1070 s to 773 s; before those cuts three were slower
+# (the cores saturated). Handing the files out longest first instead of xdist's order by number of tests was
+# slower too (the long real files then ran against each other, the pure tests left for the end). JUnit XML and
+# the slowest tests: where the time goes (benchmarks/ci_times.py reads the XML).
 # A worker that crashes (a native abort in a client library) fails the run at once: xdist's
 # replacement worker under --dist loadfile can wait forever for work that never comes
 # (pytest-xdist#1378), which once spent CI's whole 90 minutes. And the whole pytest session has a
@@ -33,7 +34,7 @@ echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
 # the process dies, which fd-level capture would swallow with it.
 limit=${KSH_CI_PYTEST_LIMIT_S:-3000}
 timeout --signal=INT --kill-after=120 "$limit" \
-  python3 -m pytest tests suites -q -rfEsx --ksh-profile ci -n 2 --dist loadfile --max-worker-restart=0 \
+  python3 -m pytest tests suites -q -rfEsx --ksh-profile ci -n "${KSH_CI_WORKERS:-3}" --dist loadfile --max-worker-restart=0 \
   --capture=sys --junitxml=reports/ci/junit.xml --durations=25 "$@"
 rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then

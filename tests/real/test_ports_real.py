@@ -65,7 +65,7 @@ def test_concurrent_processes_get_disjoint_ports_they_can_listen_on():
         assert not [p for p in a + b if low <= p <= high]
 
 
-@pytest.mark.nightly  # ~2 min; CI itself runs two workers with a cluster each on one host, and the port test above
+@pytest.mark.nightly  # ~2 min; CI itself runs three workers with a cluster each on one host, and the port test above
 def test_two_concurrent_real_runs_on_one_host_both_pass(tmp_path):
     """Two `share-harness run`s at once (two CI jobs on one host): each starts its own cluster,
     proxies and drivers, and both pass; neither takes a port of the other."""
