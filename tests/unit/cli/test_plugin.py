@@ -339,3 +339,36 @@ def test_ctrl_c_stops_the_session_even_when_a_library_wrapped_the_interrupt(pyte
     result = pytester.runpytest_subprocess(*FAST, "--ksh-allow-empty", timeout=60)
     assert result.ret == pytest.ExitCode.INTERRUPTED, (result.ret, result.stdout.str()[-2000:])
     assert not (pytester.path / "ran").exists(), "the session went on after Ctrl-C"
+
+
+VERDICTS = """
+from types import SimpleNamespace
+
+import pytest
+
+from harness.spec import RunSpec
+from ksh_fixtures import plugin
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_makes_a_run(request, n):
+    outcome = SimpleNamespace(overall=n != 3, run_dir=f"/runs/run-{n}", spec=RunSpec(seed=n))
+    request.config.stash.setdefault(plugin._OUTCOMES, []).append((request.node.nodeid, outcome))
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_the_summary_prints_every_runs_verdict_also_from_xdist_workers(pytester, workers):
+    """The README's main job runs on xdist workers: the summary's verdict lines (one per run: its verdict, test and
+    run directory, and the command that reproduces it) come with the tests' reports to the controller, which
+    prints them; a worker's own summary is never shown."""
+    pytester.makepyfile(test_verdicts=VERDICTS)
+    result = pytester.runpytest_subprocess(*FAST, *workers, timeout=60)
+    out = result.stdout.str()
+    assert "share-harness verdicts" in out, out
+    for n in (1, 2, 3, 4):
+        word = "FAIL" if n == 3 else "PASS"
+        assert f"test_verdicts.py::test_makes_a_run[{n}]  /runs/run-{n}" in out, out
+        assert any(line.startswith(word) and f"run-{n}" in line for line in out.splitlines()), out
+        assert any("reproduce: python3 -m pytest" in line and f"test_makes_a_run[{n}]" in line and f"--ksh-seed {n}" in line
+                   for line in out.splitlines()), out
