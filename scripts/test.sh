@@ -19,8 +19,8 @@ bash scripts/docker_images.sh || exit $?
 echo "test.sh: Docker engine and images took $((SECONDS - docker_start)) s"
 # Three pytest-xdist workers (KSH_CI_WORKERS), a test file each at a time (each worker starts its own session
 # cluster; the real tests mostly wait on Kafka's clocks, and the other workers use the cores meanwhile). Measured
-# on two cores (docs/ci.md): with the brokers' JIT and idle timers cut down (issue 53), two workers left the
-# cores a third idle and three took a clean-clone run from 1070 s to 773 s; before those cuts three were slower
+# on two cores (docs/ci.md): with the brokers' JIT and idle timers cut down (issue 53), two workers left half
+# the cores' time unused and three took a clean-clone run from 1070 s to 773 s; before those cuts three were slower
 # (the cores saturated). Handing the files out longest first instead of xdist's order by number of tests was
 # slower too (the long real files then ran against each other, the pure tests left for the end). JUnit XML and
 # the slowest tests: where the time goes (benchmarks/ci_times.py reads the XML).
