@@ -97,7 +97,7 @@ class EventTable:
 
         import pyarrow.parquet as pq
         handle = pq.ParquetFile(path, read_dictionary=list(REPEATED_COLUMNS))
-        batches = handle.iter_batches(batch_size=batch_rows, columns=list(COLUMNS))
+        batches = read_ahead(handle.iter_batches(batch_size=batch_rows, columns=list(COLUMNS)))
         # rows are yielded by C iterators: no Python frame per row
         return itertools.chain.from_iterable(EventTable.from_arrow(batch).rows() for batch in batches)
 
@@ -112,7 +112,7 @@ class EventTable:
         for c in COLUMNS:
             col = table.column(c)
             if c in INT_COLUMNS:
-                columns[c] = pc.fill_null(col, NULL).to_numpy().tolist()
+                columns[c] = (pc.fill_null(col, NULL) if col.null_count else col).to_numpy().tolist()
             elif c in REPEATED_COLUMNS:
                 columns[c] = _strings(col)
             else:
@@ -139,6 +139,24 @@ class EventTable:
             raise
         except Exception as exc:  # a value no writer of histories makes: one line naming the file
             raise HarnessError(f"malformed Parquet history {path}: {type(exc).__name__}: {first_line(exc)}") from None
+
+
+def read_ahead(batches: Iterator[Any]) -> Iterator[Any]:
+    """`batches` (Parquet record batches), the next one decoded in a thread while the caller works on the
+    one it has: Arrow decodes without Python's lock, so the decoding (about a third of a bare read) runs on
+    another core beside the replay (benchmarks/checkers_throughput.py). Memory: two batches. An error of
+    the read comes out of `next` here, as it would from `batches`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    done = object()
+    with ThreadPoolExecutor(1, thread_name_prefix="ksh-read-ahead") as pool:
+        coming = pool.submit(next, batches, done)
+        while True:
+            batch = coming.result()
+            if batch is done:
+                return
+            coming = pool.submit(next, batches, done)
+            yield batch
 
 
 def open_parquet_history(path: Path, read_dictionary: Sequence[str] = REPEATED_COLUMNS):
@@ -396,15 +414,17 @@ def _differs(a, b):
 
 
 def _strings(col) -> list[Any]:
-    """A string column as a list; via its dictionary, so repeated strings are one object (fast, small)."""
+    """A string column as a list; via its dictionary, so repeated strings are one object (fast, small): the
+    dictionary's words taken by code in numpy (an object array: about half the time of a Python map)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(col.type):
         col = pc.dictionary_encode(col)
-    words = col.dictionary.to_pylist() + [None]
-    codes = pc.fill_null(col.indices, len(words) - 1).to_numpy().tolist()
-    return list(map(words.__getitem__, codes))
+    words = np.array(col.dictionary.to_pylist() + [None], dtype=object)
+    codes = col.indices
+    return words[(pc.fill_null(codes, len(words) - 1) if codes.null_count else codes).to_numpy()].tolist()
 
 
 def _flatten_dead_letters(add, base: tuple, v: dict) -> None:
