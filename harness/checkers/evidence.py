@@ -107,6 +107,8 @@ class Evidence:
         #: Per share-partition (a slot of the Spark engine replays the same), older than two lock durations
         #: forgotten (`polled`)
         self.fetch_from: dict[tuple, dict[int, tuple[int, int]]] = defaultdict(dict)
+        #: share-partition -> the time until which its oldest poll kept is within the horizon (no trim to try)
+        self.trim_after: dict[tuple, int] = {}
 
     # -- events ------------------------------------------------------------------
     def started(self, process: str, index: int, time: int) -> None:
@@ -218,11 +220,12 @@ class Evidence:
             since = last[1]
         polls = self.fetch_from[tp]
         polls[index] = (time, since)
-        if len(polls) > POLLS_KEPT:
+        if len(polls) > POLLS_KEPT and time > self.trim_after.get(tp, -NEVER):
             horizon = time - 2 * self.lock_ns
             while polls:
                 first = next(iter(polls))
-                if polls[first][0] >= horizon:
+                if polls[first][0] >= horizon:  # kept until a poll later than two lock durations after it
+                    self.trim_after[tp] = polls[first][0] + 2 * self.lock_ns
                     break
                 del polls[first]
 

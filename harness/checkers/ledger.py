@@ -79,26 +79,30 @@ class IdSet:
 
     @classmethod
     def _bit(cls, rid: str) -> tuple[str, int] | None:
-        """(producer prefix, sequence) of an id kept as a bit, None for one kept in the plain set."""
+        """(producer prefix, sequence) of an id kept as a bit, None for one kept in the plain set: the
+        sequence in ASCII digits without a leading zero (so one id has one bit, and `p-01` is not `p-1`)."""
         prefix, sep, seq = rid.rpartition("-")
-        if sep and seq.isdigit() and (seq[0] != "0" or seq == "0"):
+        if sep and seq.isdigit() and seq.isascii() and (seq[0] != "0" or len(seq) == 1):
             n = int(seq)
             if n < cls.BITS:
                 return prefix, n
         return None
 
     def add(self, rid: str) -> None:
-        found = self._bit(rid)
-        if found is None:
-            self.other.add(rid)
-            return
-        bits = self.bits.get(found[0])
-        if bits is None:
-            bits = self.bits[found[0]] = bytearray()
-        byte = found[1] >> 3
-        if byte >= len(bits):
-            bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # (doubling: amortised)
-        bits[byte] |= 1 << (found[1] & 7)
+        # (`_bit` written out: once per produce, on the replay's hot path)
+        prefix, sep, seq = rid.rpartition("-")
+        if sep and seq.isdigit() and seq.isascii() and (seq[0] != "0" or len(seq) == 1):
+            n = int(seq)
+            if n < self.BITS:
+                bits = self.bits.get(prefix)
+                if bits is None:
+                    bits = self.bits[prefix] = bytearray()
+                byte = n >> 3
+                if byte >= len(bits):
+                    bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # (doubling: amortised)
+                bits[byte] |= 1 << (n & 7)
+                return
+        self.other.add(rid)
 
     def __contains__(self, rid: str) -> bool:
         found = self._bit(rid)
@@ -198,14 +202,20 @@ class Ledger:
         elif type_ == "ok":
             invoked = self.pending_ids.pop(rid, time)
             self.n["produced"] += 1
-            at = self.pending_at.pop(rid, None)
+            at = self.pending_at.pop(rid, None) if self.pending_at else None
             if offset is None or offset < 0:  # written, offset not reported: placed by its delivery
                 if at is None:
                     self.unplaced[rid] = (index, tp)
                     self.unplaced_invoked[rid] = invoked
                     return
                 offset = at[1]
-            rec = self.rec_for(tp, offset)
+            if offset < self.watermark[tp]:  # (`rec_for` written out: once per produce)
+                rec = self.reproduced.get((tp, offset)) if self.reproduced else None
+            else:
+                recs = self.recs[tp]
+                rec = recs.get(offset)
+                if rec is None:
+                    rec = recs[offset] = Rec()
             if rec is None:
                 if at is not None or not self.truncated_at[tp]:
                     return  # delivered (and settled) before its produce returned: nothing left to follow

@@ -12,6 +12,7 @@ written down once.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -422,7 +423,8 @@ def _strings(col) -> list[Any]:
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(col.type):
         col = pc.dictionary_encode(col)
-    words = np.array(col.dictionary.to_pylist() + [None], dtype=object)
+    # (interned: the replay's tests of an event's type against literals then match by identity)
+    words = np.array([sys.intern(w) if type(w) is str else w for w in col.dictionary.to_pylist()] + [None], dtype=object)
     codes = col.indices
     return words[(pc.fill_null(codes, len(words) - 1) if codes.null_count else codes).to_numpy()].tolist()
 
