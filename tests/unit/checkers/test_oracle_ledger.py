@@ -84,6 +84,11 @@ def test_ids_of_other_shapes_and_out_of_order_sequences_are_remembered():
     assert len(spread.bits["7"]) <= 2 * 400_000 // 8 and "7-396" in spread and "7-397" not in spread
     spread.add("7-99999999999")  # past the bits: a plain entry, not a huge bitmap
     assert "7-99999999999" in spread and len(spread.bits["7"]) <= 2 * 400_000 // 8
+    other_digits = IdSet()  # digits of other scripts are not a sequence: never the same id as an ASCII one
+    for rid in ("3-\u0663", "3-\u00b2"):  # (ARABIC-INDIC DIGIT THREE, SUPERSCRIPT TWO: int() reads one, not the other)
+        other_digits.add(rid)
+    assert "3-\u0663" in other_digits and "3-\u00b2" in other_digits and "3-3" not in other_digits
+    assert not other_digits.bits and len(other_digits.other) == 2
 
 
 # ------------------------------------------------------------------ item 5
