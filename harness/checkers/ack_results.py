@@ -64,7 +64,8 @@ class AckBook:
         self.unresolved: dict[str, dict[tuple, Ack]] = defaultdict(dict)  # acks awaiting any result
         #: finished records' acks, for the process's current and previous commit round
         self.retired: dict[str, tuple[dict, dict]] = defaultdict(lambda: ({}, {}))
-        self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}  # process -> acks its last commit carried
+        #: process -> acks its last commit carried (those answered since among them: `unresolved` tells)
+        self.commit_scope: dict[str, list[tuple[tuple, Ack]]] = {}
         #: process -> acks made since its last commit's invoke: what its next commit carries
         self.since_commit: dict[str, list[tuple[tuple, Ack]]] = defaultdict(list)
         self.commit_done: dict[str, bool] = {}  # process -> its last commit returned
@@ -309,14 +310,13 @@ class AckBook:
                 for key, a in self.commit_scope.get(process, ()):
                     if pending.get(key) is a:
                         a.unanswered = True  # (a crash before a callback brings it makes it missing)
-            made = self.since_commit.pop(process, ())
-            self.commit_scope[process] = [(key, a) for key, a in made if pending.get(key) is a]
+            # (what it carried, as made: each use of the scope asks whether an ack still awaits its result)
+            self.commit_scope[process] = self.since_commit.pop(process, ())
             self.commit_done[process] = False
             return
         if self.commit_done.get(process) is not False and self.since_commit.get(process):
             # a result with no invoke open (a history that lacks the invoke): it carried the acks made since
-            made = self.since_commit.pop(process)
-            self.commit_scope[process] = [(key, a) for key, a in made if pending.get(key) is a]
+            self.commit_scope[process] = self.since_commit.pop(process)
             self.commit_groups.pop(process, None)
         self.commit_done[process] = True
         if type_ == "ok" and tp[0] is not None:

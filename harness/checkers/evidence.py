@@ -11,9 +11,9 @@ answers the questions the judges ask:
   history did not see, one after another from when the record could be acquired again until `by`: the
   session end of a consumer that was live (started) and could hold it then, or a lock that ran out a
   lock duration after it was acquired (issue 46, item 2), with their op indexes;
-- `polled(process, tp, index, time)` / `fetched_after(tp, index)`: the poll of a share-partition before
-  the one that handed a record over (at the first, the consumer's start), when its consumer may have
-  fetched (acquired) it (item 8);
+- `polled(process, tp, index, time)` / `fetched_from`: the poll of a share-partition before the one that
+  handed a record over (at the first, the consumer's start), when its consumer may have fetched (acquired)
+  it (item 8); the replay keeps it with the record it acquired (`Rec.fetched`);
 - `state_disagrees(tp, rec, offset, by)`: `__share_group_state`'s writes contradict a record archived
   unseen (only where no disruption could have lost a write).
 """
@@ -32,7 +32,6 @@ from harness.model.share_partition import SESSION, count_after_release
 
 DISRUPTING = ("leader-change", "coordinator-loss")
 #: polls kept per share-partition before the ones older than two lock durations are dropped (`polled`)
-POLLS_KEPT = 1024
 #: how long after a delivery a session end may be stamped and still have come before it: operations are
 #: stamped when the harness reads a driver's line, and a reader thread can lag another's on a busy host
 READ_SLACK_NS = 500_000_000
@@ -99,16 +98,14 @@ class Evidence:
         self.start_reads: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
         self.state_seen: dict[tuple, dict] = {}  # tp -> what every __share_group_state write held (if read)
         self.state_unread: int | None = None  # index of a failed __share_group_state read: nothing corroborated
-        #: (process, tp) -> (index, time, session number) of the process's last poll that handed it records of tp
-        self.last_poll: dict[tuple, tuple[int, int, int]] = {}
+        #: (process, tp) -> (index, time, session number, `fetched_from`) of the process's last poll that handed it
+        #: records of tp
+        self.last_poll: dict[tuple, tuple[int, int, int, int | None]] = {}
         self.started_at: dict[str, int] = {}  # process -> time of its last start (its session's first moment)
-        #: tp -> poll index -> (its time, the time of the same consumer's poll of tp before it, in the same
-        #: session): the consumer may have fetched (acquired) what this poll handed over from then on (item 8).
-        #: Per share-partition (a slot of the Spark engine replays the same), older than two lock durations
-        #: forgotten (`polled`)
-        self.fetch_from: dict[tuple, dict[int, tuple[int, int]]] = defaultdict(dict)
-        #: share-partition -> the time until which its oldest poll kept is within the horizon (no trim to try)
-        self.trim_after: dict[tuple, int] = {}
+        #: of the poll `polled` was last told of: the time of the same consumer's poll of its share-partition before
+        #: it, in the same session (else the session's start): the consumer may have fetched (acquired) what this
+        #: poll hands over from then on (item 8); None if unknown (no start seen)
+        self.fetched_from: int | None = None
 
     # -- events ------------------------------------------------------------------
     def started(self, process: str, index: int, time: int) -> None:
@@ -200,42 +197,26 @@ class Evidence:
 
     def polled(self, process: str, tp: tuple, index: int, time: int) -> None:
         """A poll (op `index`) handed `process` records of `tp` (called once per poll and share-partition by
-        the replay's loop). Its consumer may have fetched, so acquired, what a poll handed over as early as its
-        previous poll of that share-partition in the same session (a client prefetches and hands over later);
-        at its first poll of `tp` in a session, as early as the session's start (it may have fetched `tp`
-        during a poll that handed over another share-partition and kept it buffered: seen on 4.4.0 with the
-        Java client, records fetched 17 s before the poll that handed them over, their locks long run out).
-        Kept for `fetched_after` while it can matter (two lock durations; trimmed as the table grows)."""
+        the replay's loop, before the deliveries it made): sets `fetched_from`. Its consumer may have fetched,
+        so acquired, what a poll handed over as early as its previous poll of that share-partition in the same
+        session (a client prefetches and hands over later); at its first poll of `tp` in a session, as early as
+        the session's start (it may have fetched `tp` during a poll that handed over another share-partition and
+        kept it buffered: seen on 4.4.0 with the Java client, records fetched 17 s before the poll that handed
+        them over, their locks long run out)."""
         key = (process, tp)
         last = self.last_poll.get(key)
         session = self.session_no[process]
-        self.last_poll[key] = (index, time, session)
-        if last is not None and last[0] == index:
+        if last is not None and last[0] == index:  # the same poll again (its rows of `tp` came apart)
+            self.fetched_from = last[3]
             return
         if last is None or last[2] != session:
             since = self.started_at.get(process)
-            if since is None or since >= time:
-                return  # no start seen (a history cut short): nothing known before it (the tolerance applies)
+            if since is not None and since >= time:
+                since = None  # no start seen (a history cut short): nothing known before it (the tolerance applies)
         else:
             since = last[1]
-        polls = self.fetch_from[tp]
-        polls[index] = (time, since)
-        if len(polls) > POLLS_KEPT and time > self.trim_after.get(tp, -NEVER):
-            horizon = time - 2 * self.lock_ns
-            while polls:
-                first = next(iter(polls))
-                if polls[first][0] >= horizon:  # kept until a poll later than two lock durations after it
-                    self.trim_after[tp] = polls[first][0] + 2 * self.lock_ns
-                    break
-                del polls[first]
-
-    def fetched_after(self, tp: tuple, index: int) -> int | None:
-        """The time from which the consumer that poll `index` handed a record of `tp` to may have acquired it
-        (its previous poll of `tp` in that session, else the session's start); None if unknown (no start
-        seen, or long ago)."""
-        polls = self.fetch_from.get(tp)
-        found = polls.get(index) if polls else None
-        return None if found is None else found[1]
+        self.last_poll[key] = (index, time, session, since)
+        self.fetched_from = since
 
     def start_read(self, tp: tuple, start: int, time: int, index: int) -> None:
         reads = self.start_reads[tp]

@@ -6,7 +6,7 @@ lock_tolerance_ms` (config operation; tolerance default 2000 ms, RunSpec
 `lock_tolerance_ms`) from the earliest moment the acquisition could have
 happened: a client may fetch (acquire) records before the poll that hands
 them over, so from its previous poll of that share-partition in the same
-session (`Evidence.fetched_after`; issue 46, item 8), else from the poll
+session (`Evidence.fetched_from`, kept as `Rec.fetched`; issue 46, item 8), else from the poll
 that handed it over. Anomalies: `acquired-while-locked`, `ack-from-non-owner`.
 Allowance: `acquired-lost-on-leader-change`.
 """
@@ -35,7 +35,7 @@ def judge_delivery(r: ReplayView, rec, index: int, time: int, process: str, tp: 
         # (asked only here, off the hot path) the owner may have acquired it before the poll that handed it
         # over, from its previous poll of tp on: its lock may have ended that much earlier (item 8). A lock a
         # RENEW extended runs from the RENEW
-        fetched = r.evidence.fetched_after(tp, rec.last_index) if rec.lock_end == rec.acq_time + r.lock_ns else None
+        fetched = rec.fetched if rec.lock_end == rec.acq_time + r.lock_ns else None
         if fetched is not None and fetched < rec.acq_time:
             live_until = fetched + r.lock_ns - r.tol_ns
         if time < live_until:

@@ -24,8 +24,8 @@ ACCEPT_SENT, REJECT_SENT = 1, 2
 
 class Rec:
     __slots__ = ("produce_index", "rid", "count", "owner", "acq_time", "lock_end", "release_from",
-                 "last_index", "status", "status_index", "status_time", "ack_seen", "renewed", "given", "avail_time",
-                 "holders", "ackers")
+                 "last_index", "fetched", "status", "status_index", "status_time", "ack_seen", "renewed", "given",
+                 "avail_time", "holders", "ackers")
 
     def __init__(self) -> None:
         self.produce_index = -1
@@ -36,6 +36,8 @@ class Rec:
         self.lock_end = 0
         self.release_from = NEVER
         self.last_index = -1
+        #: when the consumer of the poll at `last_index` may have fetched it (`Evidence.fetched_from`; None: unknown)
+        self.fetched: int | None = None
         self.status = OPEN
         self.status_index = -1
         self.status_time = NEVER  # the time of status_index (its ACCEPT/REJECT's successful result); NEVER: unknown

@@ -66,7 +66,7 @@ class AfterTerminal:
         time from when the copy could have been acquired to that delivery: no earlier than one lock duration
         before the delivery (a copy whose lock had run out by then was free to go to another consumer without
         any failover: the client's stale record, rule no-stale-records, not the leader's), nor than the
-        consumer's previous poll of the partition in its session (`Evidence.fetched_after`: a client hands over
+        consumer's previous poll of the partition in its session (`Evidence.fetched_from`: a client hands over
         what it fetched at its next poll). Else False: `redelivered-after-ack`."""
         if self.evidence is None or time is None or count is None or count < 1:
             return False
@@ -87,7 +87,7 @@ class AfterTerminal:
         # lower than the old leader's count of an acquisition it never knew; seen in CI: a leader paused with
         # the record acquired, resumed after the heal, re-acquired it (lock expired) for a fetch that had waited
         # in its socket, count 2, after the new leader's count-1 delivery was accepted)
-        fetched = self.evidence.fetched_after(tp, evidence[-1])  # (the last evidence: this delivery's poll)
+        fetched = self.evidence.fetched_from  # (of the poll being replayed: this delivery's, the last evidence)
         since = acquired - lock if fetched is None else max(acquired - lock, fetched)
         window = self.evidence.disruption(since, acquired, tp) if since <= acquired else None
         if window is None:

@@ -271,7 +271,7 @@ class Replay:
             # KIP-1222: a renewed record is handed back to its owner by the next poll, still acquired by
             # it with the same count: not a new acquisition (the lock the RENEW extended still holds)
             rec.renewed = False
-            rec.last_index = index
+            rec.last_index, rec.fetched = index, self.evidence.fetched_from
             ledger.hand(tp, offset, process, index)
             findings.n["renewed-handed-back"] += 1
             return
@@ -297,7 +297,7 @@ class Replay:
         # the ledger records the new acquisition
         rec.count = count if count > 0 else 0
         rec.owner, rec.acq_time, rec.lock_end, rec.release_from = process, time, time + self.lock_ns, NEVER
-        rec.last_index = index
+        rec.last_index, rec.fetched = index, self.evidence.fetched_from
         if rec.status == MAYBE:
             rec.status = OPEN  # redelivered, so the unknown acknowledgement did not land
 

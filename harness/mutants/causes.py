@@ -54,7 +54,7 @@ def _polls(f: Facts) -> dict[tuple, tuple[list[int], list[int]]]:
 def previous_poll_time(f: Facts, process: str, tp: tuple, pos: int) -> int | None:
     """The time of `process`'s poll of `tp` before the one at `pos`, in the same session (no start of
     `process` between them), else of the start that began the session: it may have fetched (acquired) what
-    the poll at `pos` handed over from then on (`Evidence.fetched_after`, issue 46 item 8). None: no start
+    the poll at `pos` handed over from then on (`Evidence.fetched_from`, issue 46 item 8). None: no start
     of `process` before `pos`."""
     positions, times = _polls(f).get((process, tp), ([], []))
     at = bisect.bisect_left(positions, pos) - 1
