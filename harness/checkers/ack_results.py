@@ -207,7 +207,8 @@ class AckBook:
         kind = a.type
         if kind == "ACCEPT" or kind == "REJECT":
             if rec.status < ACCEPTED:
-                exclusive.judge_settled(self.r, rec, process, a, key, index, time)
+                if rec.owner != process:  # (the common case, its owner's, has nothing to judge: no call)
+                    exclusive.judge_settled(self.r, rec, process, a, key, index, time)
                 rec.status = ACCEPTED if kind == "ACCEPT" else REJECTED
                 rec.status_index, rec.status_time = index, time
                 self.ledger.advance(tp, time)
