@@ -264,9 +264,12 @@ class Replay:
                 self.after_terminal.redelivered(tp, offset, process, (index,), time=time, count=count)
             return
         rec.given = True
-        phantom = ledger.place(rec, tp, offset, rid, index)
-        if phantom is not None:
-            findings.anomaly("no-loss", "phantom", *phantom)
+        # (the common case, the record produced at that offset and no produce awaiting its offset, places
+        # nothing: no call)
+        if ledger.unplaced or rec.produce_index < 0 or rec.rid != rid:
+            phantom = ledger.place(rec, tp, offset, rid, index)
+            if phantom is not None:
+                findings.anomaly("no-loss", "phantom", *phantom)
         if rec.renewed and rec.owner == process and count == rec.count and rec.status < ACCEPTED:
             # KIP-1222: a renewed record is handed back to its owner by the next poll, still acquired by
             # it with the same count: not a new acquisition (the lock the RENEW extended still holds)
@@ -285,8 +288,9 @@ class Replay:
         # (a first acquisition has no earlier lock to judge)
         session_ended = rec.owner is not None and exclusive.judge_delivery(self, rec, index, time, process, tp,
                                                                            offset)
-        reordered = delivery_count.judge_delivery(self, rec, index, time, process, tp, offset, count,
-                                                  session_ended)
+        # (a first delivery, count 1, has no earlier count to judge: no call)
+        reordered = (rec.count != 0 or count != 1) and delivery_count.judge_delivery(
+            self, rec, index, time, process, tp, offset, count, session_ended)
         holders = rec.holders
         if holders is None:  # (`Ledger.hand`, for the record at hand)
             rec.holders = {process: index}
