@@ -116,6 +116,8 @@ class EventTable:
                 columns[c] = (pc.fill_null(col, NULL) if col.null_count else col).to_numpy().tolist()
             elif c in REPEATED_COLUMNS:
                 columns[c] = _strings(col)
+            elif col.null_count == len(col):  # (a column no row of the batch fills, `member` often)
+                columns[c] = [None] * len(col)
             else:
                 columns[c] = col.to_pylist()
         version = int((table.schema.metadata or {}).get(b"ksh.schema_version", b"1"))
