@@ -146,7 +146,7 @@ class EventTable:
 
 def read_ahead(batches: Iterator[Any]) -> Iterator[Any]:
     """`batches` (Parquet record batches), the next one decoded in a thread while the caller works on the
-    one it has: Arrow decodes without Python's lock, so the decoding (about a third of a bare read) runs on
+    one it has: Arrow decodes without Python's lock, so the decoding (a quarter to a third of a bare read) runs on
     another core beside the replay (benchmarks/checkers_throughput.py). Memory: two batches. An error of
     the read comes out of `next` here, as it would from `batches`."""
     from concurrent.futures import ThreadPoolExecutor
@@ -189,7 +189,7 @@ def checked_batches(handle, path: Path, batch_rows: int = 262_144,
     (`check_event_values`) before it is yielded: a bad value is one line naming the file, op and field as
     soon as its batch is read; a page that cannot be read, one line naming the file. Memory follows one
     batch."""
-    batches = handle.iter_batches(batch_size=batch_rows, columns=list(columns))
+    batches = read_ahead(handle.iter_batches(batch_size=batch_rows, columns=list(columns)))
     ops = OpRows(path)
     while True:
         try:

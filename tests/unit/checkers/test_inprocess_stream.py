@@ -225,3 +225,30 @@ def test_bad_parquet_input_is_the_same_one_line_error_before_streaming(tmp_path,
         assert new.startswith(head) and old.startswith(head) and old.endswith(new[len(head):]), (old, new)
     else:
         assert new == old
+
+
+def test_the_read_ahead_hands_every_batch_in_order_raises_the_reads_error_and_leaves_no_thread():
+    """`read_ahead` (the next batch decoded in a thread): the batches as the reader gives them, a read's
+    error out of `next` as the reader raised it, and its thread gone once the batches end, fail or are
+    abandoned."""
+    import threading
+
+    from harness.history.events import read_ahead
+
+    def readers() -> list:
+        return [t for t in threading.enumerate() if t.name.startswith("ksh-read-ahead")]
+
+    assert list(read_ahead(iter(range(5)))) == [0, 1, 2, 3, 4]
+
+    def failing():
+        yield "first"
+        raise OSError("a corrupt page")
+
+    batches = read_ahead(failing())
+    assert next(batches) == "first"
+    with pytest.raises(OSError, match="a corrupt page"):
+        next(batches)
+    abandoned = read_ahead(iter(range(100)))
+    assert next(abandoned) == 0
+    abandoned.close()
+    assert not readers(), readers()
