@@ -191,16 +191,19 @@ def checked_batches(handle, path: Path, batch_rows: int = 262_144,
     batch."""
     batches = read_ahead(handle.iter_batches(batch_size=batch_rows, columns=list(columns)))
     ops = OpRows(path)
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            ops.finish()
-            return
-        except Exception as exc:  # a corrupt page, a truncated file
-            raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
-        check_event_values((batch,), path, ops)
-        yield batch
+    try:
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                ops.finish()
+                return
+            except Exception as exc:  # a corrupt page, a truncated file
+                raise HarnessError(f"unreadable Parquet history {path}: {first_line(exc)}") from None
+            check_event_values((batch,), path, ops)
+            yield batch
+    finally:  # (a bad batch raises with the read ahead suspended: its thread ends here, not when collected)
+        batches.close()
 
 
 def batch_events(batch, path: Path) -> EventTable:

@@ -176,6 +176,8 @@ def _errors(file: Path) -> tuple[str, str]:
 
 
 def test_a_bad_value_in_a_late_batch_is_the_same_one_line_error_met_while_streaming(tmp_path, monkeypatch):
+    import threading
+
     from harness.checkers.replay import Replay
     from harness.model.simulate import SimConfig, simulate
     good = _write(simulate(SimConfig(seed=3, records=1500, partitions=2, consumers=2)), tmp_path / "good.parquet")
@@ -187,9 +189,12 @@ def test_a_bad_value_in_a_late_batch_is_the_same_one_line_error_met_while_stream
         replayed.append(args[0])
         return original(self, *args)
     monkeypatch.setattr(Replay, "delivery", spy)
+    before = set(threading.enumerate())
     old, new = _errors(bad)
     assert new == old and "value.process" in new and "op " in new
     assert len(replayed) > 1000  # the replay was under way: the bad row was met while streaming
+    left = [t for t in set(threading.enumerate()) - before if t.name.startswith("ksh-read-ahead")]
+    assert not left, f"the read ahead of the stream that failed is still running: {left}"
 
 
 @pytest.mark.parametrize("defect", ["missing-column", "mistyped-column", "schema-version", "not-parquet",
