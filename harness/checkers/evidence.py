@@ -31,7 +31,6 @@ from harness.model.profiles import ModelProfile
 from harness.model.share_partition import SESSION, count_after_release
 
 DISRUPTING = ("leader-change", "coordinator-loss")
-#: polls kept per share-partition before the ones older than two lock durations are dropped (`polled`)
 #: how long after a delivery a session end may be stamped and still have come before it: operations are
 #: stamped when the harness reads a driver's line, and a reader thread can lag another's on a busy host
 READ_SLACK_NS = 500_000_000

@@ -187,8 +187,8 @@ def checked_batches(handle, path: Path, batch_rows: int = 262_144,
                     columns: Sequence[str] = COLUMNS) -> Iterator[Any]:
     """The record batches of a Parquet history opened by `open_parquet_history`, each checked
     (`check_event_values`) before it is yielded: a bad value is one line naming the file, op and field as
-    soon as its batch is read; a page that cannot be read, one line naming the file. Memory follows one
-    batch."""
+    soon as its batch is read; a page that cannot be read, one line naming the file. Memory follows two
+    batches (the one yielded and the one read ahead)."""
     batches = read_ahead(handle.iter_batches(batch_size=batch_rows, columns=list(columns)))
     ops = OpRows(path)
     try:
