@@ -1,14 +1,20 @@
 """Deviations from KIP-932 that the harness found in an implementation other than Apache Kafka.
 
-A deviation found is a result of the harness, kept as an expected failure of the implementation and the
-versions it was met on, strict: when the session runs that implementation and version, a listed test whose
-check fails with the deviation's own evidence (`Deviation.explains`) is an expected failure (xfail); one that
-passes is an unexpected pass, which fails the session, so a fix shows up and the deviation is taken off here;
-and one that fails otherwise (another check, another message, an error of its setup) stays a failure
-(`ksh_fixtures.plugin`). On a version not listed the test runs plainly: a deviation
-is never assumed of a version the harness has not met it on. Each entry names the sentence it breaks, what
-the harness saw and, where one can be pointed to, the implementation's source line; the page of each
-implementation (`docs/implementations/<name>.md`) shows the evidence and a reproduce command.
+A deviation found is a result of the harness, kept as an expected failure of the implementation over the versions
+it is known on (`Deviation.known`, a `harness.known_range.KnownRange`: since the first version the harness met it
+on, confirmed on the newest it was seen on, fixed in the first without it when known). When the session runs that
+implementation at a version the range knows it on ("known"), a listed test whose check fails with the
+deviation's own evidence (`Deviation.explains`) is an expected failure (xfail); one that passes is an unexpected
+pass, which fails the session in one line naming the row to update, so a fix shows up; and one that fails
+otherwise (another check, another message, an error of its setup) stays a failure (`ksh_fixtures.plugin`). At a
+version newer than confirmed and not fixed ("unconfirmed": a release newer than the table) the expectation is
+kept, not strict: the failure with its evidence is an expected failure saying "known in X, not yet confirmed on
+Y", and a pass is a pass, reported at the session's end as a row to update, never a failure of the main job. On a
+version older than since, or fixed, the test runs plainly: a deviation is never assumed of a version before the
+harness met it. A unit test (`tests/unit/certify/test_known_ranges.py`) holds every row to the tested set
+(`harness.tested_set.tested_versions`): none of its versions may be "unconfirmed". Each entry names the sentence
+it breaks, what the harness saw and, where one can be pointed to, the implementation's source line; the page of
+each implementation (`docs/implementations/<name>.md`) shows the evidence and a reproduce command.
 
 Apache Kafka's own known bugs are not here: they are facts of a release line, fixed in a later one
 (`harness.model.profiles.KNOWN_BUGS`), and a test meets them only with their evidence.
@@ -24,13 +30,14 @@ from harness.clients.franz import franz_version
 from harness.errors import HarnessError
 from harness.history.store import read_history
 from harness.kafka.implementations import KFAKE_VERSIONS, MOCK
+from harness.known_range import EXPECTED, KnownRange
 
 
 @dataclass(frozen=True)
 class Deviation:
     name: str
     implementation: str
-    versions: tuple[str, ...]  # the implementation's versions the harness met it on
+    known: KnownRange  # the implementation's versions it is known on (since, confirmed, fixed_in)
     #: node ids (path::name, path::name[params] for one parameter set, or a prefix ending in `*`)
     tests: tuple[str, ...]
     rule: str  # the sentence (KIP-932, a follow-up KIP, or the Kafka API contract) it breaks
@@ -74,14 +81,31 @@ class Deviation:
         where = f" ({self.source})" if self.source else ""
         return f"{self.implementation} deviation {self.name}: {self.seen}; breaks: {self.rule}{where}"
 
+    def reason_on(self, version: str) -> str:
+        """The expected failure's reason on `version`: `reason`, saying where it is known ("known in 2.16.1, not
+        yet confirmed on 2.16.2")."""
+        where = f" ({self.source})" if self.source else ""
+        return (f"{self.implementation} deviation {self.name} ({self.known.on(version)}): {self.seen}; "
+                f"breaks: {self.rule}{where}")
 
-_KFAKE = KFAKE_VERSIONS[:1]  # met on the pinned version (the other listed one was not run through the suite)
+    def expected_on(self, version: str | None) -> bool:
+        """Whether it is expected of the implementation at `version`: known there, or newer than confirmed and not
+        fixed. A version not known (None) or not spelled as a version is never expected of: the test runs
+        plainly, and fails if it deviates."""
+        try:
+            return version is not None and self.known.status(version) in EXPECTED
+        except HarnessError:
+            return False
+
+
+#: met on the pinned version (the other listed one, older, was not run through the suite)
+_KFAKE = KnownRange(since=KFAKE_VERSIONS[0], confirmed=KFAKE_VERSIONS[0])
 _C = "suites/conformance/"
 _SRC = "github.com/twmb/franz-go/pkg/kfake@" + KFAKE_VERSIONS[0]
-#: librdkafka's mock: met on the librdkafka confluent-kafka 2.16.1's wheel bundles; its sources read at the commit
-#: of the librdkafka repository named (the bundled release's mock code answers the same: `docs/implementations/
-#: librdkafka-mock.md` shows the runs)
-_MOCK = ("2.16.0",)
+#: librdkafka's mock: met on the librdkafka confluent-kafka 2.16.1's and 2.16.2's wheels bundle (2.16.0); its sources
+#: read at the commit of the librdkafka repository named (the bundled release's mock code answers the same:
+#: `docs/implementations/librdkafka-mock.md` shows the runs)
+_MOCK = KnownRange(since="2.16.0", confirmed="2.16.0")
 _RD = "github.com/confluentinc/librdkafka@4c3b017c"
 #: a session summary's ack-results line ("  ack-results: FAIL  <message>; <message>") whose every anomaly is an
 #: acknowledgement that got no result (`harness.checkers.ack_results`' ack-result-missing messages)
@@ -221,13 +245,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 #: A client library's deviations from the client contract (docs/client-contract.md), met on Apache Kafka:
-#: `implementation` is the client and `versions` the client's versions it was met on. The conformance suite
+#: `implementation` is the client and `known` the client's versions it is known on. The conformance suite
 #: gates a broker with a client as its instrument, so a rule that client is known to break is a strict
 #: expected failure there, as an implementation's deviation is; a certification (a session given `ksh_rules`)
 #: judges the client itself, so there it is not expected: the rule FAILs (`client_deviations_for`).
 CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
-        "invalid-topic-unreported", "confluent", ("2.16.1",),
+        "invalid-topic-unreported", "confluent", KnownRange(since="2.16.1", confirmed="2.16.2"),
         (f"{_C}test_client_contract.py::test_a_consumer_subscribed_to_an_invalid_topic_name_is_told_at_poll",),
         "KafkaShareConsumer Javadoc, poll(Duration): \"@throws InvalidTopicException if the current subscription "
         "contains any invalid topic\" (rule poll-invalid-topic)",
@@ -236,7 +260,7 @@ CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
         "Java client throws InvalidTopicException from poll and franz-go returns INVALID_TOPIC_EXCEPTION",
         evidence=r"to be refused with INVALID_TOPIC_EXCEPTION"),
     Deviation(
-        "authentication-unreported", "franz", ("v1.22.2",),
+        "authentication-unreported", "franz", KnownRange(since="v1.22.2", confirmed="v1.22.2"),
         (f"{_C}test_authorization.py::"
          "test_a_share_consumer_whose_password_is_wrong_is_refused_with_an_authentication_error",),
         "KafkaShareConsumer Javadoc, poll(Duration): \"@throws AuthenticationException if authentication "
@@ -247,7 +271,7 @@ CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
         "_AUTHENTICATION",
         evidence=r"to be refused with AUTHENTICATION"),
     Deviation(
-        "not-subscribed-unreported", "franz", ("v1.22.2",),
+        "not-subscribed-unreported", "franz", KnownRange(since="v1.22.2", confirmed="v1.22.2"),
         (f"{_C}test_client_contract.py::test_a_poll_without_a_subscription_is_an_error",),
         "KafkaShareConsumer Javadoc, poll(Duration): \"It is an error to not have subscribed to any topics before "
         "polling for data.\" and \"@throws IllegalStateException if the consumer is not subscribed to any "
@@ -257,7 +281,7 @@ CLIENT_DEVIATIONS: tuple[Deviation, ...] = (
         "throw IllegalStateException (\"Consumer is not subscribed to any topics\") from poll",
         evidence=r"to be refused with ILLEGAL_STATE"),
     Deviation(
-        "disconnect-reported-as-server-error", "java", ("4.1.2", "4.2.0", "4.3.1", "4.4.0"),
+        "disconnect-reported-as-server-error", "java", KnownRange(since="4.1.2", confirmed="4.4.0"),
         (f"{_C}test_client_contract.py::test_an_acknowledgement_cut_off_by_a_dropped_connection_is_reported_as_one",),
         "AcknowledgementCommitCallback Javadoc, onComplete: \"DisconnectException if the broker disconnected before "
         "the request could be completed\" (rule callback-disconnect)",
@@ -288,9 +312,10 @@ def client_version(client: str, kafka_version: str | None) -> str | None:
 
 
 def client_deviations_for(client: str, version: str | None, certifying: bool) -> list[Deviation]:
-    """The deviations the suite expects of `client` at `version`; none in a certification (`certifying`)."""
-    return [] if certifying or version is None else \
-        [d for d in CLIENT_DEVIATIONS if d.implementation == client and version in d.versions]
+    """The deviations the suite expects of `client` at `version` (known there, or not yet confirmed:
+    `Deviation.expected_on`); none in a certification (`certifying`), none of a version not known (None)."""
+    return [] if certifying else \
+        [d for d in CLIENT_DEVIATIONS if d.implementation == client and d.expected_on(version)]
 
 
 #: how much of each consumer's log `run_errors` reads (its end: the errors come after the fault)
@@ -328,9 +353,9 @@ def run_errors(failure: str) -> list[str]:
 
 
 def deviations_for(implementation: str, version: str | None, client: str | None = None) -> list[Deviation]:
-    """The deviations met on `implementation` at `version` with `client` (none for Apache Kafka:
-    `implementation` "apache")."""
-    return [d for d in DEVIATIONS if d.implementation == implementation and version in d.versions
+    """The deviations expected of `implementation` at `version` with `client`: known there, or not yet confirmed
+    (`Deviation.expected_on`); none for Apache Kafka (`implementation` "apache"), none of a version not known."""
+    return [d for d in DEVIATIONS if d.implementation == implementation and d.expected_on(version)
             and (not d.clients or client is None or client in d.clients)]
 
 

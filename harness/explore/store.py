@@ -219,8 +219,8 @@ def report_md(signature: str, parts: Sequence[str], triage: Triage, schedule: Sc
             expected.append(f"- `{part}`: {PROPERTY_SENTENCES[head]}")
         elif head == "known" and kind in KNOWN_BUGS:
             bug = KNOWN_BUGS[kind]
-            expected.append(f"- `{part}`: the KIP-932 behaviour; Kafka {bug.releases} deviates (known bug `{kind}`, "
-                            f"fixed in {bug.fixed_in}): {bug.evidence}")
+            expected.append(f"- `{part}`: the KIP-932 behaviour; Kafka {schedule.kafka_version} deviates (known bug "
+                            f"`{kind}`: {bug.known.on(schedule.kafka_version)}; fixed in {bug.fixed}): {bug.evidence}")
         elif head == "step":
             expected.append(f"- `{part}`: " + next((r.split(" (", 1)[-1].rstrip(")") for r in reasons
                                                     if r.startswith("step ") and kind.split("-")[0] in r), "see below"))

@@ -138,7 +138,8 @@ def triage(parts: Sequence[str], version: str, backend: str, ops: Sequence[Any] 
     if explained and len(explained) == len(parts):
         names = sorted(set(explained.values()))
         return Triage("known-bug", names[0], f"every part is a known bug of Kafka {version}: "
-                      + ", ".join(f"{n} (fixed in {KNOWN_BUGS[n].fixed_in})" for n in names))
+                      + ", ".join(f"{n} ({KNOWN_BUGS[n].known.on(version)}; fixed in {KNOWN_BUGS[n].fixed})"
+                                  for n in names))
     unexplained = [p for p in parts if p not in explained]
     if backend in ("kfake", "mock"):
         return Triage("backend-deviation", None, f"{backend} deviates from Apache Kafka's behaviour: {', '.join(unexplained)} "

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.errors import HarnessError
+from harness.known_range import KnownRange
 
 
 @dataclass(frozen=True)
@@ -43,46 +44,54 @@ class KnownBug:
     """A release's deviation from KIP-932, fixed in a later release."""
 
     name: str  # the allowance (harness.model.allowances) a checker uses when a history meets it
-    releases: str
-    fixed_in: str
+    #: the Kafka releases it is known on: since the first met, confirmed on the newest seen, fixed in the first
+    #: without it (`harness.known_range`: a release newer than confirmed and not fixed keeps it expected)
+    known: KnownRange
     #: what a run must show for the checkers to excuse it (anything else is an anomaly)
     evidence: str
+    #: what fixed it in `known.fixed_in`: the Kafka issue, or the change in the sources
+    fix: str = ""
     #: who recognizes it: "allowance" (the checkers excuse it by the allowance of the same name, with its
     #: evidence) or "conformance" (a conformance test xfails on it, and the explorer's triage names it:
     #: `harness.explore.triage`); the model's profiles list only the first kind
     judged_by: str = "allowance"
 
     def affects(self, version: str) -> bool:
-        """Whether release `version` ("4.3.1") has the bug: `releases` is "A-B", each a version whose parts
-        may end in x ("4.3.x")."""
-        low, _, high = self.releases.partition("-")
-        return _version_key(low, 0) <= _version_key(version, 0) <= _version_key(high or low, 1 << 30)
+        """Whether the bug is expected on release `version` ("4.3.1"): known there, or newer than the newest
+        release it was confirmed on and not fixed. A release before it was met, or fixed, is not affected (a run
+        meeting it there is an anomaly); a version that is not one is a one-line HarnessError."""
+        return self.known.expects(version)
+
+    @property
+    def fixed(self) -> str:
+        """Its fix, as a report names it: "4.2.0 (KAFKA-19972)"; "no release yet" when none is known."""
+        if not self.known.fixed_in:
+            return "no release yet"
+        return f"{self.known.fixed_in} ({self.fix})" if self.fix else self.known.fixed_in
 
 
+#: (confirmed: the newest release the harness knows of the last line with the bug, `harness.kafka.versions`; a
+#: newer one of that line, not yet run, keeps the bug expected: "not yet confirmed")
 KNOWN_BUGS = {b.name: b for b in (
-    KnownBug("session-release-decrement", "4.1.0-4.1.2", "4.2.0 (KAFKA-19972)",
+    KnownBug("session-release-decrement", KnownRange(since="4.1.0", confirmed="4.1.2", fixed_in="4.2.0"),
              "a record released by a share session's end (close, crash, dropped connection) delivered again "
-             "with the same delivery count as its previous delivery, also at the limit (not archived)"),
-    KnownBug("state-start-offset-regressed", "4.0.0-4.3.x", "4.4.0 (ShareCoordinatorShard keeps the max start "
-             "offset)",
+             "with the same delivery count as its previous delivery, also at the limit (not archived)",
+             fix="KAFKA-19972"),
+    KnownBug("state-start-offset-regressed", KnownRange(since="4.0.0", confirmed="4.3.1", fixed_in="4.4.0"),
              "a record the history proves accepted or rejected lies below a start offset __share_group_state "
              "held earlier and is not terminal there (or is delivered again), the writes showing the start "
-             "going back"),
-    KnownBug("alter-offsets-non-empty-accepted", "4.1.0-4.1.2", "4.2.0 (KAFKA-19440)",
+             "going back",
+             fix="ShareCoordinatorShard keeps the max start offset"),
+    KnownBug("alter-offsets-non-empty-accepted", KnownRange(since="4.1.0", confirmed="4.1.2", fixed_in="4.2.0"),
              "Admin.alterShareGroupOffsets on a group with members returns success and leaves the start offset "
              "unchanged (the coordinator's NON_EMPTY_GROUP is a top-level error the Admin client never reads; "
-             "suites/conformance/test_group_lifecycle.py)", judged_by="conformance"),
-    KnownBug("added-partitions-start-at-latest", "4.1.0-4.3.x", "4.4.0",
+             "suites/conformance/test_group_lifecycle.py)", fix="KAFKA-19440", judged_by="conformance"),
+    KnownBug("added-partitions-start-at-latest", KnownRange(since="4.1.0", confirmed="4.3.1", fixed_in="4.4.0"),
              "with share.auto.offset.reset latest (or by_duration), the records produced to a partition added "
              "while the group consumes, before its first share fetch, are never delivered (the added "
              "share-partition is initialized at the log end; suites/conformance/test_partitions_added.py)",
              judged_by="conformance"),
 )}
-
-
-def _version_key(version: str, x: int) -> tuple[int, ...]:
-    """"4.3.1" -> (4, 3, 1); an "x" part is `x` (the bottom or the top of the line)."""
-    return tuple(x if part == "x" else int(part) for part in (version.strip().split(".") + ["0", "0"])[:3])
 
 
 class _BugFlags:

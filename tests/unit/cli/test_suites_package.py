@@ -10,6 +10,7 @@ import pytest
 
 from harness.conformance.deviations import Deviation, deviation_of
 from harness.errors import HarnessError
+from harness.known_range import KnownRange
 from harness.sys import suites
 from harness.sys.suites import INSTALLED_INI, Suites, canonical_nodeid, locate, runnable_nodeid, suite_test_id
 
@@ -72,6 +73,7 @@ def test_a_suites_test_is_named_from_its_file_whatever_the_rootdir(tmp_path):
     repo = ROOT / "suites" / "conformance" / "test_locks.py"
     assert suite_test_id(repo, "suites/conformance/test_locks.py::t") == "suites/conformance/test_locks.py::t"
     assert suite_test_id(tmp_path / "elsewhere" / "test_y.py", "test_y.py::t") == "test_y.py::t"
-    known = Deviation("d", "kfake", ("v1",), ("suites/conformance/test_locks.py::test_x[a]",), "a sentence", "seen")
+    known = Deviation("d", "kfake", KnownRange("v1.0.0", "v1.0.0"), ("suites/conformance/test_locks.py::test_x[a]",),
+                      "a sentence", "seen")
     assert deviation_of(suite_test_id(test, "conformance/test_locks.py::test_x[a]"), [known]) is known
     assert deviation_of(suite_test_id(test, "conformance/test_locks.py::test_y"), [known]) is None

@@ -108,18 +108,21 @@ def test_deviations_name_their_tests_and_sentences():
     from harness.kafka.implementations import MOCK
     for d in DEVIATIONS:
         known = KFAKE_VERSIONS if d.implementation == "kfake" else ("2.16.0",) if d.implementation == MOCK else ()
-        assert set(d.versions) <= set(known) and d.versions and d.rule and d.seen, d
+        assert {d.known.since, d.known.confirmed} <= set(known) and d.rule and d.seen, d
         for test in d.tests:
             path, _, name = test.rstrip("*").partition("::")
             assert (repo / path).is_file() and f"def {name.split('[')[0]}(" in (repo / path).read_text(), test
-        assert deviation_of(d.tests[0], deviations_for(d.implementation, d.versions[0])) == d
+        assert deviation_of(d.tests[0], deviations_for(d.implementation, d.known.confirmed)) == d
     assert deviations_for("apache", None) == []
     moves = "suites/chaos/test_chaos_moves.py::test_leader_moves_with_every_broker_up"
     met = deviations_for("kfake", KFAKE_VERSION, "confluent")
     assert deviation_of(f"{moves}[leader-move-mix-s1]", met).name == "share-fetch-null-records"
     assert deviation_of(f"{moves}[leader-shuffle-mix-s1]", met) is None
     assert deviation_of(f"{moves}[leader-move-mix-s1]", deviations_for("kfake", KFAKE_VERSION, "franz")) is None
-    assert deviations_for("kfake", "v9.9.9") == []  # a version the harness never met it on: run plainly
+    # a version older than the one the harness met them on: run plainly; a newer one keeps them (not strict)
+    assert deviations_for("kfake", KFAKE_VERSIONS[1]) == [] and KFAKE_VERSIONS[1] < KFAKE_VERSION
+    assert deviations_for("kfake", "v9.9.9") == [d for d in DEVIATIONS if d.implementation == "kfake"]
+    assert deviations_for("kfake", "not a version") == []  # nothing is assumed of what is not a version
 
 
 STRICT = """
@@ -133,7 +136,7 @@ def test_deviates():
     assert 1 == 2, "the behaviour broke: EVIDENCE"
 
 def test_fixed():
-    pass
+    print("what the test printed, a wall of text in a real run")
 
 def test_other_assertion():
     assert 1 == 2, "something else broke"  # EVIDENCE in the source shown is not in the message
@@ -147,7 +150,9 @@ def test_plain():
 
 CONFTEST = """
 import harness.conformance.deviations as d
-d.DEVIATIONS = tuple(d.Deviation("demo", "kfake", (d.KFAKE_VERSIONS[0],), ("test_strict.py::" + name,),
+from harness.known_range import KnownRange
+KNOWN = KnownRange(d.KFAKE_VERSIONS[0], d.KFAKE_VERSIONS[0])  # the version run: known there, strict
+d.DEVIATIONS = tuple(d.Deviation("demo", "kfake", KNOWN, ("test_strict.py::" + name,),
                      "the sentence", "what was seen", evidence="EVIDENCE")
                      for name in ("test_deviates", "test_fixed", "test_other_assertion", "test_setup_broke"))
 """
@@ -161,12 +166,50 @@ def test_a_deviation_is_a_strict_expected_failure_of_kfake_only(pytester):
     # assertion: a failure; a set-up that did not hold: an error, never the deviation
     result.assert_outcomes(xfailed=1, failed=2, errors=1, passed=1)
     out = result.stdout.str()
-    assert "kfake deviation demo" in out and "no longer shows the deviation demo" in out
+    assert f"kfake deviation demo (known in {KFAKE_VERSION}): what was seen" in out
+    # the unexpected pass: one line naming the row to update, not what the passing test printed
+    assert (f"[XPASS(strict)] deviation demo (kfake) no longer reproduces on {KFAKE_VERSION}, where it is known in "
+            f"{KFAKE_VERSION}: update its row in harness/conformance/deviations.py") in out
+    assert "a wall of text" not in out and "not yet confirmed" not in out
     result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", f"--kfake-version={KFAKE_VERSIONS[1]}",
                                            timeout=60)
     result.assert_outcomes(failed=2, errors=1, passed=2)  # not met on that version: every test runs plainly
     result = pytester.runpytest_subprocess(*FAST, timeout=60)
     result.assert_outcomes(failed=2, errors=1, passed=2)  # Apache Kafka: no kfake deviation applies
+
+
+UNCONFIRMED_CONFTEST = CONFTEST.replace("KnownRange(d.KFAKE_VERSIONS[0], d.KFAKE_VERSIONS[0])",
+                                        "KnownRange(d.KFAKE_VERSIONS[1], d.KFAKE_VERSIONS[1])")
+FIXED_CONFTEST = CONFTEST.replace("KnownRange(d.KFAKE_VERSIONS[0], d.KFAKE_VERSIONS[0])",
+                                  "KnownRange(d.KFAKE_VERSIONS[1], d.KFAKE_VERSIONS[1], d.KFAKE_VERSIONS[0])")
+
+
+def test_a_deviation_on_a_version_newer_than_confirmed_is_expected_but_not_strict(pytester):
+    """Issue 73: a version newer than the row's confirmed one (a release after the table) keeps the expectation and
+    says so; a pass there passes, and the summary names the row to update. Any other failure stays one."""
+    pytester.makeconftest(UNCONFIRMED_CONFTEST)
+    pytester.makepyfile(test_strict=STRICT)
+    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", "-rxXfE", timeout=60)
+    # the deviation met with its evidence: xfailed, saying where it is known; the pass: a pass; another assertion:
+    # a failure; a set-up that did not hold: an error, never the deviation
+    result.assert_outcomes(xfailed=1, failed=1, errors=1, passed=2)
+    out = result.stdout.str()
+    older, run = KFAKE_VERSIONS[1], KFAKE_VERSION
+    assert f"kfake deviation demo (known in {older}, not yet confirmed on {run}): what was seen" in out
+    summary = out[out.index("share-harness verdicts"):]
+    assert (f"deviation demo (kfake) no longer reproduces on {run} (known in {older}, not yet confirmed on {run}): "
+            f"update its row in harness/conformance/deviations.py (fixed_in {run}") in summary
+    assert (f"deviation demo (kfake) reproduces on {run}, not yet confirmed there: move its confirmed to {run} in "
+            "harness/conformance/deviations.py") in summary
+    assert "XPASS" not in out
+
+
+def test_a_deviation_fixed_before_the_version_run_is_not_expected(pytester):
+    pytester.makeconftest(FIXED_CONFTEST)
+    pytester.makepyfile(test_strict=STRICT)
+    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", timeout=60)
+    result.assert_outcomes(failed=2, errors=1, passed=2)  # fixed on the version run: every test runs plainly
+    assert "share-harness verdicts" not in result.stdout.str()
 
 
 def test_a_deviation_explains_only_its_own_evidence():
@@ -190,7 +233,9 @@ def test_client_deviates():
 
 CLIENT_CONFTEST = """
 import harness.conformance.deviations as d
-d.CLIENT_DEVIATIONS = (d.Deviation("demo-client", "confluent", (d.client_version("confluent", None),),
+from harness.known_range import KnownRange
+d.CLIENT_DEVIATIONS = (d.Deviation("demo-client", "confluent", KnownRange(d.client_version("confluent", None),
+                                                                          d.client_version("confluent", None)),
                                    ("test_client_strict.py::test_client_deviates",), "the sentence", "what was seen",
                                    evidence="EVIDENCE"),)
 """
@@ -220,7 +265,7 @@ def test_client_deviations_name_their_tests_clients_and_evidence():
         for test in dev.tests:
             path, _, name = test.partition("::")
             assert (repo / path).is_file() and f"def {name}(" in (repo / path).read_text(), test
-        assert deviation_of(dev.tests[0], client_deviations_for(dev.implementation, dev.versions[0], False)) == dev
-        assert client_deviations_for(dev.implementation, dev.versions[0], True) == []  # certifying: the rule FAILs
+        assert deviation_of(dev.tests[0], client_deviations_for(dev.implementation, dev.known.since, False)) == dev
+        assert client_deviations_for(dev.implementation, dev.known.since, True) == []  # certifying: the rule FAILs
         assert client_deviations_for(dev.implementation, None, False) == []  # an unknown version: nothing assumed
         assert dev.page == "docs/client-contract.md" and dev.name in (repo / dev.page).read_text()
