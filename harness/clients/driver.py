@@ -230,8 +230,10 @@ class SpringStepDriver(StepDriver):
         from importlib import resources
 
 
-        spring = spring_classpath(cache_dir())
-        classes = compiled(self.dist, cache_dir(), "SpringShareDriver", spring, f"spring{SPRING_KAFKA_VERSION}")
+        # KSH_SPRING_KAFKA_VERSION: a spring-kafka release other than the pinned one (the drift job's, docs/drift.md)
+        version = os.environ.get("KSH_SPRING_KAFKA_VERSION") or SPRING_KAFKA_VERSION
+        spring = spring_classpath(cache_dir(), version)
+        classes = compiled(self.dist, cache_dir(), "SpringShareDriver", spring, f"spring{version}")
         logging = resources.files("harness.java").joinpath("log4j2-stderr.properties")
         return ["java", "-Xmx192m", "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={logging}",
                 "-cp", os.pathsep.join((str(classes), spring, self.dist.classpath)),
