@@ -184,12 +184,14 @@ FIXED_CONFTEST = CONFTEST.replace("KnownRange(d.KFAKE_VERSIONS[0], d.KFAKE_VERSI
                                   "KnownRange(d.KFAKE_VERSIONS[1], d.KFAKE_VERSIONS[1], d.KFAKE_VERSIONS[0])")
 
 
-def test_a_deviation_on_a_version_newer_than_confirmed_is_expected_but_not_strict(pytester):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_deviation_on_a_version_newer_than_confirmed_is_expected_but_not_strict(pytester, workers):
     """Issue 73: a version newer than the row's confirmed one (a release after the table) keeps the expectation and
-    says so; a pass there passes, and the summary names the row to update. Any other failure stays one."""
+    says so; a pass there passes, and the summary names the row to update (on xdist, from the workers' reports).
+    Any other failure stays one."""
     pytester.makeconftest(UNCONFIRMED_CONFTEST)
     pytester.makepyfile(test_strict=STRICT)
-    result = pytester.runpytest_subprocess(*FAST, "--backend", "kfake", "-rxXfE", timeout=60)
+    result = pytester.runpytest_subprocess(*FAST, *workers, "--backend", "kfake", "-rxXfE", timeout=60)
     # the deviation met with its evidence: xfailed, saying where it is known; the pass: a pass; another assertion:
     # a failure; a set-up that did not hold: an error, never the deviation
     result.assert_outcomes(xfailed=1, failed=1, errors=1, passed=2)
