@@ -25,17 +25,17 @@ RUN apt-get update \
       echo "$pem" | base64 -d > "/usr/local/share/ca-certificates/ksh-extra-$i.crt"; done \
  && update-ca-certificates
 # Go from the Go module proxy (the toolchain module `go` itself downloads), not Debian's older Go;
-# then the Python dependencies (layers that outlive changes to the harness's own files)
-COPY compose/harness_image.py pyproject.toml /opt/build/
+# then the Python dependencies from the lock, hashes checked (layers that outlive changes to the harness's own
+# files; scripts/install.sh below installs the same lock again, finding it satisfied)
+COPY compose/harness_image.py harness/lock/requirements.txt /opt/build/
 RUN python3 /opt/build/harness_image.py go ${GO_VERSION} && go version \
  && python3 -m venv /opt/venv \
- && python3 /opt/build/harness_image.py requirements /opt/build/pyproject.toml > /opt/build/requirements.txt \
- && pip install --no-cache-dir -q -r /opt/build/requirements.txt
+ && pip install --no-cache-dir -q --require-hashes --no-deps -r /opt/build/requirements.txt
 COPY . /opt/kafka-share-harness
 WORKDIR /opt/kafka-share-harness
 # everything else, as on any machine; then the default release's jars where apache/kafka keeps them,
 # so this image can stand in for apache/kafka:<default> where that image cannot be pulled
-RUN bash scripts/install.sh \
+RUN bash scripts/install.sh --all \
  && mkdir -p /opt/kafka \
  && ln -s "$(python3 -c 'from harness.kafka.jars import resolve; from harness.sys.paths import cache_dir; from harness.kafka.versions import DEFAULT_VERSION; print(resolve(DEFAULT_VERSION, cache_dir()).libs)')" /opt/kafka/libs \
  && rm -rf /tmp/go /tmp/go-build /tmp/.m2 /tmp/.cache \

@@ -1,11 +1,10 @@
 """Steps of `compose/harness.Dockerfile` that need more than a shell line (the legacy builder has no
-heredocs): `go VERSION` unpacks Go from the Go module proxy into /usr/local/go; `requirements`
-prints the harness's Python dependencies (with the docker extra) from pyproject.toml."""
+heredocs): `go VERSION` unpacks Go from the Go module proxy into /usr/local/go. (The Python dependencies come
+from the lock, harness/lock/requirements.txt.)"""
 
 import io
 import os
 import sys
-import tomllib
 import urllib.request
 import zipfile
 
@@ -25,16 +24,8 @@ def install_go(version: str, root: str = "/usr/local/go") -> None:
             os.chmod(target, (info.external_attr >> 16) & 0o777 or 0o644)
 
 
-def requirements(pyproject: str) -> str:
-    with open(pyproject, "rb") as f:
-        project = tomllib.load(f)["project"]
-    return "\n".join(project["dependencies"] + project.get("optional-dependencies", {}).get("docker", []))
-
-
 if __name__ == "__main__":
     if sys.argv[1:2] == ["go"] and len(sys.argv) == 3:
         install_go(sys.argv[2])
-    elif sys.argv[1:2] == ["requirements"] and len(sys.argv) == 3:
-        print(requirements(sys.argv[2]))
     else:
-        sys.exit("usage: harness_image.py go VERSION | requirements PYPROJECT")
+        sys.exit("usage: harness_image.py go VERSION")

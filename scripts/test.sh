@@ -4,7 +4,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-bash scripts/install.sh || exit $?
+bash scripts/install.sh --all || exit $?
 echo "test.sh: installation took $((SECONDS - start)) s"
 # The docker backend's tests need an engine and the harness's images: a dockerd of our own (no
 # bridge, no iptables) when none answers, stopped again however this script ends; images built

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.tested_set import record as tested_set_record
 from harness.version import VERSION
 from harness.certify.rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.clients.options import check_options, label, probe
@@ -170,7 +171,8 @@ def build_certificate(conformance: dict[str, Any], client: str, seed: int, rules
             **_client_versions(all_runs), "kafka_version": conformance.get("kafka_version"),
             "cluster": conformance.get("target"), "seed": seed, "verdict": verdict, "counts": counts,
             "rules": results, "complete": rules == list(RULES), "reproduce": command, "pytest_exit": pytest_exit,
-            "created": time.strftime("%Y-%m-%d %H:%M:%S"), "harness_version": VERSION}
+            "created": time.strftime("%Y-%m-%d %H:%M:%S"), "harness_version": VERSION,
+            "tested_set": tested_set_record()}
 
 
 def beneath(cert: dict[str, Any], root: Path) -> dict[str, Any] | None:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.tested_set import record as tested_set_record
 from harness.version import VERSION
 from harness.clients.registry import driver_info, unsupported_release
 from harness.conformance.report import AREAS
@@ -482,6 +483,7 @@ def overall(cells: list[Cell], selected: bool = False) -> str:
 def write_matrix(cells: list[Cell], out: Path) -> Path:
     selected = any(c.select for c in cells)
     (out / "matrix.json").write_text(json.dumps({"overall": overall(cells, selected), "harness_version": VERSION,
+                                                 "tested_set": tested_set_record(),
                                                  "cells": [c.to_json() for c in cells]}, indent=1))
     page = out / "matrix.md"
     page.write_text(render(cells))

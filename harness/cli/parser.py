@@ -81,9 +81,25 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _TestedSetVersion(argparse.Action):
+    """`--version`: the tested set (`harness.tested_set.describe`), read only when asked."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from harness.errors import HarnessError  # (deferred: read only when --version is asked)
+        from harness.tested_set import describe  # (deferred: read only when --version is asked)
+        try:
+            text = describe()
+        except HarnessError as exc:
+            parser.exit(2, f"share-harness {VERSION}\n{parser.prog}: error: {exc}\n")
+        print(text)
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="share-harness", description="Kafka share-group (KIP-932) test harness")
-    parser.add_argument("--version", action="version", version=f"share-harness {VERSION}")
+    parser.add_argument("--version", action=_TestedSetVersion, nargs=0,
+                        help="print the harness's version and the tested set as resolved here (Python packages and "
+                             "where they differ from the lock, Kafka releases, Maven and Go pins), then exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     for add in (_add_run, _add_check, _add_nightly_report, _add_tally, _add_certify, _add_matrix, _add_explore,
                 _add_clean, _add_setup, _add_page):
@@ -225,10 +241,16 @@ def _add_page(sub) -> None:
 
 
 def _add_setup(sub) -> None:
-    setup = sub.add_parser("setup", help="download Kafka jars, build Toxiproxy, the franz-go driver and the kfake "
-                                          "launcher into the cache")
+    setup = sub.add_parser("setup", help="fill the cache from the tested set: the default release's jars, its Java driver "
+                                          "and admin tools, Toxiproxy (--all: every release CI runs, the franz-go "
+                                          "and Spring drivers and the kfake launcher too)")
     setup.add_argument("--kafka-version", action="append", default=None, type=_released,
-                       help="releases whose jars to download (repeatable; default: the default release, the one "
-                            "the rolling upgrade starts from and the oldest supported)")
+                       help="releases whose jars to download (repeatable; default: the default release, and with "
+                            "--all also the one the rolling upgrade starts from and the oldest supported)")
     setup.add_argument("--kfake-version", action="append", default=None, type=_kfake_version,
-                       help="kfake versions to build the launcher for (default: the pinned one)")
+                       help="kfake versions to build the launcher for (with --all; default: the pinned one)")
+    setup.add_argument("--all", action="store_true",
+                       help="everything CI runs, not only the main job's set (what is left out is fetched on first use)")
+    setup.add_argument("--print-constraints", action="store_true",
+                       help="print the dependency lock (every Python package pinned, with hashes) and exit: "
+                            "`pip install --require-hashes -r <(share-harness setup --print-constraints)`")

@@ -12,32 +12,63 @@ from harness.kafka.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from harness.clients.franz import build_franz_driver  # (deferred: loaded only when this command or fixture runs)
-    from harness.cluster.java_admin import compiled  # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    from harness.faults.upgrade import \
-        previous_line_release  # (deferred: loaded only when this command or fixture runs)
-    from harness.kafka import cds  # (deferred: loaded only when this command or fixture runs)
-    from harness.kafka.implementations import KFAKE_VERSION  # (deferred: loaded only when this command or fixture runs)
-    from harness.kafka.jars import resolve, tools_classpath  # (deferred: loaded only when this command or fixture runs)
-    # (deferred: loaded only when this command or fixture runs)
-    from harness.proxy.server import \
-        find_or_build_toxiproxy  # (deferred: loaded only when this command or fixture runs)
-    from harness.sys.paths import cache_dir  # (deferred: loaded only when this command or fixture runs)
+    """Fill the cache from the tested set (issue 73). The main job's set: the default release's jars, its Java
+    driver and admin tools, the brokers' class-data archives, Toxiproxy. `--all` (CI): also the release CI's
+    rolling upgrade starts from, the oldest supported, the franz-go driver, the kfake launcher and the Spring
+    driver's jars; without it, those are fetched on first use (a progress line each)."""
+    if args.print_constraints:  # (before any import of a dependency: the pip recipe runs it before installing them)
+        from harness.tested_set import LOCK
+        print(LOCK.read_text(), end="")
+        return 0
+    from concurrent.futures import ThreadPoolExecutor
 
-    # the default release, the one CI's rolling upgrade starts from, and the oldest (CI's smoke)
-    for version in args.kafka_version or dict.fromkeys([DEFAULT_VERSION, previous_line_release(), OLDEST_SUPPORTED]):
+    from harness.cluster.java_admin import compiled, compiled_tools  # (deferred: loaded only when this command runs)
+    from harness.kafka import cds  # (deferred: loaded only when this command runs)
+    from harness.kafka.jars import resolve  # (deferred: loaded only when this command runs)
+    from harness.proxy.server import find_or_build_toxiproxy  # (deferred: loaded only when this command runs)
+    from harness.sys.paths import cache_dir  # (deferred: loaded only when this command runs)
+    if args.kfake_version and not args.all:
+        raise HarnessError("--kfake-version builds the kfake launcher, which only --all does: add --all")
+    versions = args.kafka_version or [DEFAULT_VERSION]
+    if args.all and not args.kafka_version:
+        from harness.faults.upgrade import previous_line_release  # (deferred: loaded only when this command runs)
+        versions = list(dict.fromkeys([DEFAULT_VERSION, previous_line_release(), OLDEST_SUPPORTED]))
+
+    def kafka(version: str) -> list[str]:
         dist = resolve(version, cache_dir())
-        print(f"kafka {dist.version}: {dist.libs}")
-        if version == DEFAULT_VERSION:  # its FeatureCommand finalises CI's rolling upgrade
-            tools_classpath(dist, cache_dir())
-        print(f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}")
-        print(f"class-data archives (broker, StorageTool): {cds.ensure(dist)}")
-    print(f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}")
-    print(f"franz-go driver: {build_franz_driver(cache_dir())}")
-    from harness.cluster.kfake import build_kfake_launcher  # (deferred: loaded only when this command or fixture runs)
-    for kfake in args.kfake_version or [KFAKE_VERSION]:
-        print(f"kfake launcher (kfake {kfake}): {build_kfake_launcher(cache_dir(), kfake)}")
+        lines = [f"kafka {dist.version}: {dist.libs}",
+                 f"java driver (KafkaShareConsumer {dist.version}): {compiled(dist, cache_dir(), 'ShareDriver')}"]
+        if version == DEFAULT_VERSION:  # the suites' admin reads and state decoding; its FeatureCommand
+            lines.append(f"java admin tools (Kafka {dist.version}): {compiled_tools(dist, cache_dir())}")
+        return lines + [f"class-data archives (broker, StorageTool): {cds.ensure(dist)}"]
+
+    # Maven's downloads, javac and the archives of the releases in one lane, the Go builds in the other: what
+    # one waits on (a registry, a JIT) the other fills, on two cores (issue 73: the fresh install's time)
+    java_lane = [lambda v=v: kafka(v) for v in versions]
+    go_lane = [lambda: [f"toxiproxy: {find_or_build_toxiproxy(cache_dir())}"]]
+    if args.all:
+        from harness.clients.franz import build_franz_driver  # (deferred: loaded only when this command runs)
+        from harness.cluster.kfake import build_kfake_launcher  # (deferred: loaded only when this command runs)
+        from harness.kafka.implementations import KFAKE_VERSION  # (deferred: loaded only when this command runs)
+        # (deferred: loaded only when this command runs)
+        from harness.kafka.spring_jars import SPRING_KAFKA_VERSION, spring_libs
+        java_lane.append(lambda: [f"spring-kafka {SPRING_KAFKA_VERSION}: {spring_libs(cache_dir())}"])
+        go_lane.append(lambda: [f"franz-go driver: {build_franz_driver(cache_dir())}"])
+        go_lane += [lambda k=k: [f"kfake launcher (kfake {k}): {build_kfake_launcher(cache_dir(), k)}"]
+                    for k in args.kfake_version or [KFAKE_VERSION]]
+
+    def lane(steps) -> None:
+        for step in steps:
+            for line in step():
+                print(line, flush=True)
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ksh-setup") as pool:
+        lanes = [pool.submit(lane, java_lane), pool.submit(lane, go_lane)]
+    for done in lanes:
+        done.result()  # the first lane's error, once both have ended (neither leaves a half-written entry)
+    if not args.all:
+        print("fetched on first use: other Kafka releases, the franz-go and Spring drivers, the kfake launcher, "
+              "Debian's chromium (share-harness setup --all: now)")
     return 0
 
 

@@ -133,6 +133,14 @@ HELPER_NAME = "java-helper"  # its managed process's name (tests that count proc
 _ANSWER = b"@@ksh-helper "
 
 
+def compiled_tools(dist: KafkaDistribution, cache: Path) -> str:
+    """The harness's own Java tools (`HELPED` and the helper JVM), compiled for `dist` (`share-harness setup`: the
+    main job's admin reads and state decoding, and `dist`'s kafka-tools jar, whose FeatureCommand finalises
+    features): the directories, joined."""
+    jars.tools_classpath(dist, cache)
+    return os.pathsep.join(str(compiled(dist, cache, program)) for program in (*HELPED, "JavaHelper"))
+
+
 class JavaHelper:
     """One long-lived JVM running `HELPED` programs of one Kafka distribution, a call at a time
     (`harness/java/JavaHelper.java`). A managed process: stopped with the harness, or on a timeout."""

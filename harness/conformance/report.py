@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.tested_set import record as tested_set_record
 from harness.version import VERSION
 from harness.conformance.outcomes import is_inconclusive
 from harness.report.html import write_html_twin
@@ -128,6 +129,7 @@ def write_report(rows: list[Row], kafka_version: str, target: str, out_dir: Path
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "conformance.json").write_text(json.dumps(
         {"kafka_version": kafka_version, "target": target, "client": client, "harness_version": VERSION,
+         "tested_set": tested_set_record(),
          "areas": {a: area_result([r for r in rows if r.area == a]) for a in AREAS},
          "tests": [r.__dict__ for r in rows]}, indent=1))
     path = out_dir / "conformance.md"

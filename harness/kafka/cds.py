@@ -34,6 +34,7 @@ from harness.kafka.jars import KafkaDistribution
 from harness.kafka.versions import ReleaseLine
 from harness.sys import procs
 from harness.sys.paths import cache_dir
+from harness.sys.progress import progress
 from harness.sys.ports import allocate
 from harness.sys.wait import WaitTimeout, wait_until
 
@@ -87,6 +88,8 @@ def ensure_in(target: Path, make: Callable[[Path], dict[str, Path]]) -> Path:
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same archives
         if not all((target / f"{p}.jsa").is_file() for p in PROGRAMS):
+            progress(f"building the brokers' class-data archives in {target} (first use of this release and JVM; "
+                     "reused after)")
             with tempfile.TemporaryDirectory(prefix="ksh-cds-", dir=target) as tmp:
                 for program, path in make(Path(tmp)).items():
                     os.replace(path, target / f"{program}.jsa")  # a JVM never maps a half-written archive

@@ -21,6 +21,7 @@ from typing import Callable
 from harness.errors import HarnessError
 from harness.kafka.versions import KNOWN_VERSIONS, ReleaseLine, normalize_version, parse_version, release_line
 from harness.sys import procs
+from harness.sys.progress import progress
 
 LOG4J_VERSION = "2.25.3"
 MVN_TIMEOUT = 900  #: seconds one `mvn` resolution may take
@@ -66,6 +67,7 @@ def resolve(version: str, cache: Path, kafka_home: str | None = None) -> KafkaDi
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be resolving the same version
         if not (target / COMPLETE).exists():
+            progress(f"fetching Kafka {version}'s jars from Maven Central into {target} (first use; reused after)")
             _download(version, target)
     return KafkaDistribution(version, target / "libs", "maven")
 
@@ -173,6 +175,7 @@ def tools_classpath(dist: KafkaDistribution, cache: Path) -> str:
         return dist.classpath
     jar = cache / "kafka" / dist.version / "tools" / f"kafka-tools-{dist.version}.jar"
     if not jar.is_file():
+        progress(f"fetching kafka-tools {dist.version} from Maven Central (first use; reused after)")
         _fetch_tools_jar(dist.version, jar)
     return dist.classpath + os.pathsep + str(jar)
 

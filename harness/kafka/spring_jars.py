@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.kafka.jars import COMPLETE, copy_dependencies, require_tool
+from harness.sys.progress import progress
 
 #: the spring-kafka release the driver is built against (its share container: 4.0+; ShareAckMode and
 #: ShareAcknowledgment.renew(): 4.1)
@@ -46,6 +47,8 @@ def spring_libs(cache: Path, version: str = SPRING_KAFKA_VERSION) -> Path:
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be resolving it
         if not (target / COMPLETE).exists():
+            progress(f"fetching spring-kafka {version}'s jars from Maven Central into {target} (first use; reused "
+                     "after)")
             _download(version, target)
     return target / "libs"
 

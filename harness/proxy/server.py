@@ -23,6 +23,7 @@ from typing import Callable, Protocol, Sequence
 from harness.errors import HarnessError
 from harness.proxy.client import ToxiproxyClient
 from harness.sys import procs
+from harness.sys.progress import progress
 from harness.sys.wait import wait_until
 
 DEFAULT_VERSION = "v2.12.0"
@@ -61,6 +62,7 @@ def find_or_build_toxiproxy(cache_dir: Path, version: str = DEFAULT_VERSION) -> 
     cached = Path(cache_dir) / "toxiproxy" / version / BINARY_NAME
     if cached.is_file() and os.access(cached, os.X_OK):
         return cached
+    progress(f"building Toxiproxy {version} with go install into {cached.parent} (first use; reused after)")
     return _build(cached, version)
 
 

@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 #: flags for a machine with no network beyond loopback: no background connections, no first-run work
 FLAGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync")
-INSTALL = "run `bash scripts/install.sh` (Debian's chromium and the playwright package)"
+INSTALL = "run `bash scripts/install.sh --all` (Debian's chromium and the playwright package)"
 
 
 @dataclass
@@ -26,10 +26,49 @@ class Opened:
 
 
 def chromium() -> str:
-    """The Chromium executable (KSH_CHROMIUM, else `chromium` on PATH); one line naming the fix if none."""
-    path = os.environ.get("KSH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
+    """The Chromium executable (KSH_CHROMIUM, else `chromium` on PATH), installed from Debian on first use where
+    this process may (`ensure_chromium`); one line naming the fix if none."""
+    return ensure_chromium()
+
+
+def _found() -> str | None:
+    return os.environ.get("KSH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def ensure_chromium() -> str:
+    """Debian's chromium, installed with apt-get on first use when running as root on a Debian-like machine (the
+    main job's install leaves it out: only the pages' tests and plot images need it), one process at a time
+    (a lock in the cache), with a progress line; elsewhere one line naming the fix."""
+    path = _found()
+    if path:
+        return path
+    apt = shutil.which("apt-get")
+    if os.geteuid() != 0 or apt is None:
         raise HarnessError(f"no Chromium found (KSH_CHROMIUM or `chromium` on PATH): {INSTALL}")
+    import fcntl
+    import subprocess
+
+    from harness.sys.paths import cache_dir  # (deferred: only on a first use that installs)
+    from harness.sys.progress import progress  # (deferred: only on a first use that installs)
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / "chromium.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be installing it
+        if _found() is None:
+            progress("installing Debian's chromium with apt-get (first use: the pages' browser; about a minute)")
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            for step in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", "chromium"]):
+                try:
+                    proc = subprocess.run(step, env=env, capture_output=True, text=True, timeout=900)
+                except subprocess.TimeoutExpired:
+                    raise HarnessError(f"`{' '.join(step[:2])}` took over 15 minutes: check that Debian's mirror "
+                                       f"is reachable, or {INSTALL}") from None
+                if proc.returncode != 0:
+                    said = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+                    raise HarnessError(f"`apt-get {step[1]}` failed ({said[-1].strip() if said else proc.returncode})"
+                                       f": install chromium yourself (apt-get install chromium) or set KSH_CHROMIUM")
+    path = _found()
+    if not path:
+        raise HarnessError(f"apt-get installed chromium but no `chromium` is on PATH: set KSH_CHROMIUM to its path")
     return path
 
 

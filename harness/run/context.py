@@ -40,6 +40,7 @@ from harness.kafka.dead_letter import (TOPIC_ENABLE_CONFIG, archiving_ranges, de
 from harness.kafka.versions import release_line
 from harness.report.rundir import new_run_dir, write_json
 from harness.settings import reproduce_command
+from harness.tested_set import record as tested_set_record
 from harness.version import VERSION
 from harness.spec import RunSpec
 from harness.sys.paths import cache_dir
@@ -329,5 +330,5 @@ class RunContext:
             "chaos_missing": chaos_missing, "results": [r.to_json() for r in results], "seed": self.spec.seed,
             "faults": [f.to_json() for f in faults], "kafka_version": self.cluster.version, "engine": engine,
             "reproduce": reproduce_command(self.spec), "ended_early": ended_early, "harness_version": VERSION,
-            "not_checked": self.unchecked})
+            "not_checked": self.unchecked, "tested_set": tested_set_record()})
         return valid

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from harness.errors import HarnessError
 from harness.sys import procs
+from harness.sys.progress import progress
 
 #: The Go module directories of the repository.
 GO_SOURCES = Path(__file__).resolve().parents[1] / "go"
@@ -60,6 +61,7 @@ def build_go(cache: Path, source: Path, name: str, what: str, *, ldflags: str = 
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build per source at a time; the loser uses the winner's
         if binary.is_file() and os.access(binary, os.X_OK):
             return binary
+        progress(f"building {what} with go into {target} (first use; reused after)")
         _build(go, source, target, name, what, ldflags, pins)
     return binary
 

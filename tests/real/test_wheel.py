@@ -46,7 +46,8 @@ def _check_contents(wheel: Path, sdist: Path) -> None:
     suites = {"ksh_suites/" + name.removeprefix("suites/") for name in _repo_files("suites", "*.py")}
     drivers = _repo_files("harness/java", "*.java", "*.properties") | _repo_files("harness/go", "*.go", "go.mod",
                                                                                   "go.sum")
-    missing = sorted((suites | drivers | {"ksh_fixtures/plugin.py", "harness/sys/suites.py"}) - names)
+    missing = sorted((suites | drivers | {"ksh_fixtures/plugin.py", "harness/sys/suites.py",
+                                          "harness/lock/requirements.txt"}) - names)
     assert missing == [], f"the wheel lacks {missing}"
     meta = zipfile.ZipFile(wheel).read(f"kafka_share_harness-{VERSION}.dist-info/METADATA").decode()
     for field in ("License: Apache-2.0", "Requires-Python: >=3.10", "Classifier: Framework :: Pytest",
@@ -56,7 +57,8 @@ def _check_contents(wheel: Path, sdist: Path) -> None:
     top = min(held).split("/")[0] + "/"  # (kafka-share-harness-V or kafka_share_harness-V, by setuptools' age)
     wanted = {"compose/harness.Dockerfile", "LICENSE", "docs/gate-your-implementation.md",
               "docs/ci-examples/github-actions.yml", "docs/ci-examples/gitlab-ci.yml", "scripts/install.sh",
-              "suites/conformance/conftest.py", "harness/java/ShareDriver.java", "harness/go/franzdriver/go.mod"}
+              "suites/conformance/conftest.py", "harness/java/ShareDriver.java", "harness/go/franzdriver/go.mod",
+              "harness/lock/requirements.txt"}
     assert sorted(top + name for name in wanted if top + name not in held) == []
 
 
@@ -72,18 +74,24 @@ def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository
     (project / "conftest.py").write_text("raise SystemExit('the caller project\\'s conftest reached the suites')\n")
     try:
         _run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
-        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel],
-             cwd=tmp_path, timeout=900)
+        # the documented recipe (docs/gate-your-implementation.md): the harness alone, then the lock it ships
+        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+              wheel], cwd=tmp_path, timeout=900)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KSH_REPORTS_DIR", "VIRTUAL_ENV")}
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        lock = _run([venv / "bin" / "share-harness", "setup", "--print-constraints"], cwd=work, env=env).stdout
+        assert lock == (ROOT / "harness" / "lock" / "requirements.txt").read_text()
+        (tmp_path / "ksh-lock.txt").write_text(lock)
+        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--require-hashes",
+              "--no-deps", "-r", tmp_path / "ksh-lock.txt"], cwd=tmp_path, timeout=900)
         where = _run([venv / "bin" / "python", "-c", "import json, sys, harness, ksh_suites, ksh_fixtures; "
                       "print(json.dumps([m.__file__ for m in (harness, ksh_suites, ksh_fixtures)] + sys.path))"],
                      cwd=work, env=env)
         paths = json.loads(where.stdout)
         assert all(p.startswith(str(venv)) for p in paths[:3]), paths[:3]
         assert not any(p.startswith(str(ROOT)) for p in paths if p), "the repository is on the venv's path"
-        said = _run([venv / "bin" / "share-harness", "--version"], cwd=work, env=env).stdout.strip()
-        assert said == f"share-harness {VERSION}"
+        said = _run([venv / "bin" / "share-harness", "--version"], cwd=work, env=env).stdout.splitlines()
+        assert said[0] == f"share-harness {VERSION}" and "python packages: exactly the lock" in said, said
 
         _run([venv / "bin" / "share-harness", "run", "--suite", "basic"], cwd=work, env=env, timeout=900)
         (junit,) = (work / "reports" / "suites").glob("*-basic/junit.xml")
@@ -93,6 +101,7 @@ def test_the_wheel_gates_a_real_cluster_from_a_fresh_venv_outside_the_repository
         assert 'classname="ksh_suites.test_share_basic"' in text, "the suite did not run from the package"
         verdicts = list((work / "reports" / "runs").glob("*/verdict.json"))
         assert verdicts and all(json.loads(v.read_text())["harness_version"] == VERSION for v in verdicts)
+        assert all(json.loads(v.read_text())["tested_set"]["python_drift"] == [] for v in verdicts)
 
         _run([venv / "bin" / "share-harness", "certify", "--client", "confluent", "--rules", "ack-accept",
               "--kafka-version", kafka_cluster.version, "--bootstrap-servers", kafka_cluster.bootstrap_servers],

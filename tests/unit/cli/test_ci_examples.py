@@ -32,7 +32,9 @@ def _commands(lines: list[str], env: dict[str, str]) -> list[list[str]]:
         for line in block.splitlines():
             line = re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m[1], m[0]), line.strip())
             if line.startswith("share-harness"):
-                found.append(shlex.split(line))
+                argv = shlex.split(line)
+                cut = [i for i, word in enumerate(argv) if word in (">", ">>", "|")]  # the shell's, not the command's
+                found.append(argv[:cut[0]] if cut else argv)
     return found
 
 
