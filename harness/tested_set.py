@@ -53,15 +53,17 @@ def locked_python(lock: Path = LOCK) -> dict[str, str]:
     except OSError as exc:
         raise HarnessError(f"the dependency lock {lock} cannot be read ({exc.strerror}): reinstall the harness "
                            "(bash scripts/install.sh) or restore the file from the repository") from None
-    from packaging.markers import Marker  # (pytest's dependency: installed wherever the harness is)
     pins: dict[str, str] = {}
     for line in text.splitlines():
         found = _PIN.match(line)
         if found is None:
             continue
         name, pinned, marker = found.groups()
-        if marker and not Marker(marker).evaluate():
-            continue
+        if marker:
+            # (deferred: the tested set is read before its dependencies are installed; packaging is pytest's)
+            from packaging.markers import Marker
+            if not Marker(marker).evaluate():
+                continue
         pins[canonical(name)] = pinned
     if not pins:
         raise HarnessError(f"the dependency lock {lock} pins no package: restore it from the repository")

@@ -31,7 +31,7 @@ log=$(mktemp "${TMPDIR:-/tmp}/ksh-pip.XXXXXX")
 setup_log=$(mktemp "${TMPDIR:-/tmp}/ksh-setup.XXXXXX")
 setup_pid=
 # (a failure below stops the setup running beside it: its entries appear atomically, none is left half written)
-trap '[ -n "$setup_pid" ] && kill "$setup_pid" 2>/dev/null; rm -f "$log" "$setup_log"' EXIT
+trap 'if [ -n "$setup_pid" ]; then kill "$setup_pid" 2>/dev/null || true; fi; rm -f "$log" "$setup_log"' EXIT
 # The main job's cache (the default release's jars, its Java driver and tools, the archives, Toxiproxy) is
 # filled while pip works: that part of the harness needs only Python's standard library, run from this clone.
 python3 -m harness.cli setup >"$setup_log" 2>&1 &
