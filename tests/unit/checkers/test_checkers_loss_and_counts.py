@@ -303,6 +303,11 @@ def test_a_run_meeting_a_known_bug_is_reported_with_the_bug_and_its_evidence():
     [line] = known_bugs(outcome)
     assert "session-release-decrement" in line and "4.1.2" in line and "KAFKA-19972" in line
     assert "history ops [" in line  # the two deliveries
+    assert "not yet confirmed" not in line
+    # a release of the line newer than the newest the bug was confirmed on: expected all the same, and said so
+    outcome.spec.kafka_version = "4.1.3"
+    [line] = known_bugs(outcome)
+    assert "on 4.1.3 (session-release-decrement, known in 4.1.0 to 4.1.2, not yet confirmed on 4.1.3): " in line
 
 
 def test_count_lag_after_a_leader_change_is_allowed_and_counted():
