@@ -1,0 +1,248 @@
+"""`python scripts/drift.py` (`tox -e latest`, nightly): resolve the newest set, run on it, write the drift table.
+
+Phases, in order: the options checked (a bad one is one line, exit 2, before anything starts); every registry
+asked (one that cannot be read is one line naming it, the page written with that part unresolved and nothing
+run, exit 2: an hour of runs on a set half known would be news of nothing); the virtual environment built; the
+conformance suite run with each client on the newest release of the default Kafka line (and of every other
+supported line whose newest moved), each client certified on the first; the page written.
+
+Exit codes (`harness.exitcodes`): 0 the page was written and nothing that ran newly fails (drift is news, not a
+failure); 1 a test or a certificate's rule newly fails; 2 bad input, or a registry that could not be read; 3 a
+run or certification that did not finish with a verdict; 130 interrupted (children torn down, temp dir removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+from harness import exitcodes
+from harness.drift import certs, outcomes, resolve, runner, versions
+from harness.drift.render import Page, render
+from harness.errors import HarnessError
+from harness.kafka.implementations import KFAKE_VERSION
+from harness.kafka.jars import LOG4J_VERSION
+from harness.kafka.spring_jars import SPRING_KAFKA_VERSION
+from harness.kafka.versions import DEFAULT_VERSION, KNOWN_VERSIONS, SUPPORTED_LINES
+from harness.report.rundir import new_stamped_dir, reports_root
+from harness.sys.files import BadFile, read_text
+from harness.sys.paths import cache_dir
+from harness.tested_set import LOCK, go_pins
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENTS = ("confluent", "java", "franz", "spring")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="scripts/drift.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", default=",".join(CLIENTS), help=f"comma-separated (default {','.join(CLIENTS)})")
+    parser.add_argument("--lines", default=None, help="Kafka lines to run on, comma-separated (default: the "
+                                                      "default line and every supported line whose newest moved)")
+    parser.add_argument("--tests", default="suites/conformance", help="the pytest selection, as one string "
+                                                                      "(default suites/conformance)")
+    parser.add_argument("--skip-certify", action="store_true", help="certify no client")
+    parser.add_argument("--resolve-only", action="store_true", help="only what moved: no run")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per run (0: none; default 2)")
+    parser.add_argument("--baseline", action="append", default=[], metavar="CLIENT=JUNIT",
+                        help="the same selection's JUnit XML on the tested set, for a client (repeatable)")
+    parser.add_argument("--page", type=Path, default=REPO / "docs" / "drift.md", help="default docs/drift.md")
+    parser.add_argument("--out", type=Path, default=None, help="logs, JUnit XML, certificates (default "
+                                                               "reports/drift/<time>)")
+
+    def refuse(message: str) -> None:  # one line naming the fix, not argparse's usage block
+        print(f"drift: error: {message} (python scripts/drift.py --help)", file=sys.stderr)
+        sys.exit(exitcodes.BAD_INPUT)
+    parser.error = refuse  # type: ignore[method-assign, assignment]
+    return parser.parse_args(argv)
+
+
+def checked(args: argparse.Namespace) -> tuple[list[str], list[str] | None, tuple[str, ...], dict]:
+    """(clients, lines or None, the pytest selection, {client: baseline outcomes}); a HarnessError naming the fix."""
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    wrong = [c for c in clients if c not in CLIENTS] or ([] if clients else ["(none)"])
+    if wrong:
+        raise HarnessError(f"--clients {args.clients!r}: {', '.join(wrong)} is not a built-in client; give some of "
+                           f"{','.join(CLIENTS)}")
+    lines = None if args.lines is None else [x.strip() for x in args.lines.split(",") if x.strip()]
+    if lines is not None and (not lines or any(x not in SUPPORTED_LINES for x in lines)):
+        raise HarnessError(f"--lines {args.lines!r}: give supported Kafka lines, comma-separated "
+                           f"({','.join(SUPPORTED_LINES)})")
+    if args.workers < 0:
+        raise HarnessError(f"--workers {args.workers}: give 0 (no xdist) or more")
+    try:
+        tests = tuple(shlex.split(args.tests))
+    except ValueError as exc:
+        raise HarnessError(f"--tests {args.tests!r} cannot be split as a shell would ({exc}): quote it evenly") from None
+    if not tests:
+        raise HarnessError("--tests is empty: give a pytest selection, e.g. suites/conformance")
+    return clients, lines, tests, baselines(args.baseline, clients)
+
+
+def baselines(given: list[str], clients: list[str]) -> dict[str, tuple[outcomes.TestOutcome, ...]]:
+    """{client: the outcomes of its baseline JUnit XML}; a HarnessError for a malformed or unreadable one."""
+    found = {}
+    for item in given:
+        client, sep, path = item.partition("=")
+        if not sep or client not in clients or not path:
+            raise HarnessError(f"--baseline {item!r}: give CLIENT=JUNIT_XML, CLIENT one of --clients "
+                               f"({','.join(clients)})")
+        try:
+            found[client] = tuple(outcomes.parse_junit(read_text(Path(path), "baseline JUnit XML")))
+        except (BadFile, ValueError) as exc:
+            raise HarnessError(f"--baseline {item!r}: {exc}") from None
+    return found
+
+
+def resolve_all(work: Path) -> tuple[list[versions.Moved], resolve.PythonResolution, dict[str, list[str] | str]]:
+    """Every registry asked: the "what moved" rows, the newest Python resolution, and the raw answers by part."""
+    python = resolve.newest_python(REPO, work / "newest-requirements.txt")
+    found = {"kafka": resolve.maven_versions(*resolve.KAFKA), "spring": resolve.maven_versions(*resolve.SPRING_KAFKA),
+             "log4j": resolve.maven_versions(*resolve.LOG4J), "franz": resolve.go_versions(resolve.FRANZ_GO),
+             "kfake": resolve.go_latest(resolve.KFAKE)}
+    newest_lock = python.lock.read_text() if python.lock else None
+    moved = versions.python(LOCK.read_text(), newest_lock, python.why)
+    moved += versions.kafka(KNOWN_VERSIONS, SUPPORTED_LINES, found["kafka"])
+    moved += [versions.single("franz-go (the franz driver)", go_pins()[resolve.FRANZ_GO], found["franz"]),
+              versions.single("spring-kafka (the spring driver)", SPRING_KAFKA_VERSION, found["spring"]),
+              versions.latest("kfake (the kfake backend; not run here)", KFAKE_VERSION, found["kfake"]),
+              versions.single("log4j-core (beside the broker jars; not run here)", LOG4J_VERSION, found["log4j"])]
+    return moved, python, found
+
+
+def run_lines(lines: list[str] | None, moved: list[versions.Moved]) -> list[str]:
+    """The Kafka releases to run on: the newest of each line asked, or of the default line and every supported
+    line whose newest moved."""
+    newest = {m.component.split()[1]: m for m in moved if m.component.startswith("Kafka ") and "not support"
+              not in m.component}
+    default = versions.line_of(DEFAULT_VERSION)
+    chosen = lines or [default] + [line for line, m in newest.items() if m.state == "moved" and line != default]
+    return [newest[line].newest for line in chosen if newest[line].newest]  # type: ignore[misc]
+
+
+def target(client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
+           cache: Path) -> runner.Target:
+    """A run's target: `client` at its newest version on Kafka `kafka_version` (the drivers told by environment)."""
+    args = runner.kafka_args(kafka_version, cache)
+    if client == "confluent":
+        pins = versions.lock_pins(newest_lock).get("confluent-kafka") or ("unknown",)
+        return runner.Target(client, pins[0].split(" ")[0], kafka_version, args)
+    if client == "franz":
+        franz = versions.newest(found["franz"]) or go_pins()[resolve.FRANZ_GO]  # type: ignore[arg-type]
+        return runner.Target(client, franz, kafka_version, args, ((runner.FRANZ_ENV, franz),))
+    if client == "spring":
+        spring = versions.newest(found["spring"]) or SPRING_KAFKA_VERSION  # type: ignore[arg-type]
+        return runner.Target(client, spring, kafka_version, args, ((runner.SPRING_ENV, spring),))
+    return runner.Target(client, kafka_version, kafka_version, args)
+
+
+def not_run(clients: list[str], tests: tuple[str, ...], args: argparse.Namespace) -> list[str]:
+    """What a nightly run does that this one did not, and why."""
+    said = []
+    others = [c for c in CLIENTS if c not in clients]
+    if others:
+        said.append(f"the clients {', '.join(others)} (--clients {args.clients})")
+    if tests != ("suites/conformance",):
+        said.append(f"the rest of the conformance suite: only `{' '.join(tests)}` ran (--tests)")
+    if args.skip_certify:
+        said.append("certification (--skip-certify)")
+    if args.lines is not None:
+        said.append(f"Kafka lines other than {args.lines} (--lines)")
+    return said + ["the chaos suite, kfake and the librdkafka mock: the drift job does not run them"]
+
+
+def write(page: Page, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(page))
+
+
+def job(args: argparse.Namespace, argv: list[str]) -> int:
+    """The phases of the module's docstring; the exit code."""
+    # (deferred: the deviation tables load the history store and its Arrow; read once the runs are made)
+    from harness.drift.tables import table_rows
+    started = time.monotonic()
+    clients, lines, tests, base = checked(args)
+    out = (args.out or new_stamped_dir(reports_root() / "drift", "latest")).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["python", "scripts/drift.py", *argv])
+
+    def page(**parts) -> Page:
+        took = f"{(time.monotonic() - started) / 60:.0f} min"
+        return Page(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), command, took, moved, **parts)
+    with runner.Workspace() as work:
+        moved, python, found = resolve_all(work.path)
+        unresolved = [m for m in moved if m.newest is None]
+        if python.lock:
+            (out / "newest-requirements.txt").write_text(python.lock.read_text())
+        if unresolved or args.resolve_only:
+            why = "--resolve-only" if args.resolve_only else "a registry could not be read (What moved)"
+            write(page(not_run=[f"every run: {why}"]), args.page)
+            for m in unresolved:
+                print(f"drift: error: {m.component}: {m.why}", file=sys.stderr)
+            print(f"drift: page {args.page}")
+            return exitcodes.BAD_INPUT if unresolved else exitcodes.PASS
+        assert python.lock is not None
+        newest_lock = python.lock.read_text()
+        kafka = run_lines(lines, moved)
+        print(f"drift: building the newest Python set's virtual environment in {work.path}", flush=True)
+        venv = runner.build_venv(work.path / "venv", python.lock, REPO)
+        runs = []
+        for version in kafka:
+            for client in clients:
+                print(f"drift: conformance with {client} on Kafka {version} (log in {out})", flush=True)
+                try:
+                    runs.append(runner.conformance(venv, target(client, version, found, newest_lock, cache_dir()),
+                                                   tests, args.workers, out, REPO))
+                except HarnessError as exc:
+                    runs.append(outcomes.Run(client, "?", version, (), why=str(exc)))
+        drifts = [] if args.skip_certify else [certified(venv, c, kafka[0], found, newest_lock, out) for c in clients]
+        rows = [outcomes.row_status(row, runs) for row in table_rows()]
+        fails = outcomes.failures(runs, [s.row for s in rows], base or None)
+        write(page(runs=runs, not_run=not_run(clients, tests, args), rows=rows, failures=fails, certs=drifts,
+                   notes=[f"logs, JUnit XML, certificates and the newest lock: {out}"]), args.page)
+    print(f"drift: page {args.page}; logs in {out}")
+    return verdict(runs, fails, drifts)
+
+
+def certified(venv: Path, client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
+              out: Path) -> certs.CertDrift:
+    """`client` certified on the newest set, against its published certificate."""
+    print(f"drift: certify {client} on Kafka {kafka_version}", flush=True)
+    try:
+        cert, why = runner.certify(venv, target(client, kafka_version, found, newest_lock, cache_dir()), out, REPO)
+    except HarnessError as exc:
+        cert, why = None, str(exc)
+    tested, _ = certs.published(REPO / "docs" / "certificates", client)
+    return certs.compare(client, tested, cert, why)
+
+
+def verdict(runs: list[outcomes.Run], fails: list[outcomes.Failure], drifts: list[certs.CertDrift]) -> int:
+    """1 if something newly fails, else 3 if a run or certificate has no verdict, else 0."""
+    if any(f.kind == outcomes.NEW for f in fails) or any(d.newly_failed for d in drifts):
+        return exitcodes.VIOLATION
+    if any(r.why for r in runs) or any(f.kind == outcomes.NO_VERDICT for f in fails) or \
+            any(not d.decided for d in drifts):
+        return exitcodes.UNKNOWN
+    return exitcodes.PASS
+
+
+def _terminate(signum, frame):  # SIGTERM -> the same clean-up path as Ctrl-C
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return job(args, argv)
+    except HarnessError as exc:
+        print(f"drift: error: {exc}", file=sys.stderr)
+        return exitcodes.BAD_INPUT
+    except KeyboardInterrupt:
+        print("drift: interrupted: the runs were stopped and the temp directory removed; no page written",
+              file=sys.stderr)
+        return exitcodes.INTERRUPTED
