@@ -58,7 +58,7 @@ def render(page: Page) -> str:
              "and certifies the clients on them in a throw-away virtual environment, and compares. A new release is "
              "news, not a red gate: taking it is one reviewed commit (the last section).", "",
              f"Written {page.date} (took {page.took}) by:", "", f"    {page.command}", ""]
-    for section in (_ran, _moved, _rows, _failures, _certs, _update):
+    for section in (_ran, _moved, _rows, _failures, _certs, _update, _reading):
         lines += section(page) + [""]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -130,3 +130,26 @@ def _update(page: Page) -> list[str]:
             "(`go get github.com/twmb/franz-go@<version>`, then `go mod tidy`), spring-kafka in "
             "harness/kafka/spring_jars.py; every row above that no longer reproduces, or reproduces on a version its "
             "table does not list yet, updated in its table with the run that shows it."]
+
+
+def _reading(page: Page) -> list[str]:
+    return ["## Reading this page", "",
+            "- **What moved**: *moved* when a registry has a newer final release than the tested set pins (milestones, "
+            "release candidates and pre-releases never count), *new* for a release line or package the tested set has "
+            "none of, *not resolved* when the registry could not be read or answered nothing usable (then nothing is "
+            "run and the job exits 2).",
+            "- **Rows**: *still reproduces* when a run showed it: the test's expected failure names the row, or the "
+            "test failed with the row's own evidence on a version the row does not list yet; *no longer reproduces* "
+            "when the plugin said so (a strict unexpected pass, or the summary line of a version not yet confirmed) or "
+            "the row's test passed with the row's client and implementation; *undecided* when its test failed "
+            "otherwise, xfailed for another reason, or passed where the row shows only sometimes (intermittent); "
+            "*not exercised* when no run could show it (another implementation or client, a release it is not "
+            "expected on, its tests not run). A known bug names no tests: one judged by the conformance suite is "
+            "read from the suite file its evidence names; one the checkers excuse by an allowance shows only in "
+            "chaos runs, which this job does not make.",
+            "- **Newly fails**: a failure no row explains; with `--baseline CLIENT=JUNIT` (the same selection's "
+            "JUnit XML on the tested set) one that failed there too is listed apart, as not drift; without a baseline "
+            "every such failure is listed.",
+            "- Exit: 0 the page was written and nothing newly fails; 1 something newly fails (a test, or a "
+            "certificate's rule); 2 bad input or a registry not read; 3 a run or a certification without a verdict; "
+            "130 interrupted."]
