@@ -124,19 +124,28 @@ def run_lines(lines: list[str] | None, moved: list[versions.Moved]) -> list[str]
 
 
 def target(client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
-           cache: Path) -> runner.Target:
-    """A run's target: `client` at its newest version on Kafka `kafka_version` (the drivers told by environment)."""
-    args = runner.kafka_args(kafka_version, cache)
+           python_moved: tuple[str, ...]) -> runner.Target:
+    """A run's target: `client` at its newest version on Kafka `kafka_version` (the drivers told by environment),
+    with what of it moved from the tested set (`python_moved`: the Python packages that did, which every run uses)."""
+    env: tuple[tuple[str, str], ...] = ()
     if client == "confluent":
-        pins = versions.lock_pins(newest_lock).get("confluent-kafka") or ("unknown",)
-        return runner.Target(client, pins[0].split(" ")[0], kafka_version, args)
-    if client == "franz":
-        franz = versions.newest(found["franz"]) or go_pins()[resolve.FRANZ_GO]  # type: ignore[arg-type]
-        return runner.Target(client, franz, kafka_version, args, ((runner.FRANZ_ENV, franz),))
-    if client == "spring":
-        spring = versions.newest(found["spring"]) or SPRING_KAFKA_VERSION  # type: ignore[arg-type]
-        return runner.Target(client, spring, kafka_version, args, ((runner.SPRING_ENV, spring),))
-    return runner.Target(client, kafka_version, kafka_version, args)
+        version, tested = (versions.lock_pins(lock).get("confluent-kafka", ("unknown",))[0].split(" ")[0]
+                           for lock in (newest_lock, LOCK.read_text()))
+    elif client == "franz":
+        tested = go_pins()[resolve.FRANZ_GO]
+        version = versions.newest(found["franz"]) or tested  # type: ignore[arg-type]
+        env = ((runner.FRANZ_ENV, version),)
+    elif client == "spring":
+        tested = SPRING_KAFKA_VERSION
+        version = versions.newest(found["spring"]) or tested  # type: ignore[arg-type]
+        env = ((runner.SPRING_ENV, version),)
+    else:
+        version = tested = kafka_version
+    moved = list(python_moved) + ([f"{client} {tested} -> {version}"] if version != tested else [])
+    if kafka_version not in KNOWN_VERSIONS:
+        moved.append(f"Kafka {kafka_version}, a release the harness does not know")
+    return runner.Target(client, version, kafka_version, runner.kafka_args(kafka_version, cache_dir()), env,
+                         tuple(moved))
 
 
 def not_run(clients: list[str], tests: tuple[str, ...], args: argparse.Namespace) -> list[str]:
@@ -187,6 +196,8 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
         assert python.lock is not None
         newest_lock = python.lock.read_text()
         kafka = run_lines(lines, moved)
+        python_moved = tuple(f"{m.component} {m.tested} -> {m.newest}" for m in moved
+                             if m.component.startswith("Python ") and m.state != "same")
         print(f"drift: building the newest Python set's virtual environment in {work.path}", flush=True)
         venv = runner.build_venv(work.path / "venv", python.lock, REPO)
         runs = []
@@ -194,11 +205,12 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
             for client in clients:
                 print(f"drift: conformance with {client} on Kafka {version} (log in {out})", flush=True)
                 try:
-                    runs.append(runner.conformance(venv, target(client, version, found, newest_lock, cache_dir()),
+                    runs.append(runner.conformance(venv, target(client, version, found, newest_lock, python_moved),
                                                    tests, args.workers, out, REPO))
                 except HarnessError as exc:
                     runs.append(outcomes.Run(client, "?", version, (), why=str(exc)))
-        drifts = [] if args.skip_certify else [certified(venv, c, kafka[0], found, newest_lock, out) for c in clients]
+        drifts = [] if args.skip_certify else [certified(venv, c, kafka[0], found, newest_lock, python_moved, out)
+                                               for c in clients]
         rows = [outcomes.row_status(row, runs) for row in table_rows()]
         fails = outcomes.failures(runs, [s.row for s in rows], base or None)
         write(page(runs=runs, not_run=not_run(clients, tests, args), rows=rows, failures=fails, certs=drifts,
@@ -208,11 +220,11 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def certified(venv: Path, client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
-              out: Path) -> certs.CertDrift:
+              python_moved: tuple[str, ...], out: Path) -> certs.CertDrift:
     """`client` certified on the newest set, against its published certificate."""
     print(f"drift: certify {client} on Kafka {kafka_version}", flush=True)
     try:
-        cert, why = runner.certify(venv, target(client, kafka_version, found, newest_lock, cache_dir()), out, REPO)
+        cert, why = runner.certify(venv, target(client, kafka_version, found, newest_lock, python_moved), out, REPO)
     except HarnessError as exc:
         cert, why = None, str(exc)
     tested, _ = certs.published(REPO / "docs" / "certificates", client)

@@ -118,6 +118,9 @@ class Run:
     log: str = ""
     implementation: str = "apache"
     why: str = ""  #: why the run is incomplete ("" if pytest finished and its XML was read)
+    #: what the run uses that moved from the tested set; () nothing: a run of the tested set, whose failures are not
+    #: drift; None not known (taken as moved)
+    moved: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -238,7 +241,8 @@ class Failure:
 def failures(runs: Sequence[Run], rows: Sequence[Row],
              baselines: dict[str, Sequence[TestOutcome]] | None = None) -> list[Failure]:
     """The failures of `runs` that are not a row's (its evidence met, or its "no longer reproduces"), each
-    compared with the baseline of the run's client when one is given (`baselines`: client -> outcomes)."""
+    compared with the baseline of the run's client when one is given (`baselines`: client -> outcomes); a run
+    nothing of which moved (`Run.moved` empty) is its own baseline: it ran the tested set."""
     found = []
     for run in runs:
         base = {t.nodeid: t for t in (baselines or {}).get(run.client, ())}
@@ -249,6 +253,9 @@ def failures(runs: Sequence[Run], rows: Sequence[Row],
                 else test.outcome
             if _WORKER_CRASHED.search(test.message):
                 found.append(Failure(run.label, test.nodeid, line, NO_VERDICT))
+            elif run.moved == ():
+                found.append(Failure(run.label, test.nodeid, line, BOTH, "nothing this run uses moved: it ran the "
+                                                                        "tested set"))
             elif baselines is None or run.client not in baselines:
                 found.append(Failure(run.label, test.nodeid, line, NEW, "no baseline run given to compare with"))
             elif test.nodeid in base and base[test.nodeid].outcome in ("failed", "error"):

@@ -67,7 +67,9 @@ def _ran(page: Page) -> list[str]:
     lines = ["## What ran", ""]
     for run in page.runs:
         tail = f" **incomplete: {cell(run.why)}**" if run.why else ""
-        lines.append(f"- conformance with {run.label}: {counts(run)}{tail}")
+        what = "nothing it uses moved: a run of the tested set" if run.moved == () else \
+            f"moved under it: {'; '.join(run.moved)}" if run.moved else "what moved under it is not known"
+        lines.append(f"- conformance with {run.label} ({cell(what)}): {counts(run)}{tail}")
     lines += [f"- certify {c.client}: {cell(c.newest)}" for c in page.certs if not c.newest.startswith("not certified")]
     lines += [f"- not run: {cell(why)}" for why in page.not_run]
     lines += [f"- {cell(note)}" for note in page.notes]

@@ -77,6 +77,8 @@ class Target:
     kafka_version: str
     kafka_args: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
+    #: what the run uses that moved from the tested set (() nothing)
+    moved: tuple[str, ...] = ()
 
 
 def kafka_args(version: str, cache: Path) -> tuple[str, ...]:
@@ -112,7 +114,8 @@ def conformance(python: Path, target: Target, tests: tuple[str, ...], workers: i
         outcomes = tuple(parse_junit(junit.read_text(errors="replace")))
     except (OSError, ValueError) as exc:
         outcomes, why = (), f"its JUnit XML {junit} could not be read ({exc}); pytest exit {rc}"
-    return Run(target.client, target.client_version, target.kafka_version, outcomes, text, why=why)
+    return Run(target.client, target.client_version, target.kafka_version, outcomes, text, why=why,
+               moved=target.moved)
 
 
 def certify(python: Path, target: Target, out: Path, repo: Path) -> tuple[dict[str, Any] | None, str]:

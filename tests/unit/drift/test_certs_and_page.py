@@ -51,15 +51,19 @@ def _page(**parts):
 
 
 def test_the_page_says_what_ran_moved_and_was_not_resolved():
-    run = Run("confluent", "2.16.2", "4.4.0", (TestOutcome("t::a", "passed"), TestOutcome("t::b", "xfailed")))
+    run = Run("confluent", "2.16.2", "4.4.0", (TestOutcome("t::a", "passed"), TestOutcome("t::b", "xfailed")),
+              moved=("Kafka 4.4.1, a release the harness does not know",))
+    tested = Run("java", "4.4.0", "4.4.0", (TestOutcome("t::a", "passed"),), moved=())
     row = Row("CLIENT_DEVIATIONS", "invalid-topic-unreported", "confluent", known="known in 2.16.1")
-    text = render(_page(runs=[run], rows=[RowStatus(row, REPRODUCES, ("confluent 2.16.2 on Kafka 4.4.0: t::b xfailed",)),
+    text = render(_page(runs=[run, tested], rows=[RowStatus(row, REPRODUCES, ("confluent 2.16.2 on Kafka 4.4.0: t::b xfailed",)),
                                           RowStatus(Row("KNOWN_BUGS", "k", "apache"), NOT_EXERCISED, ("why",))],
                         not_run=["the clients java (--clients confluent)"],
                         certs=[CertDrift("confluent", "NOT CERTIFIED (x)", "NOT CERTIFIED (y)", (("a", "pass", "fail"),),
                                          ("a",), True)]))
     assert "    python scripts/drift.py --clients confluent" in text and "2026-12-01 00:00 UTC" in text
-    assert "- conformance with confluent 2.16.2 on Kafka 4.4.0: 1 passed, 1 xfailed" in text
+    assert ("- conformance with confluent 2.16.2 on Kafka 4.4.0 (moved under it: Kafka 4.4.1, a release the harness "
+            "does not know): 1 passed, 1 xfailed") in text
+    assert "- conformance with java 4.4.0 on Kafka 4.4.0 (nothing it uses moved: a run of the tested set): 1 passed" in text
     assert "| Kafka 4.3 | 4.3.1 | 4.3.2 | **moved** |" in text and "| Kafka 4.4 | 4.4.0 | 4.4.0 | same |" in text
     assert "not resolved: the Go module proxy could not be asked | **not resolved** |" in text
     assert "| invalid-topic-unreported (confluent) | CLIENT_DEVIATIONS | known in 2.16.1 | **still reproduces** |" in text
@@ -146,3 +150,23 @@ def test_the_franz_and_spring_drivers_take_the_version_the_job_names(monkeypatch
     franz.build_franz_driver(tmp_path)
     assert built["pins"] == ("github.com/twmb/franz-go@v1.99.0",) and "main.version=v1.99.0" in built["ldflags"]
     assert franz.franz_version() == "v1.99.0"
+
+
+def test_a_target_says_what_moved_under_it_and_tells_the_drivers():
+    """(Kafka releases the harness knows only: another's jars would be fetched.)"""
+    from harness.kafka.spring_jars import SPRING_KAFKA_VERSION
+    from harness.kafka.versions import DEFAULT_VERSION
+    from harness.tested_set import LOCK, go_pins
+    lock = LOCK.read_text()
+    found = {"franz": ["v1.0.0", "v99.0.0"], "spring": [SPRING_KAFKA_VERSION]}
+    java = drift.target("java", DEFAULT_VERSION, found, lock, ())
+    assert java.moved == () and java.kafka_args == ("--kafka-version", DEFAULT_VERSION) and java.env == ()
+    franz = drift.target("franz", DEFAULT_VERSION, found, lock, ())
+    assert franz.moved == (f"franz {go_pins()['github.com/twmb/franz-go']} -> v99.0.0",)
+    assert franz.env == (("KSH_FRANZ_GO_VERSION", "v99.0.0"),) and franz.client_version == "v99.0.0"
+    spring = drift.target("spring", DEFAULT_VERSION, found, lock, ("Python pytest 9 -> 10",))
+    assert spring.moved == ("Python pytest 9 -> 10",) and spring.env == (("KSH_SPRING_KAFKA_VERSION", SPRING_KAFKA_VERSION),)
+    import re
+    newer = re.sub(r"(?m)^confluent-kafka==\S+", "confluent-kafka==99.0.0", lock)
+    confluent = drift.target("confluent", DEFAULT_VERSION, found, newer, ())
+    assert confluent.client_version == "99.0.0" and confluent.moved[0].endswith("-> 99.0.0")

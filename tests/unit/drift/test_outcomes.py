@@ -159,6 +159,8 @@ def test_failures_against_a_baseline():
     assert all(f.note == "no baseline run given to compare with" for f in failures([run], []) if f.kind == NEW)
     other_client = {f.nodeid: f for f in failures([run], [], {"java": ()})}
     assert other_client[a].kind == NEW  # a baseline of another client says nothing of this run
+    of_tested_set = Run("confluent", "2.16.2", "4.4.0", run.outcomes, moved=())  # its own baseline
+    assert {f.nodeid: f.kind for f in failures([of_tested_set], [])} == {a: BOTH, b: BOTH, c: BOTH, d: NO_VERDICT}
 
 
 def test_every_row_of_the_live_tables_gets_a_status():
@@ -170,3 +172,15 @@ def test_every_row_of_the_live_tables_gets_a_status():
     tests = tuple(TestOutcome(t, "passed") for r in rows for t in r.tests if "::" in t and not t.endswith("*"))
     statuses = [row_status(r, [_run(*tests, client=c, kafka="4.4.0") for c in ("confluent", "java")]) for r in rows]
     assert REPRODUCES not in {s.status for s in statuses}
+
+
+def test_a_reason_every_run_shares_is_said_once_and_another_names_its_runs():
+    row = Row("KNOWN_BUGS", "k", "apache", (f"{C}a.py",), expected=lambda v: v == "4.3.2", by_file=True)
+    runs = [_run(kafka="4.4.0"), _run(kafka="4.3.2"), _run(client="java", kafka="4.4.0")]
+    status = row_status(row, runs)
+    assert status.status == NOT_EXERCISED
+    assert status.evidence == ("not expected on Kafka 4.4.0 (before it or fixed there) (confluent 2.16.3 on Kafka "
+                               "4.4.0, java 2.16.3 on Kafka 4.4.0)",
+                               "none of its tests ran (or all were skipped) (confluent 2.16.3 on Kafka 4.3.2)")
+    kfake = row_status(Row("DEVIATIONS", "d", "kfake", (f"{C}a.py::t",)), runs)
+    assert kfake.evidence == ("a deviation of kfake; the drift job runs Apache Kafka",)
