@@ -54,6 +54,7 @@ pip_failed() {
 }
 # every pin from the lock, hashes checked; then the harness itself without resolving anything again (the lock
 # holds its build requirements, so no isolated build fetches an unlocked setuptools)
+echo "install.sh: the Python packages from $lock (hashes checked), and beside them the main job's cache"
 python3 -m pip install --disable-pip-version-check --no-input --retries 2 --timeout 30 --require-hashes \
   --no-deps -r "$lock" >"$log" 2>&1 || pip_failed $? "pip could not install the locked packages"
 python3 -m pip install --disable-pip-version-check --no-input --no-deps --no-build-isolation -e . \
@@ -62,6 +63,7 @@ python3 -c "import harness, confluent_kafka, pytest, testcontainers, docker, plo
   || { echo "install.sh: error: the Python packages installed but do not import ($(tail -n1 "$log")): run again; if it persists, report it" >&2; exit 2; }
 # the set installed is the lock's, or this install did not do what it says (a package pip kept at another version)
 python3 -m harness.tested_set --check || exit 2
+echo "install.sh: Python packages installed in $SECONDS s"
 wait "$setup_pid" && setup_rc=0 || setup_rc=$?
 setup_pid=
 cat "$setup_log"
@@ -72,3 +74,4 @@ if [ "$all" -eq 1 ]; then
   python3 -c 'from harness.report.browser import ensure_chromium; ensure_chromium()' || exit 2
   share-harness setup --all
 fi
+echo "install.sh: done in $SECONDS s"
