@@ -147,6 +147,20 @@ def _record() -> dict[str, object]:
             "go": {**go_pins(), "github.com/Shopify/toxiproxy/v2": TOXIPROXY_VERSION}}
 
 
+def summary(rec: dict | None = None) -> str:
+    """One sentence of a record (`record`, or one a report kept) for the pages: the Python set is the lock's, or
+    which packages are not."""
+    rec = record() if rec is None else rec
+    drift = rec.get("python_drift")
+    if drift is None:
+        return "The tested set was not recorded."
+    if not drift:
+        return "Python packages: exactly the lock's (harness/lock/requirements.txt)."
+    shown = ", ".join(d.get("error") or f"{d['package']} {d['installed'] or 'missing'} (locked {d['locked']})"
+                      for d in drift[:6])
+    return f"Python packages NOT the lock's: {shown}{' and more' if len(drift) > 6 else ''}."
+
+
 def _installed(name: str) -> str | None:
     try:
         return installed_version(name)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.tested_set import record as tested_set_record
+from harness.tested_set import summary as tested_set_summary
 from harness.version import VERSION
 from harness.certify.rules import CLIENT_RULES, RULES  # noqa: F401  (RULES re-exported: certify's rule table)
 from harness.clients.options import check_options, label, probe
@@ -204,7 +205,8 @@ def render_certificate(cert: dict[str, Any]) -> str:
     lines = [f"# Share-consumer certificate: {cert['driver']} ({cert.get('client', 'client')} {version})", "",
              f"**{cert['verdict']}** against Kafka {cert['kafka_version']} ({cert['cluster']}), seed {cert['seed']}"
              f"{', chaos seeds ' + ', '.join(map(str, cert['seeds'])) if cert.get('seeds') else ''}, {cert['created']}"
-             f", kafka-share-harness {cert.get('harness_version', 'of an unrecorded version')}.",
+             f", kafka-share-harness {cert.get('harness_version', 'of an unrecorded version')}. "
+             f"{tested_set_summary(cert.get('tested_set', {}))}",
              "", "Client options: " + (", ".join(f"`{k}={v}`" for k, v in sorted(options.items())) if options else
                                       "none (the library's defaults, as the driver sets it up: docs/driver.md)"), "",
              "Counts: " + ", ".join(f"{RESULT_WORDS[k]} {v}" for k, v in cert["counts"].items() if v), "",

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.tested_set import record as tested_set_record
+from harness.tested_set import summary as tested_set_summary
 from harness.version import VERSION
 from harness.clients.registry import driver_info, unsupported_release
 from harness.conformance.report import AREAS
@@ -440,7 +441,7 @@ def render(cells: list[Cell]) -> str:
              "PASS, FAIL (evidence below), KNOWN BUG (a known deviation of the release, evidence below), "
              "NOT SUPPORTED (every test skipped: the release or client lacks the feature), NOT RUN (no test "
              "of the area selected), UNKNOWN (the cell did not finish: never a pass).", "",
-             f"Checked by kafka-share-harness {VERSION}.", "",
+             f"Checked by kafka-share-harness {VERSION}. {tested_set_summary()}", "",
              "| Area | " + " | ".join(heads) + " |", "|---|" + "---|" * len(cells)]
     for area, title in titles.items():
         lines.append(f"| {title} | " + " | ".join(c.areas.get(area, "UNKNOWN") for c in cells) + " |")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.tested_set import record as tested_set_record
+from harness.tested_set import summary as tested_set_summary
 from harness.version import VERSION
 from harness.conformance.outcomes import is_inconclusive
 from harness.report.html import write_html_twin
@@ -104,7 +105,7 @@ def area_result(rows: list[Row]) -> str:
 
 def render_markdown(rows: list[Row], kafka_version: str, target: str, client: str = "confluent") -> str:
     lines = [f"# KIP-932 conformance: Kafka {kafka_version}", "", f"Cluster: {target}", "", f"Client: {client}", "",
-             f"Checked by kafka-share-harness {VERSION}.", "",
+             f"Checked by kafka-share-harness {VERSION}. {tested_set_summary()}", "",
              "| Area | Result | Passed | Failed | Inconclusive | Unfinished | Known deviations | Skipped |",
              "|---|---|---|---|---|---|---|---|"]
     for area, title in AREAS.items():

@@ -194,3 +194,19 @@ def test_the_module_runs_as_a_script():
     proc = subprocess.run([sys.executable, "-m", "harness.tested_set", "--bogus"], capture_output=True, text=True,
                           cwd=ROOT)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_the_pages_say_in_one_sentence_whether_the_set_was_the_locks():
+    assert tested_set.summary({}) == "The tested set was not recorded."
+    assert "exactly the lock's" in tested_set.summary({"python_drift": []})
+    said = tested_set.summary({"python_drift": [{"package": "confluent-kafka", "locked": "2.16.2", "installed": "2.17.0"},
+                                                {"package": "rich", "locked": "15.0.0", "installed": None}]})
+    assert said == "Python packages NOT the lock's: confluent-kafka 2.17.0 (locked 2.16.2), rich missing (locked 15.0.0)."
+
+
+def test_every_verdict_writer_records_the_tested_set():
+    """The JSON every verdict, certificate, conformance report and matrix page is written from carries it."""
+    for path in ("harness/run/context.py", "harness/certify/certificate.py", "harness/conformance/report.py",
+                 "harness/certify/matrix.py"):
+        text = (ROOT / path).read_text()
+        assert '"tested_set": tested_set_record()' in text, path
