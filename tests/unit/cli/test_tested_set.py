@@ -179,8 +179,9 @@ def test_check_exits_2_with_one_line_when_the_environment_is_not_the_lock(monkey
 
 def test_the_librdkafka_of_the_lock_is_what_the_locked_confluent_kafka_bundles():
     confluent_kafka = pytest.importorskip("confluent_kafka")
-    if confluent_kafka.version()[0] != tested_set.locked_python()["confluent-kafka"]:
-        pytest.skip(f"confluent-kafka {confluent_kafka.version()[0]} installed, not the locked one")
+    from importlib.metadata import version
+    if version("confluent-kafka") != tested_set.locked_python()["confluent-kafka"]:
+        pytest.skip(f"confluent-kafka {version('confluent-kafka')} installed, not the locked one")
     assert confluent_kafka.libversion()[0] == tested_set.LIBRDKAFKA_OF_LOCK
 
 
