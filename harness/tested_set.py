@@ -174,6 +174,8 @@ def describe() -> str:
     kafka = rec["kafka"]
     lines = [f"share-harness {rec['harness']}", f"python {rec['python_version']}",
              f"kafka releases: default {kafka['default']}; known {', '.join(kafka['known'])}"]  # type: ignore[index]
+    lines.append(f"maven org.apache.kafka:kafka-clients (the Java driver's): the release under test's (default "
+                 f"{kafka['default']})")  # type: ignore[index]
     lines += [f"maven {c}: {v}" for c, v in rec["maven"].items()]  # type: ignore[union-attr]
     lines += [f"go {m}: {v}" for m, v in rec["go"].items()]  # type: ignore[union-attr]
     drift = rec["python_drift"]

@@ -10,6 +10,8 @@ lists them); the settings of a run (`run`, `certify`, `explore`) come from the o
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from harness import parse, settings
@@ -91,7 +93,10 @@ class _TestedSetVersion(argparse.Action):
             text = describe()
         except HarnessError as exc:
             parser.exit(2, f"share-harness {VERSION}\n{parser.prog}: error: {exc}\n")
-        print(text)
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:  # (`share-harness --version | head -3`: the reader had enough)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         parser.exit(0)
 
 
