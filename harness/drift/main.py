@@ -214,9 +214,17 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
         rows = [outcomes.row_status(row, runs) for row in table_rows()]
         fails = outcomes.failures(runs, [s.row for s in rows], base or None)
         write(page(runs=runs, not_run=not_run(clients, tests, args), rows=rows, failures=fails, certs=drifts,
-                   notes=[f"logs, JUnit XML, certificates and the newest lock: {out}"]), args.page)
+                   notes=[f"logs, JUnit XML, certificates and the newest lock: {shown(out)}"]), args.page)
     print(f"drift: page {args.page}; logs in {out}")
     return verdict(runs, fails, drifts)
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the checkout when inside it (the page is committed: no machine's absolute path)."""
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
 
 
 def certified(venv: Path, client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
