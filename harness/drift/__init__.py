@@ -9,6 +9,8 @@ not a red gate; updating the lock is then one reviewed commit.
 
 - `versions`: release ordering and the "what moved" rows (pure).
 - `outcomes`: JUnit XML into per-test outcomes, the rows' statuses and the new failures (pure).
+- `certs`: a client's certificate on the newest set against the published one (pure).
+- `tables`: the rows, read from the deviation and known-bug tables (the one coupling to them).
 - `render`: the markdown page (pure).
 - `resolve`: the registries asked (network), each failure one line naming the registry.
 - `runner`: the virtual environment, the pytest and certify children, their clean-up.
