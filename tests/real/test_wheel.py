@@ -50,7 +50,7 @@ def _check_contents(wheel: Path, sdist: Path) -> None:
                                           "harness/lock/requirements.txt"}) - names)
     assert missing == [], f"the wheel lacks {missing}"
     meta = zipfile.ZipFile(wheel).read(f"kafka_share_harness-{VERSION}.dist-info/METADATA").decode()
-    for field in ("License: Apache-2.0", "Requires-Python: >=3.10", "Classifier: Framework :: Pytest",
+    for field in ("License-Expression: Apache-2.0", "Requires-Python: >=3.10", "Classifier: Framework :: Pytest",
                   "Project-URL: ", "Requires-Dist: confluent-kafka"):
         assert field in meta, f"the wheel's metadata lacks {field!r}"
     held = set(tarfile.open(sdist).getnames())
