@@ -13,8 +13,9 @@ not a red gate; updating the lock is then one reviewed commit.
 - `tables`: the rows, read from the deviation and known-bug tables (the one coupling to them).
 - `render`: the markdown page (pure).
 - `resolve`: the registries asked (network), each failure one line naming the registry.
-- `runner`: the virtual environment, the pytest and certify children, their clean-up.
-- `main`: the command line (`scripts/drift.py`).
+- `runner`: the virtual environment, the pytest and certify children, their clean-up, their files read back.
+- `baseline`: a run's unexplained failures run again on the tested set (drift, or failing before?).
+- `options`, `main`: the command line (`scripts/drift.py`) and its phases.
 
 Fail closed: a registry that cannot be reached is an unresolved part, never "no drift"; a row no run exercised
 is "not exercised", never "still reproduces".

@@ -1,10 +1,12 @@
 """`python scripts/drift.py` (`tox -e latest`, nightly): resolve the newest set, run on it, write the drift table.
 
-Phases, in order: the options checked (a bad one is one line, exit 2, before anything starts); every registry
-asked (one that cannot be read is one line naming it, the page written with that part unresolved and nothing
-run, exit 2: an hour of runs on a set half known would be news of nothing); the virtual environment built; the
-conformance suite run with each client on the newest release of the default Kafka line (and of every other
-supported line whose newest moved), each client certified on the first; the page written.
+Phases, in order: the options checked (`harness.drift.options`: a bad one is one line, exit 2, before anything
+starts); every registry asked (one that cannot be read is one line naming it, the page written with that part
+unresolved and nothing run, exit 2: an hour of runs on a set half known would be news of nothing); the virtual
+environment built; the conformance suite run with each client on the newest release of the default Kafka line and
+of every other supported line whose newest moved, each client certified on the first (or, with `--from`, the runs
+and certificates an earlier invocation left read back); the failures no row explains run again on the tested set
+(`harness.drift.baseline`); the page written.
 
 Exit codes (`harness.exitcodes`): 0 the page was written and nothing that ran newly fails (drift is news, not a
 failure); 1 a test or a certificate's rule newly fails; 2 bad input, or a registry that could not be read; 3 a
@@ -21,7 +23,8 @@ import time
 from pathlib import Path
 
 from harness import exitcodes
-from harness.drift import certs, outcomes, resolve, runner, versions
+from harness.drift import baseline, certs, outcomes, resolve, runner, versions
+from harness.drift.options import CLIENTS, checked, parse_args
 from harness.drift.render import Page, render
 from harness.errors import HarnessError
 from harness.kafka.implementations import KFAKE_VERSION
@@ -29,72 +32,10 @@ from harness.kafka.jars import LOG4J_VERSION
 from harness.kafka.spring_jars import SPRING_KAFKA_VERSION
 from harness.kafka.versions import DEFAULT_VERSION, KNOWN_VERSIONS, SUPPORTED_LINES
 from harness.report.rundir import new_stamped_dir, reports_root
-from harness.sys.files import BadFile, read_text
 from harness.sys.paths import cache_dir
 from harness.tested_set import LOCK, go_pins
 
 REPO = Path(__file__).resolve().parents[2]
-CLIENTS = ("confluent", "java", "franz", "spring")
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="scripts/drift.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", default=",".join(CLIENTS), help=f"comma-separated (default {','.join(CLIENTS)})")
-    parser.add_argument("--lines", default=None, help="Kafka lines to run on, comma-separated (default: the "
-                                                      "default line and every supported line whose newest moved)")
-    parser.add_argument("--tests", default="suites/conformance", help="the pytest selection, as one string "
-                                                                      "(default suites/conformance)")
-    parser.add_argument("--skip-certify", action="store_true", help="certify no client")
-    parser.add_argument("--resolve-only", action="store_true", help="only what moved: no run")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per run (0: none; default 2)")
-    parser.add_argument("--baseline", action="append", default=[], metavar="CLIENT=JUNIT",
-                        help="the same selection's JUnit XML on the tested set, for a client (repeatable)")
-    parser.add_argument("--page", type=Path, default=REPO / "docs" / "drift.md", help="default docs/drift.md")
-    parser.add_argument("--out", type=Path, default=None, help="logs, JUnit XML, certificates (default "
-                                                               "reports/drift/<time>)")
-
-    def refuse(message: str) -> None:  # one line naming the fix, not argparse's usage block
-        print(f"drift: error: {message} (python scripts/drift.py --help)", file=sys.stderr)
-        sys.exit(exitcodes.BAD_INPUT)
-    parser.error = refuse  # type: ignore[method-assign, assignment]
-    return parser.parse_args(argv)
-
-
-def checked(args: argparse.Namespace) -> tuple[list[str], list[str] | None, tuple[str, ...], dict]:
-    """(clients, lines or None, the pytest selection, {client: baseline outcomes}); a HarnessError naming the fix."""
-    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    wrong = [c for c in clients if c not in CLIENTS] or ([] if clients else ["(none)"])
-    if wrong:
-        raise HarnessError(f"--clients {args.clients!r}: {', '.join(wrong)} is not a built-in client; give some of "
-                           f"{','.join(CLIENTS)}")
-    lines = None if args.lines is None else [x.strip() for x in args.lines.split(",") if x.strip()]
-    if lines is not None and (not lines or any(x not in SUPPORTED_LINES for x in lines)):
-        raise HarnessError(f"--lines {args.lines!r}: give supported Kafka lines, comma-separated "
-                           f"({','.join(SUPPORTED_LINES)})")
-    if args.workers < 0:
-        raise HarnessError(f"--workers {args.workers}: give 0 (no xdist) or more")
-    try:
-        tests = tuple(shlex.split(args.tests))
-    except ValueError as exc:
-        raise HarnessError(f"--tests {args.tests!r} cannot be split as a shell would ({exc}): quote it evenly") from None
-    if not tests:
-        raise HarnessError("--tests is empty: give a pytest selection, e.g. suites/conformance")
-    return clients, lines, tests, baselines(args.baseline, clients)
-
-
-def baselines(given: list[str], clients: list[str]) -> dict[str, tuple[outcomes.TestOutcome, ...]]:
-    """{client: the outcomes of its baseline JUnit XML}; a HarnessError for a malformed or unreadable one."""
-    found = {}
-    for item in given:
-        client, sep, path = item.partition("=")
-        if not sep or client not in clients or not path:
-            raise HarnessError(f"--baseline {item!r}: give CLIENT=JUNIT_XML, CLIENT one of --clients "
-                               f"({','.join(clients)})")
-        try:
-            found[client] = tuple(outcomes.parse_junit(read_text(Path(path), "baseline JUnit XML")))
-        except (BadFile, ValueError) as exc:
-            raise HarnessError(f"--baseline {item!r}: {exc}") from None
-    return found
 
 
 def resolve_all(work: Path) -> tuple[list[versions.Moved], resolve.PythonResolution, dict[str, list[str] | str]]:
@@ -148,17 +89,20 @@ def target(client: str, kafka_version: str, found: dict[str, list[str] | str], n
                          tuple(moved))
 
 
-def not_run(clients: list[str], tests: tuple[str, ...], args: argparse.Namespace) -> list[str]:
+def not_run(clients: list[str], tests: tuple[str, ...], args: argparse.Namespace, certified: bool) -> list[str]:
     """What a nightly run does that this one did not, and why."""
     said = []
     others = [c for c in CLIENTS if c not in clients]
+    how = "--from: the earlier invocation's" if args.stored is not None else f"--clients {args.clients}"
     if others:
-        said.append(f"the clients {', '.join(others)} (--clients {args.clients})")
+        said.append(f"the clients {', '.join(others)} ({how})")
     if tests != ("suites/conformance",):
-        said.append(f"the rest of the conformance suite: only `{' '.join(tests)}` ran (--tests)")
-    if args.skip_certify:
-        said.append("certification (--skip-certify)")
-    if args.lines is not None:
+        said.append(f"the rest of the conformance suite: only `{' '.join(tests)}` ran" +
+                    (" (--tests)" if args.stored is None else ""))
+    if not certified:
+        said.append("certification" + (" (--skip-certify)" if args.skip_certify else " (the earlier invocation "
+                                                                                   "made none)"))
+    if args.lines is not None and args.stored is None:
         said.append(f"Kafka lines other than {args.lines} (--lines)")
     return said + ["the chaos suite, kfake and the librdkafka mock: the drift job does not run them"]
 
@@ -174,7 +118,10 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.drift.tables import table_rows
     started = time.monotonic()
     clients, lines, tests, base = checked(args)
-    out = (args.out or new_stamped_dir(reports_root() / "drift", "latest")).resolve()
+    out = (args.stored or args.out or new_stamped_dir(reports_root() / "drift", "latest")).resolve()
+    if args.stored is not None and not runner.stored_runs(out):
+        raise HarnessError(f"--from {args.stored}: no run's JUnit XML (<client>-kafka-<version>.junit.xml) in it: "
+                           "give a directory an earlier invocation wrote (reports/drift/<time>)")
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "scripts/drift.py", *argv])
 
@@ -184,7 +131,7 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
     with runner.Workspace() as work:
         moved, python, found = resolve_all(work.path)
         unresolved = [m for m in moved if m.newest is None]
-        if python.lock:
+        if python.lock and args.stored is None:
             (out / "newest-requirements.txt").write_text(python.lock.read_text())
         if unresolved or args.resolve_only:
             why = "--resolve-only" if args.resolve_only else "a registry could not be read (What moved)"
@@ -194,29 +141,72 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"drift: page {args.page}")
             return exitcodes.BAD_INPUT if unresolved else exitcodes.PASS
         assert python.lock is not None
-        newest_lock = python.lock.read_text()
-        kafka = run_lines(lines, moved)
+        ran = out / "newest-requirements.txt"  # the set the runs were made with (an earlier one's, with --from)
+        newest_lock = ran.read_text() if ran.is_file() else python.lock.read_text()
         python_moved = tuple(f"{m.component} {m.tested} -> {m.newest}" for m in moved
                              if m.component.startswith("Python ") and m.state != "same")
-        print(f"drift: building the newest Python set's virtual environment in {work.path}", flush=True)
-        venv = runner.build_venv(work.path / "venv", python.lock, REPO)
-        runs = []
-        for version in kafka:
-            for client in clients:
-                print(f"drift: conformance with {client} on Kafka {version} (log in {out})", flush=True)
-                try:
-                    runs.append(runner.conformance(venv, target(client, version, found, newest_lock, python_moved),
-                                                   tests, args.workers, out, REPO))
-                except HarnessError as exc:
-                    runs.append(outcomes.Run(client, "?", version, (), why=str(exc)))
-        drifts = [] if args.skip_certify else [certified(venv, c, kafka[0], found, newest_lock, python_moved, out)
-                                               for c in clients]
-        rows = [outcomes.row_status(row, runs) for row in table_rows()]
-        fails = outcomes.failures(runs, [s.row for s in rows], base or None)
-        write(page(runs=runs, not_run=not_run(clients, tests, args), rows=rows, failures=fails, certs=drifts,
-                   notes=[f"logs, JUnit XML, certificates and the newest lock: {shown(out)}"]), args.page)
+        context = (found, newest_lock, python_moved, out)
+        if args.stored is not None:
+            clients = [c for c in CLIENTS if c in {client for client, _ in runner.stored_runs(out)}]
+            runs, drifts = stored(clients, context, args.skip_certify)
+        else:
+            runs, drifts = made(work.path, python.lock, clients, run_lines(lines, moved), tests, args, context)
+        rows = table_rows()
+        if not args.no_baseline_reruns:
+            runs = [baseline.with_baseline(run, rows, args.workers, out, REPO) for run in runs]
+        statuses = [outcomes.row_status(row, runs) for row in rows]
+        fails = outcomes.failures(runs, rows, base or None)
+        notes = [f"logs, JUnit XML, certificates and the newest lock: {shown(out)}"]
+        if args.stored is not None:
+            notes.insert(0, f"the runs and certificates were made earlier, by the invocation that wrote {shown(out)}; "
+                            "what moved was resolved again now")
+        if args.stored is not None:
+            tests = runner.stored_selection(out) or ("(not recorded)",)
+        write(page(runs=runs, not_run=not_run(clients, tests, args, bool(drifts)), rows=statuses, failures=fails, certs=drifts,
+                   notes=notes), args.page)
     print(f"drift: page {args.page}; logs in {out}")
     return verdict(runs, fails, drifts)
+
+
+Context = tuple  # (registry answers, the newest lock's text, the Python packages that moved, the job's directory)
+
+
+def made(work: Path, lock: Path, clients: list[str], kafka: list[str], tests: tuple[str, ...],
+         args: argparse.Namespace, context: Context) -> tuple[list[outcomes.Run], list[certs.CertDrift]]:
+    """The runs and certifications, made in a virtual environment of the newest set."""
+    found, newest_lock, python_moved, out = context
+    print(f"drift: building the newest Python set's virtual environment in {work}", flush=True)
+    venv = runner.build_venv(work / "venv", lock, REPO)
+    runs = []
+    for version in kafka:
+        for client in clients:
+            print(f"drift: conformance with {client} on Kafka {version} (log in {out})", flush=True)
+            try:
+                runs.append(runner.conformance(venv, target(client, version, found, newest_lock, python_moved),
+                                               tests, args.workers, out, REPO))
+            except HarnessError as exc:
+                runs.append(outcomes.Run(client, "?", version, (), why=str(exc)))
+    drifts = [] if args.skip_certify else [certified(venv, c, kafka[0], context) for c in clients]
+    return runs, drifts
+
+
+def stored(clients: list[str], context: Context, skip_certify: bool) -> tuple[list[outcomes.Run],
+                                                                              list[certs.CertDrift]]:
+    """The runs and certificates an earlier invocation left in the job's directory (`--from`)."""
+    found, newest_lock, python_moved, out = context
+    runs = []
+    for client, version in runner.stored_runs(out):
+        try:
+            aim = target(client, version, found, newest_lock, python_moved)
+        except HarnessError as exc:
+            runs.append(outcomes.Run(client, "?", version, (), why=str(exc)))
+            continue
+        runs.append(runner.stored_run(aim, out, runner.run_name(client, version)))
+    drifts = []
+    for client in [] if skip_certify or not (out / "certificates").is_dir() else clients:
+        cert, why = runner.stored_certificate(out, client)
+        drifts.append(certs.compare(client, certs.published(REPO / "docs" / "certificates", client)[0], cert, why))
+    return runs, drifts
 
 
 def shown(path: Path) -> str:
@@ -227,9 +217,9 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def certified(venv: Path, client: str, kafka_version: str, found: dict[str, list[str] | str], newest_lock: str,
-              python_moved: tuple[str, ...], out: Path) -> certs.CertDrift:
+def certified(venv: Path, client: str, kafka_version: str, context: Context) -> certs.CertDrift:
     """`client` certified on the newest set, against its published certificate."""
+    found, newest_lock, python_moved, out = context
     print(f"drift: certify {client} on Kafka {kafka_version}", flush=True)
     try:
         cert, why = runner.certify(venv, target(client, kafka_version, found, newest_lock, python_moved), out, REPO)

@@ -121,6 +121,9 @@ class Run:
     #: what the run uses that moved from the tested set; () nothing: a run of the tested set, whose failures are not
     #: drift; None not known (taken as moved)
     moved: tuple[str, ...] | None = None
+    #: the outcomes of the tests it failed, run again on the tested set (`harness.drift.baseline`), and how
+    baseline: tuple[TestOutcome, ...] | None = None
+    baseline_note: str = ""
 
     @property
     def label(self) -> str:
@@ -245,7 +248,8 @@ def failures(runs: Sequence[Run], rows: Sequence[Row],
     nothing of which moved (`Run.moved` empty) is its own baseline: it ran the tested set."""
     found = []
     for run in runs:
-        base = {t.nodeid: t for t in (baselines or {}).get(run.client, ())}
+        given = run.baseline if run.baseline is not None else (baselines or {}).get(run.client)
+        base = {t.nodeid: t for t in given or ()}
         for test in run.outcomes:
             if test.outcome not in ("failed", "error") or _explained(rows, run, test):
                 continue
@@ -256,13 +260,15 @@ def failures(runs: Sequence[Run], rows: Sequence[Row],
             elif run.moved == ():
                 found.append(Failure(run.label, test.nodeid, line, BOTH, "nothing this run uses moved: it ran the "
                                                                         "tested set"))
-            elif baselines is None or run.client not in baselines:
-                found.append(Failure(run.label, test.nodeid, line, NEW, "no baseline run given to compare with"))
+            elif given is None:
+                found.append(Failure(run.label, test.nodeid, line, NEW,
+                                     run.baseline_note or "no baseline run given to compare with"))
             elif test.nodeid in base and base[test.nodeid].outcome in ("failed", "error"):
-                found.append(Failure(run.label, test.nodeid, line, BOTH))
+                found.append(Failure(run.label, test.nodeid, line, BOTH, run.baseline_note))
             else:
                 was = base[test.nodeid].outcome if test.nodeid in base else "not in the baseline"
-                found.append(Failure(run.label, test.nodeid, line, NEW, f"tested set: {was}"))
+                found.append(Failure(run.label, test.nodeid, line, NEW, f"tested set: {was}" +
+                                     (f"; {run.baseline_note}" if run.baseline_note else "")))
     return found
 
 

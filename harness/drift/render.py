@@ -149,9 +149,12 @@ def _reading(page: Page) -> list[str]:
             "expected on, its tests not run). A known bug names no tests: one judged by the conformance suite is "
             "read from the suite file its evidence names; one the checkers excuse by an allowance shows only in "
             "chaos runs, which this job does not make.",
-            "- **Newly fails**: a failure no row explains; with `--baseline CLIENT=JUNIT` (the same selection's "
-            "JUnit XML on the tested set) one that failed there too is listed apart, as not drift; without a baseline "
-            "every such failure is listed.",
+            "- **Newly fails**: a failure no row explains, that did not fail on the tested set: the job runs such "
+            "tests again with the tested set (the client's pinned version, the newest release the harness knows of "
+            "the same Kafka line, the job's own interpreter: in `tox -e latest` the lock's packages) and lists the "
+            "ones that fail there too apart, as not drift; a run nothing of which moved is its own baseline. "
+            "`--baseline CLIENT=JUNIT` with `--no-baseline-reruns` compares with a JUnit XML of one's own instead; "
+            "without any baseline every such failure is listed, saying so.",
             "- Exit: 0 the page was written and nothing newly fails; 1 something newly fails (a test, or a "
             "certificate's rule); 2 bad input or a registry not read; 3 a run or a certification without a verdict; "
             "130 interrupted."]

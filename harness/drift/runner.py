@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -95,10 +96,16 @@ def child_env(target: Target, reports: Path) -> dict[str, str]:
     return {**os.environ, **dict(target.env), "KSH_REPORTS_DIR": str(reports)}
 
 
-def conformance(python: Path, target: Target, tests: tuple[str, ...], workers: int, out: Path, repo: Path) -> Run:
-    """The pytest selection `tests` (the conformance suite) on `target`, in the virtual environment; its Run (with
-    `why` set if pytest did not finish with a verdict, or its JUnit XML could not be read)."""
-    name = f"{target.client}-kafka-{target.kafka_version}"
+def run_name(client: str, kafka_version: str, suffix: str = "") -> str:
+    """The stem of a run's files in the job's directory: <client>-kafka-<version>[-suffix].{junit.xml,log,rc}."""
+    return f"{client}-kafka-{kafka_version}{suffix}"
+
+
+def conformance(python: Path, target: Target, tests: tuple[str, ...], workers: int, out: Path, repo: Path,
+                suffix: str = "") -> Run:
+    """The pytest selection `tests` (the conformance suite) on `target`, with `python` (the virtual environment's);
+    its Run (with `why` set if pytest did not finish with a verdict, or its JUnit XML could not be read)."""
+    name = run_name(target.client, target.kafka_version, suffix)
     junit, log = out / f"{name}.junit.xml", out / f"{name}.log"
     cmd = [str(python), "-m", "pytest", *tests, "-q", "-rfEsx", "--ksh-client", target.client, *target.kafka_args,
            "--junitxml", str(junit)]
@@ -108,14 +115,68 @@ def conformance(python: Path, target: Target, tests: tuple[str, ...], workers: i
         stream.write(f"$ {shlex.join(cmd)}\n")
         stream.flush()
         rc = run_pytest(cmd, cwd=repo, env=child_env(target, out / "reports"), stdout=stream)
-    text = log.read_text(errors="replace")
-    why = "" if rc in (0, 1) else f"pytest exit {rc}{_PYTEST_WORDS.get(rc, '')} (see {log})"
+    (out / f"{name}.rc").write_text(f"{rc}\n")
+    return stored_run(target, out, name)
+
+
+def stored_run(target: Target, out: Path, name: str) -> Run:
+    """The Run whose files `name`.{junit.xml,log,rc} are in `out` (just made, or made by an earlier invocation:
+    `--from`); a run whose exit status or JUnit XML is missing or unreadable has `why` set."""
+    junit, log = out / f"{name}.junit.xml", out / f"{name}.log"
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    try:
+        rc: int | None = int((out / f"{name}.rc").read_text())
+    except (OSError, ValueError):
+        rc = _rc_from_summary(text)
+    why = "" if rc in (0, 1) else f"pytest exit {rc}{_PYTEST_WORDS.get(rc, '')} (see {log})" if rc is not None \
+        else f"pytest's exit status was not recorded and its log ends without a summary (see {log})"
     try:
         outcomes = tuple(parse_junit(junit.read_text(errors="replace")))
     except (OSError, ValueError) as exc:
         outcomes, why = (), f"its JUnit XML {junit} could not be read ({exc}); pytest exit {rc}"
     return Run(target.client, target.client_version, target.kafka_version, outcomes, text, why=why,
                moved=target.moved)
+
+
+def _rc_from_summary(log: str) -> int | None:
+    """pytest's exit status from the last line of its -q output ("1 failed, 99 passed in 582.00s (0:09:41)"), for a
+    run stored before the status was: 1 with a failure or error, 0 with only passes, skips and xfails (pytest's
+    own exit 5, no test passed, is told apart by the plugin's line "share-harness: no test passed"); None without a
+    summary line (cut off, interrupted)."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    if not lines or not re.fullmatch(r"(\d+ \w+(, )?)+ in [0-9.]+s( \([0-9:]+\))?", lines[-1]) or \
+            "Interrupted" in log:
+        return None
+    if re.search(r"\d+ (failed|errors?)\b", lines[-1]):
+        return 1
+    return 5 if "share-harness: no test passed" in log else 0
+
+
+def stored_runs(out: Path) -> list[tuple[str, str]]:
+    """(client, Kafka release) of every run whose JUnit XML is in `out`, baselines (`-tested`) apart."""
+    found = [re.fullmatch(r"(\w+)-kafka-([0-9.]+)\.junit\.xml", p.name) for p in sorted(out.glob("*.junit.xml"))]
+    return [(m.group(1), m.group(2)) for m in found if m]
+
+
+def stored_selection(out: Path) -> tuple[str, ...] | None:
+    """The pytest selection the runs stored in `out` were made with (read back from a log's command line), or None."""
+    for client, version in stored_runs(out):
+        first = (out / f"{run_name(client, version)}.log").read_text(errors="replace").partition("\n")[0]
+        words = shlex.split(first[2:]) if first.startswith("$ ") else []
+        if "pytest" in words and "-q" in words[words.index("pytest"):]:
+            return tuple(words[words.index("pytest") + 1:words.index("-q", words.index("pytest"))])
+    return None
+
+
+def stored_certificate(out: Path, client: str) -> tuple[dict[str, Any] | None, str]:
+    """The newest certificate of `client` under `out`/certificates (an earlier invocation's: `--from`), or why none."""
+    made = sorted(p for p in (out / "certificates").glob("*/certificate.json") if p.parent.name.endswith("-" + client))
+    if not made:
+        return None, f"no certificate of {client} in {out / 'certificates'}"
+    try:
+        return json.loads(made[-1].read_text()), ""
+    except (OSError, ValueError) as exc:
+        return None, f"certificate {made[-1]} cannot be read ({exc})"
 
 
 def certify(python: Path, target: Target, out: Path, repo: Path) -> tuple[dict[str, Any] | None, str]:
