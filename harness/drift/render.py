@@ -70,6 +70,12 @@ def _ran(page: Page) -> list[str]:
         what = "nothing it uses moved: a run of the tested set" if run.moved == () else \
             f"moved under it: {'; '.join(run.moved)}" if run.moved else "what moved under it is not known"
         lines.append(f"- conformance with {run.label} ({cell(what)}): {counts(run)}{tail}")
+        if run.baseline is not None:
+            again = Counter(t.outcome for t in run.baseline)
+            lines.append(f"  - its failures no row explains, run again: {cell(run.baseline_note)}: "
+                         + (", ".join(f"{n} {word}" for word, n in sorted(again.items())) or "no test reported"))
+        elif run.baseline_note:
+            lines.append(f"  - its failures no row explains: {cell(run.baseline_note)}")
     lines += [f"- certify {c.client}: {cell(c.newest)}" for c in page.certs if not c.newest.startswith("not certified")]
     lines += [f"- not run: {cell(why)}" for why in page.not_run]
     lines += [f"- {cell(note)}" for note in page.notes]

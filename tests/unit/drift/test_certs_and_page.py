@@ -54,8 +54,10 @@ def test_the_page_says_what_ran_moved_and_was_not_resolved():
     run = Run("confluent", "2.16.2", "4.4.0", (TestOutcome("t::a", "passed"), TestOutcome("t::b", "xfailed")),
               moved=("Kafka 4.4.1, a release the harness does not know",))
     tested = Run("java", "4.4.0", "4.4.0", (TestOutcome("t::a", "passed"),), moved=())
+    rerun = Run("franz", "v9", "4.4.0", (TestOutcome("t::a", "failed"),), moved=("franz v1 -> v9",),
+                baseline=(TestOutcome("t::a", "passed"),), baseline_note="the same tests on the tested set: franz v1")
     row = Row("CLIENT_DEVIATIONS", "invalid-topic-unreported", "confluent", known="known in 2.16.1")
-    text = render(_page(runs=[run, tested], rows=[RowStatus(row, REPRODUCES, ("confluent 2.16.2 on Kafka 4.4.0: t::b xfailed",)),
+    text = render(_page(runs=[run, tested, rerun], rows=[RowStatus(row, REPRODUCES, ("confluent 2.16.2 on Kafka 4.4.0: t::b xfailed",)),
                                           RowStatus(Row("KNOWN_BUGS", "k", "apache"), NOT_EXERCISED, ("why",))],
                         not_run=["the clients java (--clients confluent)"],
                         certs=[CertDrift("confluent", "NOT CERTIFIED (x)", "NOT CERTIFIED (y)", (("a", "pass", "fail"),),
@@ -64,6 +66,7 @@ def test_the_page_says_what_ran_moved_and_was_not_resolved():
     assert ("- conformance with confluent 2.16.2 on Kafka 4.4.0 (moved under it: Kafka 4.4.1, a release the harness "
             "does not know): 1 passed, 1 xfailed") in text
     assert "- conformance with java 4.4.0 on Kafka 4.4.0 (nothing it uses moved: a run of the tested set): 1 passed" in text
+    assert "  - its failures no row explains, run again: the same tests on the tested set: franz v1: 1 passed" in text
     assert "| Kafka 4.3 | 4.3.1 | 4.3.2 | **moved** |" in text and "| Kafka 4.4 | 4.4.0 | 4.4.0 | same |" in text
     assert "not resolved: the Go module proxy could not be asked | **not resolved** |" in text
     assert "| invalid-topic-unreported (confluent) | CLIENT_DEVIATIONS | known in 2.16.1 | **still reproduces** |" in text
