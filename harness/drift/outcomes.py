@@ -18,6 +18,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from harness.conformance.outcomes import is_inconclusive
+
 REPRODUCES, GONE, UNDECIDED, NOT_EXERCISED = "still reproduces", "no longer reproduces", "undecided", "not exercised"
 #: the order in which a row's evidence from several tests and runs wins: one reproduction is enough; a failure of
 #: another kind leaves it undecided; "no longer" needs every test that showed anything to say so
@@ -232,7 +234,8 @@ NEW, BOTH, NO_VERDICT = "newly fails", "fails on the tested set too", "no verdic
 @dataclass(frozen=True)
 class Failure:
     """A test that failed (or errored) on the newest set and that no row explains: `kind` NEW, BOTH (the baseline,
-    the same run on the tested set, failed it too) or NO_VERDICT (its pytest worker died)."""
+    the same run on the tested set, failed it too) or NO_VERDICT (inconclusive: its set-up did not hold, so the
+    behaviour was not exercised; or its pytest worker died)."""
 
     run: str
     nodeid: str
@@ -256,7 +259,9 @@ def failures(runs: Sequence[Run], rows: Sequence[Row],
             line = (test.message or test.text).strip().splitlines()[0][:240] if (test.message or test.text).strip() \
                 else test.outcome
             if _WORKER_CRASHED.search(test.message):
-                found.append(Failure(run.label, test.nodeid, line, NO_VERDICT))
+                found.append(Failure(run.label, test.nodeid, line, NO_VERDICT, "its pytest worker died"))
+            elif is_inconclusive(test.message):
+                found.append(Failure(run.label, test.nodeid, line, NO_VERDICT, "its set-up did not hold"))
             elif run.moved == ():
                 found.append(Failure(run.label, test.nodeid, line, BOTH, "nothing this run uses moved: it ran the "
                                                                         "tested set"))

@@ -106,7 +106,7 @@ def _failures(page: Page) -> list[str]:
     lines = ["## What newly fails", ""]
     if not page.runs:
         return lines + ["Nothing was run, so nothing is known to fail."]
-    for kind, title in ((NEW, "Newly fails"), (NO_VERDICT, "No verdict (the pytest worker died)"),
+    for kind, title in ((NEW, "Newly fails"), (NO_VERDICT, "No verdict (inconclusive, or the pytest worker died)"),
                         (BOTH, "Fails on the tested set too (not drift)")):
         found = [f for f in page.failures if f.kind == kind]
         lines += [f"{title}:", ""] + [f"- `{f.nodeid}` ({cell(f.run)}): {cell(f.line)}" +

@@ -155,6 +155,9 @@ def test_failures_against_a_baseline():
     assert got[a].kind == BOTH and got[b].kind == NEW and got[b].note == "tested set: passed"
     assert got[c].kind == NEW and got[c].note == "tested set: not in the baseline"
     assert got[d].kind == NO_VERDICT
+    inconclusive = _run(TestOutcome(a, "failed", "harness.conformance.outcomes.Inconclusive: INCONCLUSIVE (the "
+                                                 "behaviour was not exercised): the consumer was handed stale copies"))
+    assert [(f.kind, f.note) for f in failures([inconclusive], [], base)] == [(NO_VERDICT, "its set-up did not hold")]
     assert {f.kind for f in failures([run], [], None)} == {NEW, NO_VERDICT}
     assert all(f.note == "no baseline run given to compare with" for f in failures([run], []) if f.kind == NEW)
     other_client = {f.nodeid: f for f in failures([run], [], {"java": ()})}
