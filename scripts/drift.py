@@ -1,7 +1,8 @@
 """The drift job (`tox -e latest`, nightly): the newest release of every dependency, run, and the drift table.
 
     python scripts/drift.py [--clients confluent,java,franz,spring] [--lines 4.4] [--tests "suites/conformance"]
-                            [--skip-certify] [--resolve-only] [--workers 2] [--baseline CLIENT=JUNIT ...]
+                            [--skip-certify] [--resolve-only] [--workers 2] [--no-baseline-reruns]
+                            [--baseline CLIENT=JUNIT ...] [--from reports/drift/<time>] [--page docs/drift.md]
 
 Writes docs/drift.md; the work is `harness.drift` (its `main` says the phases and exit codes), docs/drift.md says
 how to read the page.
