@@ -7,7 +7,7 @@ with a fresh HOME, a fresh virtual environment, and empty caches: pip's, Maven's
 and build caches, the harness's own (`KSH_CACHE_DIR`). The package registries (PyPI, Maven Central, the Go
 module proxy) are reached as a new machine reaches them. Then README command 1 runs as written,
 
-    bash scripts/install.sh && python3 -m pytest suites -q -n 3 --dist loadfile
+    bash scripts/install.sh && python3 -m pytest suites -q -n 4 --dist loadfile
 
 its two halves timed apart: the install (everything `scripts/install.sh` fetches and builds) and the test (the
 suites, with what they fetch on first use). Printed: each half's seconds, the total, pytest's summary line, and
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 8 * 60
 INSTALL = ["bash", "scripts/install.sh"]
-TEST = ["python3", "-m", "pytest", "suites", "-q", "-n", "3", "--dist", "loadfile"]  # (the venv's python3: first on PATH)
+TEST = ["python3", "-m", "pytest", "suites", "-q", "-n", "4", "--dist", "loadfile"]  # (the venv's python3: first on PATH)
 
 
 def fresh_env(base: Path) -> dict[str, str]:

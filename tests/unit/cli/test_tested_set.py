@@ -211,3 +211,12 @@ def test_every_verdict_writer_records_the_tested_set():
                  "harness/certify/matrix.py"):
         text = (ROOT / path).read_text()
         assert '"tested_set": tested_set_record()' in text, path
+
+
+def test_the_fresh_install_benchmark_times_readme_command_1_as_written():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fresh_install", ROOT / "benchmarks" / "fresh_install.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    command = " ".join(bench.INSTALL) + " && " + " ".join(bench.TEST)
+    assert f"    {command}\n" in (ROOT / "README.md").read_text(), command
