@@ -55,7 +55,7 @@ pip_failed() {
 # every pin from the lock, hashes checked; then the harness itself without resolving anything again (the lock
 # holds its build requirements, so no isolated build fetches an unlocked setuptools)
 echo "install.sh: the Python packages from $lock (hashes checked), and beside them the main job's cache"
-python3 -m pip install --disable-pip-version-check --no-input --retries 2 --timeout 30 --require-hashes \
+python3 -m pip install --disable-pip-version-check --no-input --timeout 30 --require-hashes \
   --no-deps -r "$lock" >"$log" 2>&1 || pip_failed $? "pip could not install the locked packages"
 python3 -m pip install --disable-pip-version-check --no-input --no-deps --no-build-isolation -e . \
   >"$log" 2>&1 || pip_failed $? "pip could not install the harness itself"
