@@ -124,6 +124,8 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
                            "give a directory an earlier invocation wrote (reports/drift/<time>)")
     out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "scripts/drift.py", *argv])
+    if args.stored is None:
+        (out / "command").write_text(command + "\n")  # read back by a later --from
 
     def page(**parts) -> Page:
         took = f"{(time.monotonic() - started) / 60:.0f} min"
@@ -158,8 +160,9 @@ def job(args: argparse.Namespace, argv: list[str]) -> int:
         fails = outcomes.failures(runs, rows, base or None)
         notes = [f"logs, JUnit XML, certificates and the newest lock: {shown(out)}"]
         if args.stored is not None:
-            notes.insert(0, f"the runs and certificates were made earlier, by the invocation that wrote {shown(out)}; "
-                            "what moved was resolved again now")
+            made_by = (out / "command").read_text().strip() if (out / "command").is_file() else "not recorded"
+            notes.insert(0, f"the runs and certificates were made earlier, by the invocation that wrote {shown(out)} "
+                            f"(`{made_by}`); what moved was resolved again now")
         if args.stored is not None:
             tests = runner.stored_selection(out) or ("(not recorded)",)
         write(page(runs=runs, not_run=not_run(clients, tests, args, bool(drifts)), rows=statuses, failures=fails, certs=drifts,
