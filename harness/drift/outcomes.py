@@ -225,7 +225,9 @@ def row_status(row: Row, runs: Sequence[Run]) -> RowStatus:
         return RowStatus(row, NOT_EXERCISED, reasons or ("no conformance run",))
     best = max(_RANK[word] for word, _ in said)
     status = next(word for word, rank in _RANK.items() if rank == best)
-    return RowStatus(row, status, tuple(text for word, text in said if word == status))
+    # what says otherwise is kept, named: a row that reproduced in one run and not in another is news of its own
+    contrary = tuple(f"but {word}: {text}" for word, text in said if word != status)
+    return RowStatus(row, status, tuple(text for word, text in said if word == status) + contrary)
 
 
 NEW, BOTH, NO_VERDICT = "newly fails", "fails on the tested set too", "no verdict"

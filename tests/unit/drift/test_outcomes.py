@@ -115,7 +115,10 @@ def test_an_intermittent_rows_pass_is_no_news():
 def test_one_reproduction_outranks_a_pass_elsewhere():
     row = Row("CLIENT_DEVIATIONS", "r", "confluent", (f"{C}a.py::t1", f"{C}a.py::t2"))
     run = _run(TestOutcome(f"{C}a.py::t1", "passed"), TestOutcome(f"{C}a.py::t2", "xfailed", "confluent deviation r: x"))
-    assert row_status(row, [run]).status == REPRODUCES
+    status = row_status(row, [run])
+    assert status.status == REPRODUCES
+    assert status.evidence == (f"confluent 2.16.3 on Kafka 4.4.0: {C}a.py::t2 xfailed",
+                               f"but no longer reproduces: confluent 2.16.3 on Kafka 4.4.0: {C}a.py::t1 passed")
 
 
 def test_rows_no_run_could_show_are_not_exercised_and_say_why():
