@@ -73,15 +73,15 @@ def locked_python(lock: Path = LOCK) -> dict[str, str]:
 def python_drift(lock: Path = LOCK) -> list[tuple[str, str, str | None]]:
     """(distribution, locked version, installed version or None) of every locked package this environment has at
     another version, or lacks (an optional extra not installed shows as None)."""
-    drift = []
-    for name, pinned in sorted(locked_python(lock).items()):
-        try:
-            have = installed_version(name)
-        except PackageNotFoundError:
-            have = None
-        if have != pinned:
-            drift.append((name, pinned, have))
-    return drift
+    return [(name, pinned, have) for name, pinned in sorted(locked_python(lock).items())
+            if (have := _installed(name)) != pinned]
+
+
+def differences(drift: list[tuple[str, str, str | None]], most: int = 6) -> str:
+    """The first `most` differences in one phrase ("rich 14.0 (locked 15.0.0), pytest missing (locked 9.2.0) and
+    3 more"): what the install's check, the pages and the session header say."""
+    shown = ", ".join(f"{n} {h or 'missing'} (locked {p})" for n, p, h in drift[:most])
+    return shown + (f" and {len(drift) - most} more" if len(drift) > most else "")
 
 
 def go_pins(source: Path = GO_MODULES) -> dict[str, str]:
@@ -136,13 +136,13 @@ def _record() -> dict[str, object]:
     # (deferred: the tested set is read before its dependencies are installed)
     from harness.proxy.server import DEFAULT_VERSION as TOXIPROXY_VERSION
     from harness.version import VERSION  # (deferred: the tested set is read before its dependencies are installed)
-    try:
-        drift = [{"package": n, "locked": p, "installed": h} for n, p, h in python_drift()]
-        python = {n: _installed(n) for n in locked_python()}
+    try:  # (each package's metadata read once: its version, and from it whether it is the lock's)
+        python = {n: (p, _installed(n)) for n, p in sorted(locked_python().items())}
+        drift = [{"package": n, "locked": p, "installed": h} for n, (p, h) in python.items() if h != p]
     except HarnessError as exc:
         drift, python = [{"error": str(exc)}], {}
     return {"harness": VERSION, "python_version": sys.version.split()[0],
-            "python": {n: v for n, v in python.items() if v is not None}, "python_drift": drift,
+            "python": {n: h for n, (_, h) in python.items() if h is not None}, "python_drift": drift,
             "kafka": kafka_releases(), "maven": maven_pins(),
             "go": {**go_pins(), "github.com/Shopify/toxiproxy/v2": TOXIPROXY_VERSION}}
 
@@ -156,9 +156,9 @@ def summary(rec: dict | None = None) -> str:
         return "The tested set was not recorded."
     if not drift:
         return "Python packages: exactly the lock's (harness/lock/requirements.txt)."
-    shown = ", ".join(d.get("error") or f"{d['package']} {d['installed'] or 'missing'} (locked {d['locked']})"
-                      for d in drift[:6])
-    return f"Python packages NOT the lock's: {shown}{' and more' if len(drift) > 6 else ''}."
+    if any("error" in d for d in drift):
+        return f"Python packages: {drift[0]['error']}."
+    return f"Python packages NOT the lock's: {differences([(d['package'], d['locked'], d['installed']) for d in drift])}."
 
 
 def _installed(name: str) -> str | None:
@@ -182,7 +182,7 @@ def describe() -> str:
     lines += [f"python {n}: {v}" for n, v in sorted(rec["python"].items())]  # type: ignore[union-attr]
     if drift:
         lines.append(f"python packages that differ from the lock ({LOCK.name}):")
-        lines += [f"  {d.get('error') or d['package'] + ': installed ' + str(d['installed']) + ', locked ' + d['locked']}"
+        lines += [f"  {d['error']}" if "error" in d else f"  {d['package']}: installed {d['installed']}, locked {d['locked']}"
                   for d in drift]  # type: ignore[union-attr]
     else:
         lines.append("python packages: exactly the lock")
@@ -196,9 +196,7 @@ def check_installed() -> str | None:
     drift = python_drift()
     if not drift:
         return None
-    shown = ", ".join(f"{n} {h or 'missing'} (locked {p})" for n, p, h in drift[:6])
-    more = f" and {len(drift) - 6} more" if len(drift) > 6 else ""
-    return (f"the installed Python packages are not the lock's ({LOCK.name}): {shown}{more}: run "
+    return (f"the installed Python packages are not the lock's ({LOCK.name}): {differences(drift)}: run "
             "`bash scripts/install.sh` again (it installs the lock with pip --require-hashes)")
 
 
