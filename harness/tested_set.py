@@ -36,7 +36,8 @@ GO_MODULES = Path(__file__).resolve().parent / "go"
 #: whenever the installed confluent-kafka is the locked one.
 LIBRDKAFKA_OF_LOCK = "2.16.0"
 
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]*?))?\s*\\?\s*$")
+#: one pin of a uv/pip lock file: name==version, an optional environment marker, a continuation backslash
+LOCK_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]*?))?\s*\\?\s*$")
 
 
 def canonical(name: str) -> str:
@@ -55,7 +56,7 @@ def locked_python(lock: Path = LOCK) -> dict[str, str]:
                            "(bash scripts/install.sh) or restore the file from the repository") from None
     pins: dict[str, str] = {}
     for line in text.splitlines():
-        found = _PIN.match(line)
+        found = LOCK_PIN.match(line)
         if found is None:
             continue
         name, pinned, marker = found.groups()

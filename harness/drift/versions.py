@@ -11,12 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from harness.tested_set import canonical
+from harness.tested_set import LOCK_PIN, canonical
 
 #: a final release: dot-separated ASCII digits, an optional leading "v" (Go); `\d` would take "²"
 _FINAL = re.compile(r"v?([0-9]+(?:\.[0-9]+)*)")
-#: one pin of a uv/pip lock file: name==version, an optional environment marker
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]*?))?\s*\\?\s*$")
 
 
 def final_key(version: str) -> tuple[int, ...] | None:
@@ -101,7 +99,7 @@ def lock_pins(text: str) -> dict[str, tuple[str, ...]]:
     lock is universal, so one package may be pinned once per interpreter range."""
     pins: dict[str, list[str]] = {}
     for raw in text.splitlines():
-        found = _PIN.match(raw)
+        found = LOCK_PIN.match(raw)
         if found:
             name, version, marker = found.groups()
             pins.setdefault(canonical(name), []).append(f"{version} ({marker})" if marker else version)
